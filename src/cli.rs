@@ -1,0 +1,47 @@
+//! The command line, as clap types only. Doc comments here are the help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Capture layer of a memory system for Claude Code: hooks that write each session's prompts
+/// and tool calls straight into a local SQLite queue.
+#[derive(Debug, Parser)]
+#[command(name = "claude-mem", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a hook; Claude Code does this on its lifecycle events (one JSON event on stdin).
+    ///
+    /// Names: context (SessionStart), prompt (UserPromptSubmit), capture (PostToolUse,
+    /// PostToolUseFailure), summary (Stop), cleanup (SessionEnd). A hook always exits 0.
+    Hook {
+        /// Which hook.
+        name: String,
+    },
+    /// Register claude-mem's hooks in Claude Code's settings.json.
+    InstallHooks(SettingsArgs),
+    /// Remove claude-mem's hooks (and nothing else) from Claude Code's settings.json.
+    UninstallHooks(SettingsArgs),
+}
+
+/// Which settings file to change, and how.
+#[derive(Debug, Args)]
+pub struct SettingsArgs {
+    /// Use <DIR>/.claude/settings.json (DIR defaults to the current directory).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with = "settings")]
+    pub project: Option<PathBuf>,
+    /// Use .claude/settings.local.json of the project (current directory, or --project DIR).
+    #[arg(long, conflicts_with = "settings")]
+    pub local: bool,
+    /// Use this settings file.
+    #[arg(long, value_name = "PATH")]
+    pub settings: Option<PathBuf>,
+    /// Print what would change and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}

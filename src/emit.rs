@@ -1,0 +1,75 @@
+//! The only place that writes to stdout or stderr, and the only place that picks an exit code.
+//!
+//! Claude Code reads a hook's stdout as JSON, shows any stderr on success as a hook error and
+//! blocks on exit 2. Keeping every byte and every exit code here makes those rules checkable in
+//! one file; clippy denies printing and exiting everywhere else.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use serde_json::json;
+
+/// What a hook answers Claude Code.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HookOutput {
+    /// Nothing was done: empty stdout.
+    Nothing,
+    /// Something was recorded: the acknowledgement object.
+    Ack,
+    /// Context for Claude (SessionStart): the JSON form with `hookEventName`.
+    Context { event: &'static str, text: String },
+}
+
+pub const ACK: &str = r#"{"continue":true,"suppressOutput":true}"#;
+
+/// Writes a hook's answer. A hook always exits 0: any other code is a hook error in Claude
+/// Code, and 2 blocks it. A closed stdout is not our problem to report.
+pub fn hook(output: &HookOutput) -> ExitCode {
+    let body = match output {
+        HookOutput::Nothing => None,
+        HookOutput::Ack => Some(ACK.to_string()),
+        HookOutput::Context { event, text } => Some(
+            json!({
+                "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+            })
+            .to_string(),
+        ),
+    };
+    if let Some(body) = body {
+        let mut out = io::stdout().lock();
+        let _ = out.write_all(body.as_bytes());
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes a command's report, or its error as one line on stderr with exit 1.
+pub fn command(result: anyhow::Result<String>) -> ExitCode {
+    match result {
+        Ok(report) => {
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(report.as_bytes());
+            if !report.is_empty() && !report.ends_with('\n') {
+                let _ = out.write_all(b"\n");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("claude-mem: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Help, version, and usage errors from clap: clap formats them, we decide where they go.
+pub fn usage(err: clap::Error) -> ExitCode {
+    let _ = err.print();
+    ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+}
+
+/// A diagnostic line on stderr, used only when `CLAUDE_MEM_DEBUG=1`.
+pub fn debug(line: &str) {
+    let _ = io::stderr().lock().write_all(line.as_bytes());
+}

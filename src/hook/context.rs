@@ -1,0 +1,151 @@
+//! `hook context` (SessionStart): records the session and hands Claude a compact index of
+//! recent work in this project, useful without any model: when, what was asked, what Claude
+//! said last, which files changed, with ids to expand on demand.
+//!
+//! Always the JSON form with `hookEventName` (plain stdout is not injected for new sessions on
+//! some versions), wrapped in `<claude-mem-context>` so that the capture hooks never store it.
+
+use super::Ctx;
+use super::wire::Event;
+use crate::config::Config;
+use crate::emit::HookOutput;
+use crate::ops::{Change, SessionRef, Write};
+use crate::store::{RecentSession, Store, recent_sessions};
+
+const EVENT: &str = "SessionStart";
+const FIRST_PROMPT_CHARS: usize = 160;
+const LAST_MESSAGE_CHARS: usize = 240;
+const FILES_SHOWN: usize = 6;
+
+pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
+    if Event::get(&event.hook_event_name)? != EVENT {
+        return None;
+    }
+    let session_id = Event::get(&event.session_id)?;
+    Some(ctx.write(
+        ctx.session(event, session_id),
+        Change::SessionStart {
+            source: Event::get(&event.source).map(String::from),
+            model: Event::get(&event.model).map(String::from),
+        },
+    ))
+}
+
+/// The answer once the session is recorded. Without a store (the write was spilled) or without
+/// history there is no context to give, which is not an error.
+pub fn answer(store: Option<Store>, config: &Config, session: &SessionRef) -> HookOutput {
+    let (Some(store), Some(project)) = (store, session.project_dir.as_deref()) else {
+        return HookOutput::Ack;
+    };
+    let Ok(recent) = recent_sessions(store.conn(), project, config.context_sessions) else {
+        return HookOutput::Ack;
+    };
+    let binary = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "claude-mem".into());
+    match render(&recent, project, &binary, config.context_chars) {
+        Some(text) => HookOutput::Context { event: EVENT, text },
+        None => HookOutput::Ack,
+    }
+}
+
+/// The context text, within `budget` characters, or `None` when there is nothing to say.
+fn render(recent: &[RecentSession], project: &str, binary: &str, budget: usize) -> Option<String> {
+    const OPEN: &str = "<claude-mem-context>\n";
+    const CLOSE: &str = "</claude-mem-context>";
+    let head = "Recent sessions in this project (claude-mem memory, newest first):\n";
+    let tail = format!(
+        "More: `{binary} show <session id>` prints a session; `{binary} search <words>` searches all of them.\n"
+    );
+    let fixed = OPEN.len() + head.len() + tail.len() + CLOSE.len();
+    let mut entries = String::new();
+    for session in recent {
+        let entry = entry(session, project);
+        if fixed + entries.chars().count() + entry.chars().count() > budget {
+            break;
+        }
+        entries.push_str(&entry);
+    }
+    if entries.is_empty() {
+        return None;
+    }
+    Some(format!("{OPEN}{head}{entries}{tail}{CLOSE}"))
+}
+
+fn entry(session: &RecentSession, project: &str) -> String {
+    let when = session.updated_at.get(..16).unwrap_or(&session.updated_at).replace('T', " ");
+    let mut line = format!("- {when} UTC, session {}", session.session_id);
+    if session.prompt_count > 0 {
+        let plural = if session.prompt_count == 1 { "" } else { "s" };
+        line.push_str(&format!(", {} prompt{plural}", session.prompt_count));
+    }
+    line.push('\n');
+    if let Some(prompt) = &session.first_prompt {
+        line.push_str(&format!("  asked: {}\n", shorten(prompt, FIRST_PROMPT_CHARS)));
+    }
+    if let Some(message) = &session.last_assistant_message {
+        line.push_str(&format!("  Claude: {}\n", shorten(message, LAST_MESSAGE_CHARS)));
+    }
+    if !session.files_changed.is_empty() {
+        let prefix = format!("{}/", project.trim_end_matches('/'));
+        let mut files: Vec<&str> = session
+            .files_changed
+            .iter()
+            .take(FILES_SHOWN)
+            .map(|f| f.strip_prefix(&prefix).unwrap_or(f))
+            .collect();
+        let more = session.files_changed.len().saturating_sub(FILES_SHOWN);
+        let more = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+        files.sort_unstable();
+        line.push_str(&format!("  changed: {}{more}\n", files.join(", ")));
+    }
+    line
+}
+
+/// One line of at most `max` characters.
+fn shorten(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str, files: &[&str]) -> RecentSession {
+        RecentSession {
+            session_id: id.into(),
+            started_at: "2026-11-20T10:00:00.000Z".into(),
+            updated_at: "2026-11-20T10:05:00.000Z".into(),
+            prompt_count: 2,
+            first_prompt: Some("Fix the\nlogin bug".into()),
+            last_assistant_message: Some("Done: fixed it".into()),
+            files_changed: files.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn renders_an_index_with_ids_and_relative_files() {
+        let text = render(&[session("s-1", &["/p/src/a.rs"])], "/p", "/bin/claude-mem", 6000)
+            .unwrap();
+        assert!(text.starts_with("<claude-mem-context>\n") && text.ends_with("</claude-mem-context>"));
+        assert!(text.contains("session s-1, 2 prompts"));
+        assert!(text.contains("asked: Fix the login bug"));
+        assert!(text.contains("Claude: Done: fixed it"));
+        assert!(text.contains("changed: src/a.rs"));
+        assert!(text.contains("/bin/claude-mem show <session id>"));
+    }
+
+    #[test]
+    fn stays_within_the_budget_and_is_empty_without_history() {
+        let many: Vec<_> = (0..50).map(|i| session(&format!("s-{i}"), &[])).collect();
+        let text = render(&many, "/p", "/bin/claude-mem", 1000).unwrap();
+        assert!(text.chars().count() <= 1000);
+        assert!(render(&[], "/p", "/bin/claude-mem", 1000).is_none());
+    }
+}

@@ -1,0 +1,243 @@
+//! The hot path: `claude-mem hook <name>`, run by Claude Code on every lifecycle event.
+//!
+//! One run: read stdin to the end, parse, decide (purely) whether there is anything to record,
+//! and only then open the database and write it in one short transaction. Whatever happens the
+//! run answers with exit 0 and at most one JSON object; what went wrong goes to the log. When
+//! the database cannot take the write in time, the write goes to the spill folder instead and a
+//! later run applies it. This module must not depend on the cold commands.
+
+mod capture;
+mod cleanup;
+mod context;
+mod prompt;
+mod summary;
+pub mod wire;
+
+use std::ffi::OsStr;
+use std::io::{self, Read};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::emit::HookOutput;
+use crate::log::Log;
+use crate::ops::{SessionRef, Write};
+use crate::store::Store;
+use crate::{clock, spill};
+use wire::Event;
+
+/// Events are read whole; past this we stop keeping bytes (and drain the rest) rather than let
+/// one event exhaust memory. Far above `CLAUDE_MEM_MAX_PAYLOAD_BYTES`' default.
+const READ_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// The hooks this version knows. `install-hooks` registers each of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    Context,
+    Prompt,
+    Capture,
+    Summary,
+    Cleanup,
+}
+
+impl Hook {
+    pub fn from_name(name: &OsStr) -> Option<Hook> {
+        Some(match name.to_str()? {
+            "context" => Hook::Context,
+            "prompt" => Hook::Prompt,
+            "capture" => Hook::Capture,
+            "summary" => Hook::Summary,
+            "cleanup" => Hook::Cleanup,
+            _ => return None,
+        })
+    }
+}
+
+/// What a handler knows besides the event itself.
+pub struct Ctx<'c> {
+    pub config: &'c Config,
+    pub now: String,
+    pub id: String,
+    /// Size of the event as read from stdin.
+    pub payload_bytes: usize,
+}
+
+impl Ctx<'_> {
+    /// The session part every write carries. The project is `CLAUDE_PROJECT_DIR` (stable across
+    /// `cd`), else the event's `cwd`: the same rule for every hook.
+    fn session(&self, event: &Event, session_id: &str) -> SessionRef {
+        let cwd = Event::get(&event.cwd).map(String::from);
+        SessionRef {
+            session_id: session_id.to_string(),
+            project_dir: self.config.project_dir.clone().or_else(|| cwd.clone()),
+            cwd,
+            transcript_path: Event::get(&event.transcript_path).map(String::from),
+        }
+    }
+
+    fn write(&self, session: SessionRef, change: crate::ops::Change) -> Write {
+        Write {
+            id: self.id.clone(),
+            at: self.now.clone(),
+            session,
+            change,
+        }
+    }
+}
+
+/// Runs hook `name` and returns its answer. Never panics, never fails.
+pub fn run(name: Option<&OsStr>) -> HookOutput {
+    let config = Config::from_env();
+    let label = name.map_or_else(|| "(none)".into(), OsStr::to_string_lossy);
+    let log = Arc::new(Log::new(&config, &format!("hook {label}")));
+    let panic_log = Arc::clone(&log);
+    // A panic's message goes to the log, never to stderr (a hook error in Claude Code).
+    panic::set_hook(Box::new(move |info| panic_log.important("PANIC", &info.to_string())));
+    panic::catch_unwind(AssertUnwindSafe(|| run_logged(name, &config, &log)))
+        .unwrap_or(HookOutput::Nothing)
+}
+
+fn run_logged(name: Option<&OsStr>, config: &Config, log: &Log) -> HookOutput {
+    let hook = name.and_then(Hook::from_name);
+    if config.disabled {
+        drain_stdin();
+        return HookOutput::Nothing;
+    }
+    let Some(hook) = hook else {
+        drain_stdin();
+        log.line("INFO", "not a hook this version knows; nothing done");
+        return HookOutput::Nothing;
+    };
+    let input = match read_stdin() {
+        Ok(input) => input,
+        Err(err) => {
+            log.line("WARN", &format!("could not read the event: {err}"));
+            return HookOutput::Nothing;
+        }
+    };
+    let event = match Event::parse(&input) {
+        Ok(event) => event,
+        Err(err) => {
+            log.line("WARN", &format!("ignored input that is not a JSON event object: {err}"));
+            return HookOutput::Nothing;
+        }
+    };
+    let ctx = Ctx {
+        config,
+        now: clock::now(),
+        id: clock::new_id(),
+        payload_bytes: input.len(),
+    };
+    let decision = match hook {
+        Hook::Capture => capture::decide(&event, &ctx),
+        Hook::Prompt => prompt::decide(&event, &ctx),
+        Hook::Context => context::decide(&event, &ctx),
+        Hook::Summary => summary::decide(&event, &ctx),
+        Hook::Cleanup => cleanup::decide(&event, &ctx),
+    };
+    let Some(write) = decision else {
+        return HookOutput::Nothing;
+    };
+    for warning in &config.warnings {
+        log.line("WARN", warning);
+    }
+    let store = record(config, &write, log);
+    match hook {
+        Hook::Context => context::answer(store, config, &write.session),
+        _ => HookOutput::Ack,
+    }
+}
+
+/// Applies `write` within the wait budget; on failure keeps it in the spill folder. After a
+/// successful write, applies a bounded number of spilled writes too. Returns the open store
+/// when the write went to the database.
+fn record(config: &Config, write: &Write, log: &Log) -> Option<Store> {
+    let deadline = Instant::now() + config.wait_budget;
+    let mut attempt = 0u32;
+    let failure = loop {
+        attempt += 1;
+        match Store::open(config, deadline).and_then(|mut store| {
+            store.apply(write)?;
+            Ok(store)
+        }) {
+            Ok(mut store) => {
+                spill::ingest(&mut store, config, log);
+                return Some(store);
+            }
+            // A brand-new database can refuse at once (switching to WAL takes an exclusive
+            // lock that the busy timeout does not cover): retry, jittered, within the budget.
+            Err(err) if crate::store::is_busy(&err) => {
+                let pause = jitter(attempt);
+                if Instant::now() + pause >= deadline {
+                    break err;
+                }
+                thread::sleep(pause);
+            }
+            Err(err) => break err,
+        }
+    };
+    match spill::keep(config, write) {
+        Ok(path) => log.important(
+            "WARN",
+            &format!(
+                "database unavailable ({failure:#}); event kept in {} for a later run",
+                path.display()
+            ),
+        ),
+        Err(err) => log.important(
+            "ERROR",
+            &format!("database unavailable ({failure:#}) and the event could not be kept: {err:#}"),
+        ),
+    }
+    None
+}
+
+/// 1 to 16 ms, growing with the attempt, spread by the clock so racing processes part ways.
+fn jitter(attempt: u32) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let spread = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % 1000;
+    let base = 1u64 << attempt.min(4);
+    Duration::from_micros(base * 1000 + u64::from(spread) * base)
+}
+
+fn read_stdin() -> io::Result<Vec<u8>> {
+    let mut input = Vec::with_capacity(16 * 1024);
+    let mut stdin = io::stdin().lock();
+    (&mut stdin).take(READ_LIMIT).read_to_end(&mut input)?;
+    if input.len() as u64 == READ_LIMIT {
+        io::copy(&mut stdin, &mut io::sink())?;
+        return Err(io::Error::other(format!(
+            "the event is larger than {READ_LIMIT} bytes, the most a hook reads"
+        )));
+    }
+    Ok(input)
+}
+
+/// Reads stdin to its end without keeping it: Claude Code's write must not hit a closed pipe.
+fn drain_stdin() {
+    let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Applies the payload cap to a message: the text and whether it was cut.
+fn capped(config: &Config, text: &str) -> (String, bool) {
+    match config.max_payload_bytes {
+        Some(max) if text.len() > max => (truncate(text, max).to_string(), true),
+        _ => (text.to_string(), false),
+    }
+}

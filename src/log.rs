@@ -1,0 +1,85 @@
+//! The diagnostics log: one size-capped file in the data dir.
+//!
+//! A hook has no voice of its own (stderr would be a hook error in Claude Code), so what went
+//! wrong is written here. Hundreds of hooks may log at once: each line is one `write` to a file
+//! opened with O_APPEND, so lines never interleave. Logging never creates the data dir: a hook
+//! with nothing to do creates no files, and a line about it is only kept where a log already
+//! has a home.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::emit;
+
+/// Past this size the log is rotated to `claude-mem.log.1`, so it never grows without bound.
+const MAX_LOG_BYTES: u64 = 1024 * 1024;
+
+pub struct Log {
+    path: PathBuf,
+    fallback: PathBuf,
+    debug: bool,
+    context: String,
+}
+
+impl Log {
+    pub fn new(config: &Config, context: &str) -> Log {
+        Log {
+            path: config.log_path(),
+            fallback: config.fallback_dir().join("claude-mem.log"),
+            debug: config.debug,
+            context: context.to_string(),
+        }
+    }
+
+    /// A line in the data dir's log, if the data dir exists.
+    pub fn line(&self, level: &str, message: &str) {
+        let line = self.format(level, message);
+        let _ = append(&self.path, &line);
+        if self.debug {
+            emit::debug(&line);
+        }
+    }
+
+    /// A line that must survive even when the data dir cannot be written (it says where an
+    /// event was kept): falls back to the temp-dir log, creating it if need be.
+    pub fn important(&self, level: &str, message: &str) {
+        let line = self.format(level, message);
+        if append(&self.path, &line).is_err() {
+            if let Some(dir) = self.fallback.parent() {
+                let _ = crate::fsutil::private_dir(dir);
+            }
+            let _ = append(&self.fallback, &line);
+        }
+        if self.debug {
+            emit::debug(&line);
+        }
+    }
+
+    fn format(&self, level: &str, message: &str) -> String {
+        let mut line = format!(
+            "{} {} pid={} {}: {}",
+            crate::clock::now(),
+            level,
+            std::process::id(),
+            self.context,
+            message
+        );
+        // One entry, one line, whatever the message held.
+        line.retain(|c| c != '\n' && c != '\r');
+        line.push('\n');
+        line
+    }
+}
+
+fn append(path: &Path, line: &str) -> std::io::Result<()> {
+    if fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+        let _ = fs::rename(path, path.with_extension("log.1"));
+    }
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(line.as_bytes())
+}

@@ -1,0 +1,32 @@
+//! claude-mem: entry point. Parses arguments, dispatches, and turns the outcome into an exit
+//! code through `emit`. The hook path is matched before clap, so a hook can never end in a
+//! usage error (exit 2 blocks Claude Code) and pays nothing for argument parsing.
+
+mod cli;
+mod clock;
+mod cmd;
+mod config;
+mod emit;
+mod fsutil;
+mod hook;
+mod log;
+mod ops;
+mod privacy;
+mod spill;
+mod store;
+mod transcript;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args: Vec<_> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "hook") {
+        return emit::hook(&hook::run(args.get(2).map(|a| a.as_os_str())));
+    }
+    match cli::Cli::try_parse_from(&args) {
+        Ok(cli) => emit::command(cmd::run(cli.command)),
+        Err(err) => emit::usage(err),
+    }
+}

@@ -1,0 +1,343 @@
+//! The only module that touches SQLite: opening, migrating, and applying a hook's write.
+//!
+//! Each hook run opens one connection, runs one short IMMEDIATE transaction and exits. What
+//! makes that fast: schema work only when `user_version` is behind, no checkpoint when the
+//! connection closes (every process would pay to copy and delete the WAL), and instead a
+//! checkpoint by whichever run sees the WAL grow past a bound.
+
+mod context;
+
+pub use context::{RecentSession, recent_sessions};
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior, params};
+
+use crate::config::Config;
+use crate::fsutil;
+use crate::ops::{Change, Write};
+
+/// "cmem" in ASCII: marks the file as ours (`PRAGMA application_id`).
+pub const APPLICATION_ID: i64 = 0x636d_656d;
+/// Append-only: schema version N is the first N entries.
+const MIGRATIONS: &[&str] = &[include_str!("v1.sql")];
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+/// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).
+const WAL_CHECKPOINT_BYTES: u64 = 256 * 1024;
+
+pub struct Store {
+    conn: Connection,
+    wal_path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database, waiting for locks at most until `deadline`.
+    pub fn open(config: &Config, deadline: Instant) -> Result<Store> {
+        fsutil::private_dir(&config.data_dir).with_context(|| {
+            format!("cannot create the data dir {}", config.data_dir.display())
+        })?;
+        let path = config.db_path();
+        // Created by us so it is 0600 from the start; SQLite gives its WAL the same mode.
+        if let Err(err) = fsutil::create_private(&path) {
+            if err.kind() != std::io::ErrorKind::AlreadyExists {
+                return Err(err)
+                    .with_context(|| format!("cannot create the database {}", path.display()));
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(&path, flags)
+            .with_context(|| format!("cannot open the database {}", path.display()))?;
+        conn.busy_timeout(remaining(deadline))?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        conn.execute_batch(if config.synchronous_full {
+            "PRAGMA synchronous = FULL"
+        } else {
+            "PRAGMA synchronous = NORMAL"
+        })?;
+        let (version, app_id) = versions(&conn)
+            .with_context(|| format!("cannot read the database {}", path.display()))?;
+        check_version(version, app_id, &path)?;
+        if version < SCHEMA_VERSION {
+            migrate(&mut conn).with_context(|| format!("cannot set up {}", path.display()))?;
+        }
+        let mut wal_path = path.into_os_string();
+        wal_path.push("-wal");
+        Ok(Store {
+            conn,
+            wal_path: wal_path.into(),
+        })
+    }
+
+    /// Applies one write in one IMMEDIATE transaction. Idempotent: the write's id is the key
+    /// of what it inserts.
+    pub fn apply(&mut self, write: &Write) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        upsert_session(&tx, write)?;
+        let s = &write.session;
+        match &write.change {
+            Change::Observation(o) => {
+                tx.execute(
+                    "INSERT OR IGNORE INTO pending_queue (id, kind, session_id, tool_use_id,
+                         prompt_id, event, tool_name, project_dir, raw_output, files_touched,
+                         priority, payload_bytes, truncated, created_at, updated_at)
+                     SELECT ?1, 'observation', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13
+                     WHERE NOT EXISTS (SELECT 1 FROM private_turns WHERE prompt_id = ?4)",
+                    params![
+                        write.id,
+                        s.session_id,
+                        o.tool_use_id,
+                        o.prompt_id,
+                        o.event,
+                        o.tool_name,
+                        s.project_dir,
+                        o.raw_output,
+                        o.files_touched,
+                        o.priority.rank(),
+                        o.payload_bytes as i64,
+                        o.truncated,
+                        write.at
+                    ],
+                )?;
+            }
+            Change::Prompt {
+                prompt_id,
+                text,
+                truncated,
+            } => {
+                let inserted = tx.execute(
+                    "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_id, prompt_number,
+                         prompt_text, truncated, created_at)
+                     VALUES (?1, ?2, ?3,
+                         (SELECT prompt_count + 1 FROM sessions WHERE session_id = ?2), ?4, ?5, ?6)",
+                    params![write.id, s.session_id, prompt_id, text, truncated, write.at],
+                )?;
+                if inserted == 1 {
+                    count_prompt(&tx, &s.session_id)?;
+                }
+            }
+            Change::PrivatePrompt { prompt_id } => {
+                let key = prompt_id.as_deref().unwrap_or(&write.id);
+                let inserted = tx.execute(
+                    "INSERT OR IGNORE INTO private_turns (prompt_id, session_id, created_at)
+                     VALUES (?1, ?2, ?3)",
+                    params![key, s.session_id, write.at],
+                )?;
+                if inserted == 1 {
+                    count_prompt(&tx, &s.session_id)?;
+                }
+            }
+            Change::SessionStart { source, model } => {
+                tx.execute(
+                    "UPDATE sessions SET source = ?2, model = COALESCE(?3, model),
+                         project_dir = COALESCE(?4, project_dir), status = 'active',
+                         ended_at = NULL, end_reason = NULL
+                     WHERE session_id = ?1",
+                    params![s.session_id, source, model, s.project_dir],
+                )?;
+                log_event(&tx, write, "session_start", serde_json::json!({"source": source}))?;
+            }
+            Change::SummaryRequest {
+                prompt_id,
+                last_assistant_message,
+            } => {
+                let private: bool = tx.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM private_turns WHERE prompt_id = ?1)",
+                    [prompt_id],
+                    |row| row.get(0),
+                )?;
+                let raw_waiting: i64 = tx.query_row(
+                    "SELECT COUNT(*) FROM pending_queue
+                     WHERE session_id = ?1 AND status = 'raw' AND kind = 'observation'",
+                    [&s.session_id],
+                    |row| row.get(0),
+                )?;
+                // The message of a private turn is about private things: it is not kept.
+                if !private {
+                    let prompt_number: i64 = tx.query_row(
+                        "SELECT prompt_count FROM sessions WHERE session_id = ?1",
+                        [&s.session_id],
+                        |row| row.get(0),
+                    )?;
+                    let raw = serde_json::json!({
+                        "last_assistant_message": last_assistant_message,
+                        "prompt_number": prompt_number,
+                        "project_dir": s.project_dir,
+                        "transcript_path": s.transcript_path,
+                    });
+                    tx.execute(
+                        "INSERT OR IGNORE INTO pending_queue (id, kind, session_id, prompt_id,
+                             prompt_number, event, project_dir, raw_output, priority,
+                             payload_bytes, created_at, updated_at)
+                         VALUES (?1, 'summary', ?2, ?3, ?4, 'Stop', ?5, ?6, 1, ?7, ?8, ?8)",
+                        params![
+                            write.id,
+                            s.session_id,
+                            prompt_id,
+                            prompt_number,
+                            s.project_dir,
+                            raw.to_string(),
+                            last_assistant_message.as_ref().map_or(0, |m| m.len() as i64),
+                            write.at
+                        ],
+                    )?;
+                    if last_assistant_message.is_some() {
+                        tx.execute(
+                            "UPDATE sessions SET last_assistant_message = ?2 WHERE session_id = ?1",
+                            params![s.session_id, last_assistant_message],
+                        )?;
+                    }
+                }
+                log_event(
+                    &tx,
+                    write,
+                    "stop",
+                    serde_json::json!({"raw_waiting": raw_waiting, "private_turn": private}),
+                )?;
+            }
+            Change::SessionEnd { reason } => {
+                tx.execute(
+                    "UPDATE sessions SET status = 'closed', ended_at = ?2, end_reason = ?3
+                     WHERE session_id = ?1",
+                    params![s.session_id, write.at, reason],
+                )?;
+                log_event(&tx, write, "session_end", serde_json::json!({"reason": reason}))?;
+            }
+        }
+        tx.commit()?;
+        self.after_commit(matches!(write.change, Change::SessionEnd { .. }));
+        Ok(())
+    }
+
+    /// Keeps the WAL bounded. A run that finds it past the bound copies it back (TRUNCATE, so
+    /// the next process maps a small file); SessionEnd always does a PASSIVE pass, which never
+    /// waits. Failure is fine: the next run tries again.
+    fn after_commit(&self, session_end: bool) {
+        let wal = std::fs::metadata(&self.wal_path).map_or(0, |m| m.len());
+        let mode = if wal > WAL_CHECKPOINT_BYTES {
+            "TRUNCATE"
+        } else if session_end {
+            "PASSIVE"
+        } else {
+            return;
+        };
+        let _ = self.conn.busy_timeout(Duration::from_millis(50));
+        let _ = self
+            .conn
+            .query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// Whether an error is a lock held by someone else, worth a retry within the wait budget.
+pub fn is_busy(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<rusqlite::Error>().and_then(rusqlite::Error::sqlite_error_code),
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+        )
+    })
+}
+
+fn remaining(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}
+
+fn versions(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT application_id FROM pragma_application_id)",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )
+}
+
+fn check_version(version: i64, app_id: i64, path: &std::path::Path) -> Result<()> {
+    if app_id != APPLICATION_ID && (app_id != 0 || version != 0) {
+        bail!(
+            "{} is not a claude-mem database (application_id {app_id:#x}); left untouched",
+            path.display()
+        );
+    }
+    if version > SCHEMA_VERSION {
+        bail!(
+            "{} has schema version {version}, newer than this claude-mem knows ({SCHEMA_VERSION}); \
+             left untouched: upgrade claude-mem",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Brings the schema up to date in one exclusive transaction. Re-reads the version inside it:
+/// another process may have migrated while this one waited.
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        bail!("could not switch to WAL mode (journal_mode is {mode})");
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+    let (version, app_id) = versions(&tx)?;
+    if version == 0 {
+        let tables: i64 =
+            tx.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |row| row.get(0))?;
+        if tables > 0 && app_id != APPLICATION_ID {
+            bail!("the file holds tables but is not a claude-mem database; left untouched");
+        }
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(sql)
+            .with_context(|| format!("migration to schema version {}", index + 1))?;
+    }
+    tx.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+    ))?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Creates the session on the first write that sees it; later writes fill in what was missing.
+/// SessionStart's own values win (see its UPDATE).
+fn upsert_session(tx: &rusqlite::Transaction, write: &Write) -> rusqlite::Result<()> {
+    let s = &write.session;
+    tx.execute(
+        "INSERT INTO sessions (session_id, project_dir, cwd, transcript_path, started_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+         ON CONFLICT (session_id) DO UPDATE SET
+             project_dir = COALESCE(sessions.project_dir, excluded.project_dir),
+             cwd = COALESCE(excluded.cwd, sessions.cwd),
+             transcript_path = COALESCE(excluded.transcript_path, sessions.transcript_path),
+             updated_at = MAX(sessions.updated_at, excluded.updated_at)",
+        params![s.session_id, s.project_dir, s.cwd, s.transcript_path, write.at],
+    )?;
+    Ok(())
+}
+
+fn count_prompt(tx: &rusqlite::Transaction, session_id: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE sessions SET prompt_count = prompt_count + 1 WHERE session_id = ?1",
+        [session_id],
+    )?;
+    Ok(())
+}
+
+fn log_event(
+    tx: &rusqlite::Transaction,
+    write: &Write,
+    event: &str,
+    detail: serde_json::Value,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT OR IGNORE INTO event_log (id, session_id, event, detail, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![write.id, write.session.session_id, event, detail.to_string(), write.at],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,561 @@
+//! `claude-mem hook capture` through the real binary: what lands in the queue, what is a no-op,
+//! and that nothing is lost when the database is busy, unwritable, corrupt or too new.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn row(env: &Env, tool_use_id: &str) -> Value {
+    env.db()
+        .query_row(
+            "SELECT json_object('session_id', session_id, 'tool_name', tool_name, 'event', event,
+                 'prompt_id', prompt_id, 'project_dir', project_dir, 'raw_output', json(raw_output),
+                 'files_touched', json(files_touched), 'priority', priority, 'status', status,
+                 'kind', kind, 'payload_bytes', payload_bytes, 'truncated', truncated, 'attempts', attempts)
+             FROM pending_queue WHERE tool_use_id = ?1",
+            [tool_use_id],
+            |r| r.get::<_, String>(0),
+        )
+        .map(|s| serde_json::from_str(&s).unwrap())
+        .unwrap_or_else(|e| panic!("no row for {tool_use_id}: {e}"))
+}
+
+#[test]
+fn every_real_capture_event_is_stored_with_its_fields() {
+    let env = Env::new();
+    let names: Vec<String> = [
+        fixtures_of("PostToolUse"),
+        fixtures_of("PostToolUseFailure"),
+    ]
+    .concat();
+    assert_eq!(names.len(), 8);
+    for name in &names {
+        let input = fixture(name);
+        assert_ack(&env.hook("capture", &input));
+        let event = fixture_json(name);
+        let stored = row(&env, event["tool_use_id"].as_str().unwrap());
+        let tool = event["tool_name"].as_str().unwrap();
+        assert_eq!(stored["session_id"], event["session_id"], "{name}");
+        assert_eq!(stored["tool_name"], event["tool_name"], "{name}");
+        assert_eq!(stored["event"], event["hook_event_name"], "{name}");
+        assert_eq!(stored["prompt_id"], event["prompt_id"], "{name}");
+        assert_eq!(stored["project_dir"], event["cwd"], "{name}");
+        assert_eq!(stored["status"], "raw");
+        assert_eq!(stored["kind"], "observation");
+        assert_eq!(stored["truncated"], 0);
+        assert_eq!(stored["attempts"], 0);
+        assert_eq!(stored["payload_bytes"], input.len());
+        let raw = &stored["raw_output"];
+        assert_eq!(raw["tool_input"], event["tool_input"], "{name}");
+        assert_eq!(raw["cwd"], event["cwd"]);
+        assert_eq!(raw["project_dir"], event["cwd"]);
+        if event["hook_event_name"] == "PostToolUseFailure" {
+            assert_eq!(raw["error"], event["error"]);
+            assert_eq!(raw["is_interrupt"], event["is_interrupt"]);
+            assert!(raw.get("tool_response").is_none());
+        } else {
+            assert_eq!(raw["tool_response"], event["tool_response"], "{name}");
+        }
+        let expected_priority = match tool {
+            "Bash" | "Write" | "Edit" => 0,
+            "Read" => 2,
+            _ => 1,
+        };
+        assert_eq!(stored["priority"], expected_priority, "{name}");
+        let files = match tool {
+            "Write" | "Edit" | "Read" => json!([event["tool_input"]["file_path"]]),
+            _ => json!([]),
+        };
+        assert_eq!(stored["files_touched"], files, "{name}");
+    }
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 8);
+    // Every capture also makes sure its session exists: captures can come before SessionStart.
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 4);
+}
+
+#[test]
+fn a_repeated_event_is_stored_once() {
+    let env = Env::new();
+    let input = fixture("hooks/PostToolUse-2.json");
+    for _ in 0..3 {
+        assert_ack(&env.hook("capture", &input));
+    }
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 1);
+}
+
+#[test]
+fn the_store_is_private_wal_and_versioned() {
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    let db = env.db();
+    let mode: String = db
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    let version: i64 = db
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    let app: i64 = db
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!((mode.as_str(), version, app), ("wal", 1, 0x636d_656d));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&env.data_dir), 0o700);
+        assert_eq!(mode(&env.db_path()), 0o600);
+        let wal = env.data_dir.join("claude-mem.db-wal");
+        assert_eq!(
+            mode(&wal),
+            0o600,
+            "the WAL is kept between runs, and private"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_a_silent_no_op_that_creates_nothing() {
+    let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let nested_obj = format!(
+        "{{\"session_id\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let pre_tool = fixture("hooks/PreToolUse-1.json");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", vec![]),
+        ("whitespace", b" \n\t ".to_vec()),
+        ("open brace", b"{".to_vec()),
+        ("empty array", b"[]".to_vec()),
+        ("null", b"null".to_vec()),
+        ("number", b"42".to_vec()),
+        ("string", b"\"PostToolUse\"".to_vec()),
+        ("invalid utf-8", b"{\"session_id\":\"\xff\xfe\",\"tool_name\":\"Bash\"}".to_vec()),
+        ("binary", (0..=255u8).cycle().take(4096).collect()),
+        ("nested brackets", nested.into_bytes()),
+        ("nested in a field", nested_obj.into_bytes()),
+        ("other event", pre_tool),
+        ("no session id", br#"{"hook_event_name":"PostToolUse","tool_name":"Bash"}"#.to_vec()),
+        ("no tool name", br#"{"hook_event_name":"PostToolUse","session_id":"s"}"#.to_vec()),
+        (
+            "session id of the wrong type",
+            br#"{"hook_event_name":"PostToolUse","session_id":42,"tool_name":"Bash"}"#.to_vec(),
+        ),
+        (
+            "tool name of the wrong type",
+            br#"{"hook_event_name":"PostToolUse","session_id":"s","tool_name":{"a":1}}"#.to_vec(),
+        ),
+        (
+            "event name of the wrong type",
+            br#"{"hook_event_name":["PostToolUse"],"session_id":"s","tool_name":"Bash"}"#.to_vec(),
+        ),
+        ("duplicate keys", br#"{"session_id":"a","session_id":"b","tool_name":"Bash","hook_event_name":"PostToolUse"}"#.to_vec()),
+    ];
+    for (what, input) in cases {
+        let env = Env::new();
+        let out = env.hook("capture", &input);
+        assert_silent(&out);
+        assert!(
+            !env.data_dir.exists(),
+            "{what}: a no-op created the data dir"
+        );
+        assert!(
+            std::fs::read_dir(env.tmp()).unwrap().next().is_none(),
+            "{what}: wrote to TMPDIR"
+        );
+    }
+}
+
+#[test]
+fn unknown_hook_names_and_bad_arguments_exit_zero() {
+    let env = Env::new();
+    let input = fixture("hooks/PostToolUse-1.json");
+    for args in [
+        &["hook", "post-tool-use-v9"][..],
+        &["hook"][..],
+        &["hook", ""][..],
+        &["hook", "--help"][..],
+        &["hook", "capture", "--bogus", "x"][..],
+    ] {
+        let mut child = env
+            .command()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let _ = child.stdin.take().unwrap().write_all(&input);
+        let out = child.wait_with_output().unwrap();
+        assert_clean(&out);
+        if args.len() == 4 {
+            // Extra arguments after a known name do not stop the capture.
+            assert_eq!(String::from_utf8_lossy(&out.stdout), ACK, "{args:?}");
+        } else {
+            assert!(out.stdout.is_empty(), "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn a_malformed_event_leaves_a_line_in_an_existing_log() {
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    assert_silent(&env.hook("capture", b"{not json"));
+    let log = env.log();
+    assert!(
+        log.contains("hook capture") && log.contains("not a JSON event"),
+        "log: {log}"
+    );
+}
+
+#[test]
+fn claude_project_dir_wins_over_cwd() {
+    let env = Env::new().with("CLAUDE_PROJECT_DIR", "/repo/root");
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    let stored = row(&env, "toolu_mock_34a29c408e1d4ba48423");
+    assert_eq!(stored["project_dir"], "/repo/root");
+    assert_eq!(stored["raw_output"]["project_dir"], "/repo/root");
+    assert_eq!(stored["raw_output"]["cwd"], "/home/dev/proj1");
+}
+
+#[test]
+fn skipped_tools_and_their_override() {
+    let todo = post_tool_use("s", "TodoWrite", "t-1", json!({"todos": []}));
+    let bash = post_tool_use("s", "Bash", "t-2", json!({"command": "ls"}));
+
+    let env = Env::new();
+    for tool in [
+        "ListMcpResourcesTool",
+        "SlashCommand",
+        "Skill",
+        "TodoWrite",
+        "AskUserQuestion",
+    ] {
+        assert_silent(&env.hook("capture", &post_tool_use("s", tool, "x", json!({}))));
+    }
+    assert!(
+        !env.data_dir.exists(),
+        "a skipped tool created the data dir"
+    );
+
+    let env = Env::new().with("CLAUDE_MEM_SKIP_TOOLS", "Bash, Grep");
+    assert_silent(&env.hook("capture", &bash));
+    assert_ack(&env.hook("capture", &todo));
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_name = 'TodoWrite'"),
+        1
+    );
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_name = 'Bash'"),
+        0
+    );
+}
+
+#[test]
+fn the_kill_switch_does_nothing() {
+    let env = Env::new().with("CLAUDE_MEM_DISABLED", "1");
+    assert_silent(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    assert!(!env.data_dir.exists());
+}
+
+#[test]
+fn the_queue_drains_high_then_normal_then_low() {
+    let env = Env::new();
+    for (i, tool) in ["Read", "Agent", "Grep", "Edit", "WebFetch", "Bash"]
+        .iter()
+        .enumerate()
+    {
+        let input = post_tool_use("s", tool, &format!("t-{i}"), json!({"file_path": "/x"}));
+        assert_ack(&env.hook("capture", &input));
+    }
+    let db = env.db();
+    let mut stmt = db
+        .prepare("SELECT tool_name FROM pending_queue WHERE status = 'raw' ORDER BY priority, created_at")
+        .unwrap();
+    let order: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(order, ["Edit", "Bash", "Agent", "WebFetch", "Read", "Grep"]);
+}
+
+fn big_event(tool_use_id: &str, bytes: usize) -> Vec<u8> {
+    let content = "x".repeat(bytes);
+    serde_json::json!({
+        "session_id": "big", "cwd": "/p", "hook_event_name": "PostToolUse", "tool_name": "Read",
+        "tool_input": {"file_path": "/p/big.txt"},
+        "tool_response": {"type": "text", "file": {"filePath": "/p/big.txt", "content": content}},
+        "tool_use_id": tool_use_id,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn an_oversized_event_is_stored_truncated_never_dropped() {
+    let env = Env::new();
+    let input = big_event("big-1", 20 * 1024 * 1024);
+    assert_ack(&env.hook("capture", &input));
+    let stored = row(&env, "big-1");
+    assert_eq!(stored["truncated"], 1);
+    assert_eq!(stored["payload_bytes"], input.len());
+    let raw = &stored["raw_output"];
+    assert_eq!(
+        raw["tool_input"],
+        json!({"file_path": "/p/big.txt"}),
+        "the small part is whole"
+    );
+    let kept = raw["tool_response"]
+        .as_str()
+        .expect("the cut part is kept as text");
+    assert!(kept.starts_with("{\"type\":\"text\""));
+    assert!(
+        kept.len() < 1024 * 1024 && kept.len() > 900 * 1024,
+        "kept {}",
+        kept.len()
+    );
+    assert_eq!(raw["truncated"], json!(["tool_response"]));
+    assert_eq!(raw["original_bytes"], input.len());
+    assert_eq!(stored["files_touched"], json!(["/p/big.txt"]));
+
+    // 0 means no cap: stored whole.
+    let env = Env::new().with("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "0");
+    let input = big_event("big-2", 3 * 1024 * 1024);
+    assert_ack(&env.hook("capture", &input));
+    let stored = row(&env, "big-2");
+    assert_eq!(stored["truncated"], 0);
+    assert_eq!(
+        stored["raw_output"]["tool_response"]["file"]["content"]
+            .as_str()
+            .unwrap()
+            .len(),
+        3 * 1024 * 1024
+    );
+}
+
+#[test]
+fn parallel_captures_lose_nothing() {
+    const N: usize = 256;
+    let env = Env::new();
+    let children: Vec<_> = (0..N)
+        .map(|i| {
+            let input = post_tool_use(
+                &format!("s-{}", i % 8),
+                "Bash",
+                &format!("par-{i}"),
+                json!({"command": format!("echo {i}")}),
+            );
+            env.spawn_hook("capture", &input)
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_ack(&out);
+    }
+    let stored = env.count("SELECT COUNT(*) FROM pending_queue") as usize;
+    let spilled = env.spilled().len();
+    assert_eq!(stored + spilled, N, "{stored} stored + {spilled} spilled");
+    // The next run that can write takes in whatever was spilled.
+    assert_ack(&env.hook("capture", &post_tool_use("s-0", "Bash", "after", json!({}))));
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue") as usize,
+        N + 1
+    );
+    assert_eq!(
+        env.count("SELECT COUNT(DISTINCT tool_use_id) FROM pending_queue") as usize,
+        N + 1
+    );
+}
+
+#[test]
+fn a_held_lock_spills_within_the_budget_and_the_next_run_ingests_once() {
+    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "300");
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
+
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE; INSERT INTO event_log (id, event, created_at) VALUES ('lock', 'x', 'y');").unwrap();
+    let started = Instant::now();
+    let out = env.hook(
+        "capture",
+        &post_tool_use("s", "Bash", "while-locked", json!({})),
+    );
+    let took = started.elapsed();
+    assert_ack(&out);
+    assert!(
+        took < Duration::from_millis(300 + 700),
+        "the hook waited {took:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(250),
+        "the hook did not wait for the lock: {took:?}"
+    );
+    assert_eq!(env.spilled().len(), 1);
+    assert!(env.log().contains("event kept in"), "log: {}", env.log());
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "after", json!({}))));
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'while-locked'"),
+        1
+    );
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 3);
+    assert!(
+        env.spilled().is_empty(),
+        "the spill file is removed once applied"
+    );
+}
+
+#[test]
+fn a_spill_file_applied_twice_is_stored_once() {
+    // A run killed after its commit but before removing the file leaves the file behind.
+    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "100");
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "spilled", json!({}))));
+    holder.execute_batch("ROLLBACK").unwrap();
+    let spill = env.spilled().pop().unwrap();
+    let copy = std::fs::read(&spill).unwrap();
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "second", json!({}))));
+    std::fs::write(&spill, copy).unwrap();
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "third", json!({}))));
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'spilled'"),
+        1
+    );
+    assert!(env.spilled().is_empty());
+}
+
+#[test]
+fn an_unwritable_data_dir_keeps_the_event_in_the_temp_dir_until_it_can_be_written() {
+    let env = Env::new();
+    // A data dir whose parent is a file cannot be created, whoever runs the test (root too).
+    let blocker = env.root.path().join("blocked");
+    std::fs::write(&blocker, "not a dir").unwrap();
+    let env = Env {
+        data_dir: blocker.join("data"),
+        ..env
+    };
+    let out = env.hook("capture", &fixture("hooks/PostToolUse-1.json"));
+    assert_ack(&out);
+    let kept = env.fallback_files();
+    assert!(
+        kept.iter()
+            .any(|p| p.extension().is_some_and(|e| e == "json")),
+        "kept: {kept:?}"
+    );
+    let log = kept
+        .iter()
+        .find(|p| p.ends_with("claude-mem.log"))
+        .expect("a fallback log");
+    let log = std::fs::read_to_string(log).unwrap();
+    assert!(log.contains("cannot create the data dir"), "log: {log}");
+
+    std::fs::remove_file(&blocker).unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-2.json")));
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
+    assert!(
+        env.fallback_files()
+            .iter()
+            .all(|p| p.ends_with("claude-mem.log"))
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_data_dir_keeps_the_event() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    std::fs::create_dir(&env.data_dir).unwrap();
+    std::fs::set_permissions(&env.data_dir, std::fs::Permissions::from_mode(0o500)).unwrap();
+    let out = env.hook("capture", &fixture("hooks/PostToolUse-1.json"));
+    assert_ack(&out);
+    std::fs::set_permissions(&env.data_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Root writes into a read-only dir anyway (then the row is simply stored); anyone else's
+    // event waits in the fallback spill folder.
+    let stored = env.db_path().exists() && env.count("SELECT COUNT(*) FROM pending_queue") == 1;
+    let kept = env
+        .fallback_files()
+        .iter()
+        .any(|p| p.extension().is_some_and(|e| e == "json"));
+    assert!(stored ^ kept, "stored: {stored}, kept: {kept}");
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-2.json")));
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
+}
+
+#[test]
+fn a_corrupt_database_is_left_alone_and_the_event_kept() {
+    let env = Env::new();
+    std::fs::create_dir(&env.data_dir).unwrap();
+    let garbage = b"this is not a database, but it is somebody's file".repeat(100);
+    std::fs::write(env.db_path(), &garbage).unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    assert_eq!(
+        std::fs::read(env.db_path()).unwrap(),
+        garbage,
+        "the file was modified"
+    );
+    assert_eq!(env.spilled().len(), 1);
+    assert!(env.log().contains("not a database"), "log: {}", env.log());
+
+    // Once the file is dealt with, the kept event lands.
+    std::fs::rename(env.db_path(), env.data_dir.join("corrupt.db")).unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-2.json")));
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
+    assert!(env.spilled().is_empty());
+}
+
+#[test]
+fn a_database_from_a_newer_version_is_never_modified() {
+    let env = Env::new();
+    std::fs::create_dir(&env.data_dir).unwrap();
+    {
+        let db = env.db();
+        db.execute_batch(
+            "PRAGMA application_id = 1668113773; PRAGMA user_version = 99;
+             CREATE TABLE future (x); INSERT INTO future VALUES (1);",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(env.db_path()).unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    assert_eq!(
+        std::fs::read(env.db_path()).unwrap(),
+        before,
+        "the newer database was modified"
+    );
+    assert!(!env.data_dir.join("claude-mem.db-wal").exists());
+    assert_eq!(
+        env.spilled().len(),
+        1,
+        "the event is kept for a newer claude-mem"
+    );
+    assert!(
+        env.log().contains("newer than this claude-mem"),
+        "log: {}",
+        env.log()
+    );
+}
+
+#[test]
+fn the_wal_stays_bounded_across_many_runs() {
+    let env = Env::new();
+    let padding = "y".repeat(8 * 1024);
+    for i in 0..120 {
+        let input = post_tool_use("s", "Bash", &format!("w-{i}"), json!({"command": padding}));
+        assert_ack(&env.hook("capture", &input));
+    }
+    let wal = std::fs::metadata(env.data_dir.join("claude-mem.db-wal"))
+        .unwrap()
+        .len();
+    // 120 runs wrote about 1 MiB; the WAL is checkpointed once it passes 256 KiB.
+    assert!(wal < 400 * 1024, "WAL is {wal} bytes");
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 120);
+}

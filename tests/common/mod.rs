@@ -1,0 +1,194 @@
+//! Shared harness for the integration tests: every test gets its own temp HOME, data dir and
+//! TMPDIR, and runs the real binary with the user's environment scrubbed, so nothing on the
+//! machine running the tests can leak in or be touched.
+#![allow(dead_code)] // each test binary uses a different part of the harness
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+pub const ACK: &str = "{\"continue\":true,\"suppressOutput\":true}\n";
+
+pub struct Env {
+    pub root: tempfile::TempDir,
+    pub data_dir: PathBuf,
+    pub vars: Vec<(String, String)>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["home", "tmp"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        let data_dir = root.path().join("data");
+        Env {
+            data_dir,
+            vars: Vec::new(),
+            root,
+        }
+    }
+
+    pub fn with(mut self, key: &str, value: &str) -> Env {
+        self.vars.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn tmp(&self) -> PathBuf {
+        self.root.path().join("tmp")
+    }
+
+    /// The binary with a scrubbed environment.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_claude-mem"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.path().join("home"))
+            .env("TMPDIR", self.tmp())
+            .env("CLAUDE_MEM_DATA_DIR", &self.data_dir)
+            .current_dir(self.root.path());
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Starts `claude-mem hook <name>` with `input` on stdin, without waiting for it.
+    pub fn spawn_hook(&self, name: &str, input: &[u8]) -> std::process::Child {
+        let mut child = self
+            .command()
+            .args(["hook", name])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // A hook may stop reading early; a broken pipe is its right, not a test failure.
+        let _ = stdin.write_all(input);
+        drop(stdin);
+        child
+    }
+
+    pub fn hook(&self, name: &str, input: &[u8]) -> Output {
+        self.spawn_hook(name, input).wait_with_output().unwrap()
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("claude-mem.db")
+    }
+
+    pub fn db(&self) -> Connection {
+        Connection::open(self.db_path()).unwrap()
+    }
+
+    pub fn count(&self, sql: &str) -> i64 {
+        self.db().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data_dir.join("claude-mem.log")).unwrap_or_default()
+    }
+
+    /// Files in the data dir's spill folder.
+    pub fn spilled(&self) -> Vec<PathBuf> {
+        files_in(&self.data_dir.join("spill"))
+    }
+
+    /// Everything under the temp dir's fallback folders (spill files and log).
+    pub fn fallback_files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(self.tmp()).unwrap() {
+            let path = entry.unwrap().path();
+            out.extend(files_in(&path.join("spill")));
+            if path.join("claude-mem.log").exists() {
+                out.push(path.join("claude-mem.log"));
+            }
+        }
+        out
+    }
+}
+
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn fixture_json(name: &str) -> Value {
+    serde_json::from_slice(&fixture(name)).unwrap()
+}
+
+/// Every fixture of one event, by file name.
+pub fn fixtures_of(event: &str) -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(&format!("{event}-")) && n.ends_with(".json"))
+        .map(|n| format!("hooks/{n}"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A hook run that Claude Code would accept: exit 0, nothing on stderr, stdout empty or one
+/// JSON object.
+pub fn assert_clean(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "exit code; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.stdout.is_empty() {
+        let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+        assert!(v.is_object(), "stdout: {v}");
+    }
+}
+
+pub fn assert_ack(out: &Output) {
+    assert_clean(out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ACK);
+}
+
+pub fn assert_silent(out: &Output) {
+    assert_clean(out);
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A PostToolUse event with the given tool, id and tool_input.
+pub fn post_tool_use(session: &str, tool: &str, tool_use_id: &str, input: Value) -> Vec<u8> {
+    serde_json::json!({
+        "session_id": session,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/work/proj",
+        "prompt_id": "p-1",
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_response": {"stdout": "ok", "stderr": ""},
+        "tool_use_id": tool_use_id,
+    })
+    .to_string()
+    .into_bytes()
+}

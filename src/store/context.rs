@@ -20,14 +20,8 @@ pub struct RecentSession {
 const CHANGING_TOOLS: &str = "('Write', 'Edit', 'MultiEdit', 'NotebookEdit')";
 const FILES_PER_SESSION: i64 = 12;
 
-/// The `limit` most recently active sessions of `project_dir` that hold anything.
-pub fn recent_sessions(
-    conn: &Connection,
-    project_dir: &str,
-    limit: usize,
-) -> Result<Vec<RecentSession>> {
-    let mut sessions = conn.prepare(
-        "SELECT s.session_id, s.started_at, s.updated_at, s.prompt_count, s.last_assistant_message,
+const RECENT_SESSIONS: &str =
+    "SELECT s.session_id, s.started_at, s.updated_at, s.prompt_count, s.last_assistant_message,
                 (SELECT prompt_text FROM user_prompts p
                   WHERE p.session_id = s.session_id ORDER BY prompt_number LIMIT 1)
            FROM sessions s
@@ -35,8 +29,15 @@ pub fn recent_sessions(
             AND (s.prompt_count > 0 OR s.last_assistant_message IS NOT NULL
                  OR EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id))
           ORDER BY s.updated_at DESC
-          LIMIT ?2",
-    )?;
+          LIMIT ?2";
+
+/// The `limit` most recently active sessions of `project_dir` that hold anything.
+pub fn recent_sessions(
+    conn: &Connection,
+    project_dir: &str,
+    limit: usize,
+) -> Result<Vec<RecentSession>> {
+    let mut sessions = conn.prepare(RECENT_SESSIONS)?;
     let mut files = conn.prepare(&format!(
         "SELECT DISTINCT f.value
            FROM pending_queue q, json_each(q.files_touched) f
@@ -64,4 +65,34 @@ pub fn recent_sessions(
             .collect::<Result<_>>()?;
     }
     Ok(recent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Years of sessions must not mean a scan: the project's sessions come from the index,
+    /// newest first, and each session's rows from the queue's session index.
+    #[test]
+    fn the_queries_use_the_indexes() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("v1.sql")).unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {RECENT_SESSIONS}"))
+            .unwrap()
+            .query_map(params!["/p", 8], |row| row.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("USING INDEX sessions_by_project"), "{plan}");
+        assert!(
+            !plan.contains("SCAN s\n") && !plan.contains("SCAN q"),
+            "{plan}"
+        );
+        assert!(
+            !plan.contains("TEMP B-TREE"),
+            "sorted by the index, not afterwards:\n{plan}"
+        );
+    }
 }

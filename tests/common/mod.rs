@@ -48,8 +48,16 @@ impl Env {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.root.path().join("home"))
             .env("TMPDIR", self.tmp())
+            .env("TMP", self.tmp())
+            .env("TEMP", self.tmp())
             .env("CLAUDE_MEM_DATA_DIR", &self.data_dir)
             .current_dir(self.root.path());
+        // Windows cannot start much of anything without these.
+        for keep in ["SYSTEMROOT", "SystemRoot", "WINDIR"] {
+            if let Some(value) = std::env::var_os(keep) {
+                cmd.env(keep, value);
+            }
+        }
         for (k, v) in &self.vars {
             cmd.env(k, v);
         }

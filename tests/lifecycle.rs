@@ -1,0 +1,496 @@
+//! The session lifecycle through the real binary: `hook context`, `hook prompt`,
+//! `hook summary`, `hook cleanup`, their real Claude Code payloads, their no-ops, and the
+//! ordering races Claude Code produces (captures before SessionStart, parallel prompts,
+//! SessionStart twice).
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn event(name: &str, session: &str, extra: Value) -> Vec<u8> {
+    let mut e = json!({
+        "session_id": session,
+        "transcript_path": "/nonexistent/t.jsonl",
+        "cwd": "/work/app",
+        "hook_event_name": name,
+    });
+    e.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    e.to_string().into_bytes()
+}
+
+fn session_row(env: &Env, id: &str) -> Value {
+    env.db()
+        .query_row(
+            "SELECT json_object('project_dir', project_dir, 'cwd', cwd, 'source', source,
+                 'model', model, 'status', status, 'prompt_count', prompt_count,
+                 'transcript_path', transcript_path, 'ended_at', ended_at,
+                 'end_reason', end_reason, 'last_assistant_message', last_assistant_message)
+             FROM sessions WHERE session_id = ?1",
+            [id],
+            |r| r.get::<_, String>(0),
+        )
+        .map(|s| serde_json::from_str(&s).unwrap())
+        .unwrap_or_else(|e| panic!("no session {id}: {e}"))
+}
+
+fn context_of(out: &std::process::Output) -> Option<String> {
+    assert_clean(out);
+    if out.stdout.is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let specific = v.get("hookSpecificOutput")?;
+    assert_eq!(specific["hookEventName"], "SessionStart");
+    Some(specific["additionalContext"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn real_session_start_events_record_the_session() {
+    let env = Env::new();
+    for name in fixtures_of("SessionStart") {
+        let out = env.hook("context", &fixture(&name));
+        assert_ack(&out); // no history yet in any of these projects
+        let e = fixture_json(&name);
+        let s = session_row(&env, e["session_id"].as_str().unwrap());
+        assert_eq!(s["project_dir"], e["cwd"], "{name}");
+        assert_eq!(s["transcript_path"], e["transcript_path"]);
+        assert_eq!(s["status"], "active");
+    }
+    // SessionStart-2 and -3 are the same session (resume, then compact): one row, last source.
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 4);
+    let s = session_row(&env, "1fd08e63-5c07-48f4-b580-b122886fd7b6");
+    assert_eq!(s["source"], "compact");
+    assert_eq!(s["model"], "claude-opus-4-8");
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM event_log WHERE event = 'session_start'"),
+        5
+    );
+}
+
+#[test]
+fn a_capture_before_session_start_creates_the_session_which_start_then_completes() {
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    let id = "20f3637c-af64-4b60-ac7e-3ebc8321ae44";
+    assert_eq!(session_row(&env, id)["source"], Value::Null);
+    let start = fixture("hooks/SessionStart-1.json");
+    // Twice, and at the same time, as Claude Code sometimes does.
+    let a = env.spawn_hook("context", &start);
+    let b = env.spawn_hook("context", &start);
+    assert_clean(&a.wait_with_output().unwrap());
+    assert_clean(&b.wait_with_output().unwrap());
+    let s = session_row(&env, id);
+    assert_eq!(s["source"], "startup");
+    assert_eq!(s["project_dir"], "/home/dev/proj1");
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 1);
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 1);
+}
+
+#[test]
+fn a_resumed_session_is_active_again() {
+    let env = Env::new();
+    assert_ack(&env.hook(
+        "context",
+        &event("SessionStart", "s", json!({"source": "startup"})),
+    ));
+    assert_ack(&env.hook(
+        "cleanup",
+        &event("SessionEnd", "s", json!({"reason": "prompt_input_exit"})),
+    ));
+    assert_eq!(session_row(&env, "s")["status"], "closed");
+    assert_clean(&env.hook(
+        "context",
+        &event("SessionStart", "s", json!({"source": "resume"})),
+    ));
+    let s = session_row(&env, "s");
+    assert_eq!(
+        (s["status"].as_str(), s["source"].as_str()),
+        (Some("active"), Some("resume"))
+    );
+    assert_eq!(s["ended_at"], Value::Null);
+}
+
+#[test]
+fn real_prompts_are_numbered_and_stored() {
+    let env = Env::new();
+    for name in fixtures_of("UserPromptSubmit") {
+        assert_ack(&env.hook("prompt", &fixture(&name)));
+        let e = fixture_json(&name);
+        let (number, text): (i64, String) = env
+            .db()
+            .query_row(
+                "SELECT prompt_number, prompt_text FROM user_prompts WHERE prompt_id = ?1",
+                [e["prompt_id"].as_str().unwrap()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((number, text.as_str()), (1, e["prompt"].as_str().unwrap()));
+        assert_eq!(
+            session_row(&env, e["session_id"].as_str().unwrap())["prompt_count"],
+            1
+        );
+    }
+}
+
+#[test]
+fn racing_prompts_get_distinct_numbers() {
+    const N: usize = 24;
+    let env = Env::new();
+    let children: Vec<_> = (0..N)
+        .map(|i| {
+            let input = event(
+                "UserPromptSubmit",
+                "s",
+                json!({"prompt_id": format!("p{i}"), "prompt": format!("prompt {i}")}),
+            );
+            env.spawn_hook("prompt", &input)
+        })
+        .collect();
+    for child in children {
+        assert_ack(&child.wait_with_output().unwrap());
+    }
+    assert_eq!(
+        env.count("SELECT COUNT(DISTINCT prompt_number) FROM user_prompts"),
+        N as i64
+    );
+    assert_eq!(env.count("SELECT MIN(prompt_number) FROM user_prompts"), 1);
+    assert_eq!(
+        env.count("SELECT MAX(prompt_number) FROM user_prompts"),
+        N as i64
+    );
+    assert_eq!(session_row(&env, "s")["prompt_count"], N);
+    // The same prompt delivered twice is one prompt.
+    let again = event(
+        "UserPromptSubmit",
+        "s",
+        json!({"prompt_id": "p0", "prompt": "prompt 0"}),
+    );
+    assert_ack(&env.hook("prompt", &again));
+    assert_eq!(env.count("SELECT COUNT(*) FROM user_prompts"), N as i64);
+}
+
+#[test]
+fn internal_prompts_are_not_user_prompts_and_reminders_are_removed() {
+    let env = Env::new();
+    let notification = "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>";
+    assert_silent(&env.hook(
+        "prompt",
+        &event("UserPromptSubmit", "s", json!({"prompt": notification})),
+    ));
+    assert_silent(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            "s",
+            json!({"prompt": "<system-reminder>x</system-reminder>"}),
+        ),
+    ));
+    assert!(
+        !env.data_dir.exists(),
+        "an internal prompt created the data dir"
+    );
+
+    let prompt = "Fix the build<system-reminder>\nThe user opened foo.rs\n</system-reminder>";
+    assert_ack(&env.hook(
+        "prompt",
+        &event("UserPromptSubmit", "s", json!({"prompt": prompt})),
+    ));
+    let text: String = env
+        .db()
+        .query_row("SELECT prompt_text FROM user_prompts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(text, "Fix the build");
+}
+
+#[test]
+fn real_stop_events_request_a_summary() {
+    let env = Env::new();
+    assert_ack(&env.hook("prompt", &fixture("hooks/UserPromptSubmit-1.json")));
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    for name in fixtures_of("Stop") {
+        assert_ack(&env.hook("summary", &fixture(&name)));
+        let e = fixture_json(&name);
+        let raw: String = env
+            .db()
+            .query_row(
+                "SELECT raw_output FROM pending_queue WHERE kind = 'summary' AND session_id = ?1",
+                [e["session_id"].as_str().unwrap()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let raw: Value = serde_json::from_str(&raw).unwrap();
+        assert_eq!(
+            raw["last_assistant_message"], e["last_assistant_message"],
+            "{name}"
+        );
+        let s = session_row(&env, e["session_id"].as_str().unwrap());
+        assert_eq!(s["last_assistant_message"], e["last_assistant_message"]);
+        assert_eq!(s["status"], "active", "Stop never closes the session");
+    }
+    let (prompt_number, event, status): (i64, String, String) = env
+        .db()
+        .query_row(
+            "SELECT prompt_number, event, status FROM pending_queue
+             WHERE kind = 'summary' AND session_id = '20f3637c-af64-4b60-ac7e-3ebc8321ae44'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (prompt_number, event.as_str(), status.as_str()),
+        (1, "Stop", "raw")
+    );
+    let detail: String = env
+        .db()
+        .query_row(
+            "SELECT detail FROM event_log WHERE event = 'stop'
+             AND session_id = '20f3637c-af64-4b60-ac7e-3ebc8321ae44'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&detail).unwrap()["raw_waiting"],
+        1
+    );
+}
+
+#[test]
+fn stop_hook_active_is_a_no_op() {
+    let env = Env::new();
+    let input = event(
+        "Stop",
+        "s",
+        json!({"stop_hook_active": true, "last_assistant_message": "x"}),
+    );
+    assert_silent(&env.hook("summary", &input));
+    assert!(!env.data_dir.exists());
+}
+
+#[test]
+fn without_last_assistant_message_the_transcript_end_is_read() {
+    let env = Env::new();
+    let transcript = env.root.path().join("t.jsonl");
+    std::fs::write(&transcript, fixture("transcripts/file-tools-session.jsonl")).unwrap();
+    let input = event(
+        "Stop",
+        "s",
+        json!({"transcript_path": transcript, "stop_hook_active": false}),
+    );
+    assert_ack(&env.hook("summary", &input));
+    assert_eq!(
+        session_row(&env, "s")["last_assistant_message"],
+        "All file operations done."
+    );
+}
+
+#[test]
+fn real_session_end_events_close_the_session() {
+    let env = Env::new();
+    for name in fixtures_of("SessionEnd") {
+        assert_ack(&env.hook("cleanup", &fixture(&name)));
+        let e = fixture_json(&name);
+        let s = session_row(&env, e["session_id"].as_str().unwrap());
+        assert_eq!(s["status"], "closed");
+        assert_eq!(s["end_reason"], e["reason"]);
+        assert!(s["ended_at"].as_str().is_some_and(|t| t.ends_with('Z')));
+    }
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM event_log WHERE event = 'session_end'"),
+        3
+    );
+}
+
+#[test]
+fn every_hook_ignores_bad_input_and_other_events_without_creating_anything() {
+    let inputs: Vec<Vec<u8>> = vec![
+        vec![],
+        b"{".to_vec(),
+        b"[]".to_vec(),
+        b"\xff\xfe".to_vec(),
+        format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
+        br#"{"hook_event_name":"SessionStart","session_id":12}"#.to_vec(),
+        fixture("hooks/Notification-1.json"),
+        fixture("hooks/SubagentStop-1.json"),
+        fixture("hooks/StopFailure-1.json"),
+    ];
+    for hook in ["context", "prompt", "capture", "summary", "cleanup"] {
+        for (i, input) in inputs.iter().enumerate() {
+            let env = Env::new();
+            assert_silent(&env.hook(hook, input));
+            assert!(
+                !env.data_dir.exists(),
+                "hook {hook}, input {i} created the data dir"
+            );
+        }
+        // Each hook acts only on its own event.
+        let env = Env::new();
+        let foreign = if hook == "capture" {
+            "hooks/Stop-1.json"
+        } else {
+            "hooks/PostToolUse-1.json"
+        };
+        assert_silent(&env.hook(hook, &fixture(foreign)));
+        assert!(!env.data_dir.exists());
+    }
+}
+
+/// One finished session in /work/app: a prompt, a Write, a Read, a stop, an end.
+fn finished_session(env: &Env, id: &str, prompt: &str, file: &str, last: &str) {
+    assert_clean(&env.hook(
+        "context",
+        &event("SessionStart", id, json!({"source": "startup"})),
+    ));
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            id,
+            json!({"prompt_id": format!("{id}-p1"), "prompt": prompt}),
+        ),
+    ));
+    let write = event(
+        "PostToolUse",
+        id,
+        json!({"tool_name": "Write", "tool_use_id": format!("{id}-w"),
+        "tool_input": {"file_path": file, "content": "x"}, "tool_response": {"type": "create"}}),
+    );
+    assert_ack(&env.hook("capture", &write));
+    let read = event(
+        "PostToolUse",
+        id,
+        json!({"tool_name": "Read", "tool_use_id": format!("{id}-r"),
+        "tool_input": {"file_path": "/work/app/README.md"}, "tool_response": {}}),
+    );
+    assert_ack(&env.hook("capture", &read));
+    assert_ack(&env.hook(
+        "summary",
+        &event("Stop", id, json!({"last_assistant_message": last})),
+    ));
+    assert_ack(&env.hook(
+        "cleanup",
+        &event("SessionEnd", id, json!({"reason": "other"})),
+    ));
+}
+
+#[test]
+fn session_start_hands_claude_an_index_of_recent_work_in_this_project() {
+    let env = Env::new();
+    finished_session(
+        &env,
+        "old-1",
+        "Add a login form",
+        "/work/app/src/login.rs",
+        "Added the form.",
+    );
+    finished_session(
+        &env,
+        "old-2",
+        "Fix the\n  failing test",
+        "/work/app/tests/t.rs",
+        "Fixed: off by one.",
+    );
+    // Another project's work must not show up.
+    let other = env.hook(
+        "context",
+        &event("SessionStart", "x-1", json!({"cwd": "/elsewhere"})),
+    );
+    assert_ack(&other);
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            "x-1",
+            json!({"cwd": "/elsewhere", "prompt": "SECRET-OTHER-PROJECT"}),
+        ),
+    ));
+
+    let out = env.hook(
+        "context",
+        &event("SessionStart", "new", json!({"source": "startup"})),
+    );
+    let text = context_of(&out).expect("context for a project with history");
+    assert!(
+        text.starts_with("<claude-mem-context>") && text.ends_with("</claude-mem-context>"),
+        "{text}"
+    );
+    let newest = text.find("old-2").expect("session old-2 listed");
+    let older = text.find("old-1").expect("session old-1 listed");
+    assert!(newest < older, "most recent first:\n{text}");
+    assert!(text.contains("Fix the failing test"), "{text}");
+    assert!(text.contains("Fixed: off by one."), "{text}");
+    assert!(
+        text.contains("src/login.rs") && text.contains("tests/t.rs"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("README.md"),
+        "reads are not changes:\n{text}"
+    );
+    assert!(
+        !text.contains("SECRET-OTHER-PROJECT") && !text.contains("x-1"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("session new"),
+        "the new, empty session is not history:\n{text}"
+    );
+    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_claude-mem")).unwrap();
+    assert!(
+        text.contains(&format!("{} show", binary.display())),
+        "{text}"
+    );
+
+    // The budget holds.
+    let small = Env {
+        vars: vec![("CLAUDE_MEM_CONTEXT_CHARS".into(), "400".into())],
+        ..env
+    };
+    let text =
+        context_of(&small.hook("context", &event("SessionStart", "new", json!({})))).unwrap();
+    assert!(
+        text.chars().count() <= 400,
+        "{} chars",
+        text.chars().count()
+    );
+    assert!(text.contains("old-2") && !text.contains("old-1"), "{text}");
+}
+
+#[test]
+fn the_context_we_inject_is_never_captured_back() {
+    let env = Env::new();
+    finished_session(&env, "old", "Build it", "/work/app/a.rs", "Built.");
+    let text = context_of(&env.hook("context", &event("SessionStart", "new", json!({})))).unwrap();
+    // Claude echoes the context in a tool call and in its reply.
+    let echo = event(
+        "PostToolUse",
+        "new",
+        json!({"tool_name": "Bash", "tool_use_id": "echo",
+        "tool_input": {"command": format!("echo '{text}'")}, "tool_response": {"stdout": text}}),
+    );
+    assert_ack(&env.hook("capture", &echo));
+    assert_ack(&env.hook(
+        "summary",
+        &event(
+            "Stop",
+            "new",
+            json!({"last_assistant_message": format!("Noted.{text}")}),
+        ),
+    ));
+    let raw: String = env
+        .db()
+        .query_row(
+            "SELECT raw_output FROM pending_queue WHERE tool_use_id = 'echo'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        !raw.contains("Recent sessions") && !raw.contains("claude-mem-context"),
+        "{raw}"
+    );
+    assert_eq!(session_row(&env, "new")["last_assistant_message"], "Noted.");
+}

@@ -1,0 +1,194 @@
+//! Privacy at the edge, through the real binary: text inside `<private>` tags (and our own
+//! `<claude-mem-context>`) never reaches the disk, whichever hook carries it and whatever path
+//! the write takes (database, WAL, spill file, log).
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn event(name: &str, extra: Value) -> Vec<u8> {
+    let mut e =
+        json!({"session_id": "s", "cwd": "/p", "hook_event_name": name, "prompt_id": "turn-1"});
+    e.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    e.to_string().into_bytes()
+}
+
+fn capture(tool_use_id: &str, input: Value, response: Value) -> Vec<u8> {
+    event(
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_use_id": tool_use_id, "tool_input": input, "tool_response": response}),
+    )
+}
+
+/// Every byte the data dir holds (database, WAL, shared memory, spill files, log).
+fn everything_on_disk(env: &Env) -> Vec<u8> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<u8>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.extend(std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut all = Vec::new();
+    walk(&env.data_dir, &mut all);
+    all
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn private_text_never_reaches_the_disk() {
+    let env = Env::new();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("prompt with a private part", event("UserPromptSubmit", json!({"prompt_id": "turn-0", "prompt": "keep-prompt <private>SECRET-A</private> done"}))),
+        ("command", capture("c", json!({"command": "curl -H 'token: <private>SECRET-C</private>' keep-cmd"}), json!({}))),
+        ("nested response, multiline", capture("d", json!({}), json!({"lines": ["keep-line", "x<private>\nSECRET-D\n</private>y"]}))),
+        ("unclosed tag", capture("e", json!({}), json!({"stdout": "keep-before <private>SECRET-E and all the rest"}))),
+        ("nested-looking tags", capture("f", json!({}), json!({"stdout": "<private>a <private>b</private> SECRET-F</private>keep-after"}))),
+        ("tag name in capitals", capture("g", json!({}), json!({"stdout": "<PRIVATE>SECRET-G</PRIVATE>keep-g"}))),
+        ("JSON inside a JSON string", capture("h", json!({"content": "{\"k\": \"<private>SECRET-H</private>\"}"}), json!({"keep": "h"}))),
+        ("failure error", event("PostToolUseFailure", json!({"tool_name": "Bash", "tool_use_id": "i", "tool_input": {"command": "make"}, "error": "Exit code 2\n<private>SECRET-I</private>keep-i", "is_interrupt": false}))),
+        ("assistant message", event("Stop", json!({"prompt_id": "turn-0", "last_assistant_message": "keep-msg <private>SECRET-J</private>"}))),
+        ("a key", capture("k", json!({"<private>SECRET-K</private>": 1}), json!({}))),
+        ("our own context", capture("l", json!({}), json!({"stdout": "<claude-mem-context>SECRET-L old memory</claude-mem-context>keep-l"}))),
+        ("escaped angle bracket", br#"{"session_id":"s","cwd":"/p","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"m","tool_input":{"c":"\u003cprivate>SECRET-M\u003c/private>keep-m"},"tool_response":{}}"#.to_vec()),
+    ];
+    for (what, input) in &cases {
+        let hook = match serde_json::from_slice::<Value>(input).unwrap()["hook_event_name"]
+            .as_str()
+            .unwrap()
+        {
+            "UserPromptSubmit" => "prompt",
+            "Stop" => "summary",
+            _ => "capture",
+        };
+        assert_ack(&env.hook(hook, input));
+        let disk = everything_on_disk(&env);
+        assert!(!contains(&disk, "SECRET"), "{what}: private text on disk");
+    }
+    // What was around the tags was kept: the rows are there, only the private parts are gone.
+    let disk = everything_on_disk(&env);
+    for kept in [
+        "keep-prompt",
+        "keep-cmd",
+        "keep-line",
+        "keep-before",
+        "keep-after",
+        "keep-g",
+        "keep-i",
+        "keep-msg",
+        "keep-l",
+        "keep-m",
+    ] {
+        assert!(contains(&disk, kept), "{kept} was lost");
+    }
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE kind = 'observation'"),
+        10
+    );
+}
+
+#[test]
+fn a_private_prompt_drops_its_whole_turn() {
+    let env = Env::new();
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            json!({"prompt_id": "turn-0", "prompt": "public first"}),
+        ),
+    ));
+    let private = event(
+        "UserPromptSubmit",
+        json!({"prompt": "  <private>SECRET-P: deploy with key abc</private>\n"}),
+    );
+    assert_ack(&env.hook("prompt", &private));
+    assert_ack(&env.hook(
+        "capture",
+        &capture(
+            "during",
+            json!({"command": "deploy SECRET-Q"}),
+            json!({"stdout": "SECRET-R"}),
+        ),
+    ));
+    assert_ack(&env.hook(
+        "summary",
+        &event(
+            "Stop",
+            json!({"last_assistant_message": "Deployed with SECRET-S"}),
+        ),
+    ));
+    // The next, public turn is captured again.
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            json!({"prompt_id": "turn-2", "prompt": "public again"}),
+        ),
+    ));
+    assert_ack(&env.hook("capture", &event("PostToolUse", json!({"prompt_id": "turn-2", "tool_name": "Bash", "tool_use_id": "after", "tool_input": {}, "tool_response": {}}))));
+
+    assert!(!contains(&everything_on_disk(&env), "SECRET"));
+    assert_eq!(env.count("SELECT COUNT(*) FROM user_prompts"), 2);
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE prompt_id = 'turn-1'"),
+        0
+    );
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'after'"),
+        1
+    );
+    // The turn still counts: the public prompts are 1 and 3.
+    assert_eq!(
+        env.count("SELECT group_concat(prompt_number) = '1,3' FROM user_prompts"),
+        1
+    );
+}
+
+#[test]
+fn private_text_stays_out_of_spill_files_and_truncated_events() {
+    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "100");
+    assert_ack(&env.hook("capture", &capture("first", json!({}), json!({}))));
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let spilled = capture(
+        "spilled",
+        json!({"command": "<private>SECRET-T</private>keep-t"}),
+        json!({}),
+    );
+    assert_ack(&env.hook("capture", &spilled));
+    assert_eq!(env.spilled().len(), 1);
+    assert!(!contains(&everything_on_disk(&env), "SECRET"));
+    holder.execute_batch("ROLLBACK").unwrap();
+
+    // A tag opened before the truncation point and closed after it.
+    let big = format!(
+        "keep-big <private>SECRET-U {} SECRET-V</private>",
+        "z".repeat(2 * 1024 * 1024)
+    );
+    assert_ack(&env.hook(
+        "capture",
+        &capture("big", json!({}), json!({"stdout": big})),
+    ));
+    assert_eq!(
+        env.count("SELECT truncated FROM pending_queue WHERE tool_use_id = 'big'"),
+        1
+    );
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'spilled'"),
+        1
+    );
+    let disk = everything_on_disk(&env);
+    assert!(!contains(&disk, "SECRET"));
+    assert!(contains(&disk, "keep-big") && contains(&disk, "keep-t"));
+}

@@ -17,6 +17,32 @@ pub fn private_dir(dir: &Path) -> io::Result<()> {
     builder.create(dir)
 }
 
+/// Like [`private_dir`], for a folder under the shared temp dir, whose name anyone can guess:
+/// refuses one that is a symlink or that others can enter, so nobody else can plant it and
+/// read what we put there.
+pub fn private_temp_dir(dir: &Path) -> io::Result<()> {
+    private_dir(dir)?;
+    let meta = fs::symlink_metadata(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if !meta.is_dir() || meta.permissions().mode() & 0o077 != 0 {
+            return Err(io::Error::other(format!(
+                "{} is not a private folder (a symlink, or open to others); not using it",
+                dir.display()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    if !meta.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a folder",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Opens a new file with mode 0600; fails if it exists.
 pub fn create_private(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();

@@ -48,9 +48,10 @@ impl Log {
         let line = self.format(level, message);
         if append(&self.path, &line).is_err() {
             if let Some(dir) = self.fallback.parent() {
-                let _ = crate::fsutil::private_dir(dir);
+                if crate::fsutil::private_temp_dir(dir).is_ok() {
+                    let _ = append(&self.fallback, &line);
+                }
             }
-            let _ = append(&self.fallback, &line);
         }
         if self.debug {
             emit::debug(&line);

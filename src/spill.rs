@@ -41,8 +41,16 @@ pub fn keep(config: &Config, write: &Write) -> Result<PathBuf> {
     })?;
     let name = format!("{}.json", write.id);
     let mut last_err = None;
-    for dir in [config.spill_dir(), config.fallback_dir().join("spill")] {
-        match fsutil::private_dir(&dir).and_then(|()| fsutil::write_atomic(&dir, &name, &bytes)) {
+    let fallback = config.fallback_dir();
+    for (dir, ready) in [
+        (config.spill_dir(), fsutil::private_dir(&config.spill_dir())),
+        (
+            fallback.join("spill"),
+            fsutil::private_temp_dir(&fallback)
+                .and_then(|()| fsutil::private_dir(&fallback.join("spill"))),
+        ),
+    ] {
+        match ready.and_then(|()| fsutil::write_atomic(&dir, &name, &bytes)) {
             Ok(()) => return Ok(dir.join(name)),
             Err(err) => {
                 last_err = Some(anyhow::Error::new(err).context(format!("{}", dir.display())))

@@ -559,3 +559,43 @@ fn the_wal_stays_bounded_across_many_runs() {
     assert!(wal < 400 * 1024, "WAL is {wal} bytes");
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 120);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_planted_fallback_folder_open_to_others_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let blocker = env.root.path().join("blocked");
+    std::fs::write(&blocker, "not a dir").unwrap();
+    let env = Env {
+        data_dir: blocker.join("data"),
+        ..env
+    };
+    // Someone else creates the (predictable) fallback folder first, world-writable.
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    let planted = std::fs::read_dir(env.tmp())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_dir_all(&planted).unwrap();
+    std::fs::create_dir(&planted).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-2.json")));
+    assert!(
+        common::files_in(&planted).is_empty(),
+        "wrote into a folder others can read"
+    );
+}
+
+#[test]
+fn debug_mode_mirrors_the_log_on_stderr() {
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    let env = env.with("CLAUDE_MEM_DEBUG", "1");
+    let out = env.hook("capture", b"{oops");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON event"));
+}

@@ -433,16 +433,22 @@ fn a_spill_file_applied_twice_is_stored_once() {
     assert!(env.spilled().is_empty());
 }
 
-#[test]
-fn an_unwritable_data_dir_keeps_the_event_in_the_temp_dir_until_it_can_be_written() {
+/// A data dir whose parent is a file: it cannot be created, whoever runs the test (root too).
+/// Returns the environment and the file in the way.
+fn unwritable_data_dir() -> (Env, std::path::PathBuf) {
     let env = Env::new();
-    // A data dir whose parent is a file cannot be created, whoever runs the test (root too).
     let blocker = env.root.path().join("blocked");
     std::fs::write(&blocker, "not a dir").unwrap();
     let env = Env {
         data_dir: blocker.join("data"),
         ..env
     };
+    (env, blocker)
+}
+
+#[test]
+fn an_unwritable_data_dir_keeps_the_event_in_the_temp_dir_until_it_can_be_written() {
+    let (env, blocker) = unwritable_data_dir();
     let out = env.hook("capture", &fixture("hooks/PostToolUse-1.json"));
     assert_ack(&out);
     let kept = env.fallback_files();
@@ -564,13 +570,7 @@ fn the_wal_stays_bounded_across_many_runs() {
 #[test]
 fn a_planted_fallback_folder_open_to_others_is_not_used() {
     use std::os::unix::fs::PermissionsExt;
-    let env = Env::new();
-    let blocker = env.root.path().join("blocked");
-    std::fs::write(&blocker, "not a dir").unwrap();
-    let env = Env {
-        data_dir: blocker.join("data"),
-        ..env
-    };
+    let (env, _blocker) = unwritable_data_dir();
     // Someone else creates the (predictable) fallback folder first, world-writable.
     assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
     let planted = std::fs::read_dir(env.tmp())

@@ -63,9 +63,17 @@ pub fn command(result: anyhow::Result<String>) -> ExitCode {
     }
 }
 
-/// Help, version, and usage errors from clap: clap formats them, we decide where they go.
+/// Help and version go to stdout as clap renders them; a usage error becomes one line on
+/// stderr (clap's own adds the usage and a tip, several lines) with clap's exit code.
 pub fn usage(err: clap::Error) -> ExitCode {
-    let _ = err.print();
+    if err.use_stderr() {
+        let rendered = err.render().to_string();
+        let first = rendered.lines().next().unwrap_or("invalid arguments");
+        let message = first.strip_prefix("error: ").unwrap_or(first);
+        eprintln!("claude-mem: error: {message} (see claude-mem --help)");
+    } else {
+        let _ = err.print();
+    }
     ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
 }
 

@@ -136,7 +136,10 @@ fn non_empty(name: &str) -> Option<String> {
 }
 
 fn flag(name: &str) -> bool {
-    matches!(non_empty(name).as_deref(), Some("1" | "true" | "yes" | "on"))
+    matches!(
+        non_empty(name).as_deref(),
+        Some("1" | "true" | "yes" | "on")
+    )
 }
 
 fn number(name: &str, warnings: &mut Vec<String>) -> Option<u64> {
@@ -144,7 +147,9 @@ fn number(name: &str, warnings: &mut Vec<String>) -> Option<u64> {
     match raw.trim().parse::<u64>() {
         Ok(n) => Some(n),
         Err(_) => {
-            warnings.push(format!("{name}={raw:?} is not a whole number; using the default"));
+            warnings.push(format!(
+                "{name}={raw:?} is not a whole number; using the default"
+            ));
             None
         }
     }

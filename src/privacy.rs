@@ -63,7 +63,9 @@ fn strip_value(value: &mut Value) -> bool {
             }
             Cow::Borrowed(_) => false,
         },
-        Value::Array(items) => items.iter_mut().fold(false, |changed, v| strip_value(v) | changed),
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| strip_value(v) | changed),
         Value::Object(map) => {
             if map.keys().any(|k| might_hold_tag(k)) {
                 let old = std::mem::take(map);
@@ -73,7 +75,8 @@ fn strip_value(value: &mut Value) -> bool {
                 }
                 true
             } else {
-                map.values_mut().fold(false, |changed, v| strip_value(v) | changed)
+                map.values_mut()
+                    .fold(false, |changed, v| strip_value(v) | changed)
             }
         }
         _ => false,
@@ -87,9 +90,8 @@ fn might_hold_tag(text: &str) -> bool {
     if !bytes.contains(&b'<') && !text.contains("\\u003") {
         return false;
     }
-    let escaped = |i: usize| {
-        bytes[i..].starts_with(b"\\u003c") || bytes[i..].starts_with(b"\\u003C")
-    };
+    let escaped =
+        |i: usize| bytes[i..].starts_with(b"\\u003c") || bytes[i..].starts_with(b"\\u003C");
     (0..bytes.len()).any(|i| {
         let name_at = if bytes[i] == b'<' {
             i + 1
@@ -98,7 +100,9 @@ fn might_hold_tag(text: &str) -> bool {
         } else {
             return false;
         };
-        PRIVATE.iter().any(|name| starts_with_ignore_case(&bytes[name_at..], name))
+        PRIVATE
+            .iter()
+            .any(|name| starts_with_ignore_case(&bytes[name_at..], name))
     })
 }
 
@@ -112,7 +116,9 @@ fn strip_tags<'a>(text: &'a str, names: &[&str]) -> Cow<'a, str> {
     let mut at = 0;
     while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
         let pos = at + offset;
-        let Some((name, open_len)) = names.iter().find_map(|n| open_tag(bytes, pos, n).map(|l| (*n, l)))
+        let Some((name, open_len)) = names
+            .iter()
+            .find_map(|n| open_tag(bytes, pos, n).map(|l| (*n, l)))
         else {
             at = pos + 1;
             continue;
@@ -144,9 +150,10 @@ fn open_tag(bytes: &[u8], pos: usize, name: &str) -> Option<usize> {
     }
     match rest.get(name.len()) {
         Some(b'>') => Some(name.len() + 2),
-        Some(c) if c.is_ascii_whitespace() => {
-            rest[name.len()..].iter().position(|&b| b == b'>').map(|gt| name.len() + gt + 2)
-        }
+        Some(c) if c.is_ascii_whitespace() => rest[name.len()..]
+            .iter()
+            .position(|&b| b == b'>')
+            .map(|gt| name.len() + gt + 2),
         _ => None,
     }
 }
@@ -201,12 +208,21 @@ mod tests {
             ("<private>a</private>x<private>b</private>", "x"),
             ("multi <private>line\none\ntwo</private>!", "multi !"),
             ("case <PRIVATE>shout</Private> ok", "case  ok"),
-            ("nested <private>a <private>b</private> c</private> end", "nested  end"),
+            (
+                "nested <private>a <private>b</private> c</private> end",
+                "nested  end",
+            ),
             ("unclosed <private>everything after", "unclosed "),
             ("stray </private> stays", "stray </private> stays"),
             ("attr <private reason=\"x\">gone</private>.", "attr ."),
-            ("ctx <claude-mem-context>old memory</claude-mem-context>", "ctx "),
-            ("<privateer>not a tag</privateer>", "<privateer>not a tag</privateer>"),
+            (
+                "ctx <claude-mem-context>old memory</claude-mem-context>",
+                "ctx ",
+            ),
+            (
+                "<privateer>not a tag</privateer>",
+                "<privateer>not a tag</privateer>",
+            ),
             ("close spaced <private>x</private >y", "close spaced y"),
         ];
         for (input, want) in cases {
@@ -222,8 +238,12 @@ mod tests {
 
     #[test]
     fn task_notifications_alone_are_internal() {
-        assert!(is_internal("<task-notification>\n<task-id>1</task-id>\n</task-notification>"));
-        assert!(!is_internal("<task-notification>x</task-notification> and my question"));
+        assert!(is_internal(
+            "<task-notification>\n<task-id>1</task-id>\n</task-notification>"
+        ));
+        assert!(!is_internal(
+            "<task-notification>x</task-notification> and my question"
+        ));
         assert!(!is_internal("plain prompt"));
     }
 

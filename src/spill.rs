@@ -44,7 +44,9 @@ pub fn keep(config: &Config, write: &Write) -> Result<PathBuf> {
     for dir in [config.spill_dir(), config.fallback_dir().join("spill")] {
         match fsutil::private_dir(&dir).and_then(|()| fsutil::write_atomic(&dir, &name, &bytes)) {
             Ok(()) => return Ok(dir.join(name)),
-            Err(err) => last_err = Some(anyhow::Error::new(err).context(format!("{}", dir.display()))),
+            Err(err) => {
+                last_err = Some(anyhow::Error::new(err).context(format!("{}", dir.display())))
+            }
         }
     }
     Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no spill folder")))
@@ -75,7 +77,10 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log) {
             match apply_file(store, &path) {
                 Ok(true) => {
                     let _ = fs::remove_file(&path);
-                    log.line("INFO", &format!("applied the spilled write {}", path.display()));
+                    log.line(
+                        "INFO",
+                        &format!("applied the spilled write {}", path.display()),
+                    );
                 }
                 // Gone already: another run took it.
                 Ok(false) => {}
@@ -84,10 +89,7 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log) {
                     // Not ours to read (a newer format, a damaged file): set aside, never deleted.
                     let aside = path.with_extension("json.unreadable");
                     let _ = fs::rename(&path, &aside);
-                    log.important(
-                        "WARN",
-                        &format!("set aside {} ({err:#})", aside.display()),
-                    );
+                    log.important("WARN", &format!("set aside {} ({err:#})", aside.display()));
                 }
             }
         }
@@ -102,7 +104,11 @@ fn apply_file(store: &mut Store, path: &Path) -> Result<bool> {
         Err(err) => return Err(err).context("cannot read it"),
     };
     let file: SpillFile = serde_json::from_slice(&bytes).context("not a spill file")?;
-    anyhow::ensure!(file.format <= FORMAT, "spill format {} is newer than this binary", file.format);
+    anyhow::ensure!(
+        file.format <= FORMAT,
+        "spill format {} is newer than this binary",
+        file.format
+    );
     store.apply(&file.write)?;
     Ok(true)
 }

@@ -76,10 +76,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let mut file = File::create(&path).unwrap();
-        let filler = format!("{{\"type\":\"user\",\"pad\":\"{}\"}}\n", "x".repeat(100_000));
-        let first = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"first"}]}}"#;
+        let filler = format!(
+            "{{\"type\":\"user\",\"pad\":\"{}\"}}\n",
+            "x".repeat(100_000)
+        );
+        let first =
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"first"}]}}"#;
         let last = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"the end"},{"type":"tool_use","name":"Bash"}]}}"#;
-        let tool = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash"}]}}"#;
+        let tool =
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash"}]}}"#;
         write!(file, "{first}\n{filler}{last}\n{filler}{tool}\n").unwrap();
         assert_eq!(last_assistant_text(&path).as_deref(), Some("the end"));
     }

@@ -25,7 +25,10 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     let (second_key, second) = if failure {
         ("error", event.error.map_or("null", |raw| raw.get()))
     } else {
-        ("tool_response", event.tool_response.map_or("null", |raw| raw.get()))
+        (
+            "tool_response",
+            event.tool_response.map_or("null", |raw| raw.get()),
+        )
     };
     let over_cap = ctx
         .config
@@ -82,8 +85,15 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
 fn priority(tool: &str) -> Priority {
     match tool {
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "Bash" | "PowerShell" => Priority::High,
-        "Read" | "Glob" | "Grep" | "LS" | "NotebookRead" | "BashOutput" | "ReadMcpResourceTool"
-        | "ListMcpResourcesTool" | "ToolSearch" => Priority::Low,
+        "Read"
+        | "Glob"
+        | "Grep"
+        | "LS"
+        | "NotebookRead"
+        | "BashOutput"
+        | "ReadMcpResourceTool"
+        | "ListMcpResourcesTool"
+        | "ToolSearch" => Priority::Low,
         _ => Priority::Normal,
     }
 }

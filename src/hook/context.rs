@@ -73,7 +73,11 @@ fn render(recent: &[RecentSession], project: &str, binary: &str, budget: usize) 
 }
 
 fn entry(session: &RecentSession, project: &str) -> String {
-    let when = session.updated_at.get(..16).unwrap_or(&session.updated_at).replace('T', " ");
+    let when = session
+        .updated_at
+        .get(..16)
+        .unwrap_or(&session.updated_at)
+        .replace('T', " ");
     let mut line = format!("- {when} UTC, session {}", session.session_id);
     if session.prompt_count > 0 {
         let plural = if session.prompt_count == 1 { "" } else { "s" };
@@ -81,10 +85,16 @@ fn entry(session: &RecentSession, project: &str) -> String {
     }
     line.push('\n');
     if let Some(prompt) = &session.first_prompt {
-        line.push_str(&format!("  asked: {}\n", shorten(prompt, FIRST_PROMPT_CHARS)));
+        line.push_str(&format!(
+            "  asked: {}\n",
+            shorten(prompt, FIRST_PROMPT_CHARS)
+        ));
     }
     if let Some(message) = &session.last_assistant_message {
-        line.push_str(&format!("  Claude: {}\n", shorten(message, LAST_MESSAGE_CHARS)));
+        line.push_str(&format!(
+            "  Claude: {}\n",
+            shorten(message, LAST_MESSAGE_CHARS)
+        ));
     }
     if !session.files_changed.is_empty() {
         let prefix = format!("{}/", project.trim_end_matches('/'));
@@ -95,7 +105,11 @@ fn entry(session: &RecentSession, project: &str) -> String {
             .map(|f| f.strip_prefix(&prefix).unwrap_or(f))
             .collect();
         let more = session.files_changed.len().saturating_sub(FILES_SHOWN);
-        let more = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+        let more = if more > 0 {
+            format!(" (+{more} more)")
+        } else {
+            String::new()
+        };
         files.sort_unstable();
         line.push_str(&format!("  changed: {}{more}\n", files.join(", ")));
     }
@@ -131,9 +145,16 @@ mod tests {
 
     #[test]
     fn renders_an_index_with_ids_and_relative_files() {
-        let text = render(&[session("s-1", &["/p/src/a.rs"])], "/p", "/bin/claude-mem", 6000)
-            .unwrap();
-        assert!(text.starts_with("<claude-mem-context>\n") && text.ends_with("</claude-mem-context>"));
+        let text = render(
+            &[session("s-1", &["/p/src/a.rs"])],
+            "/p",
+            "/bin/claude-mem",
+            6000,
+        )
+        .unwrap();
+        assert!(
+            text.starts_with("<claude-mem-context>\n") && text.ends_with("</claude-mem-context>")
+        );
         assert!(text.contains("session s-1, 2 prompts"));
         assert!(text.contains("asked: Fix the login bug"));
         assert!(text.contains("Claude: Done: fixed it"));

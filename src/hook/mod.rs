@@ -94,7 +94,9 @@ pub fn run(name: Option<&OsStr>) -> HookOutput {
     let log = Arc::new(Log::new(&config, &format!("hook {label}")));
     let panic_log = Arc::clone(&log);
     // A panic's message goes to the log, never to stderr (a hook error in Claude Code).
-    panic::set_hook(Box::new(move |info| panic_log.important("PANIC", &info.to_string())));
+    panic::set_hook(Box::new(move |info| {
+        panic_log.important("PANIC", &info.to_string())
+    }));
     panic::catch_unwind(AssertUnwindSafe(|| run_logged(name, &config, &log)))
         .unwrap_or(HookOutput::Nothing)
 }
@@ -120,7 +122,10 @@ fn run_logged(name: Option<&OsStr>, config: &Config, log: &Log) -> HookOutput {
     let event = match Event::parse(&input) {
         Ok(event) => event,
         Err(err) => {
-            log.line("WARN", &format!("ignored input that is not a JSON event object: {err}"));
+            log.line(
+                "WARN",
+                &format!("ignored input that is not a JSON event object: {err}"),
+            );
             return HookOutput::Nothing;
         }
     };

@@ -8,8 +8,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 type Text<'a> = Option<Cow<'a, str>>;
@@ -154,7 +154,11 @@ mod tests {
     #[test]
     fn only_objects_are_events() {
         for bad in [&b"[]"[..], b"null", b"3", b"\"s\"", b"{", b""] {
-            assert!(Event::parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+            assert!(
+                Event::parse(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 }

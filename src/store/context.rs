@@ -21,7 +21,11 @@ const CHANGING_TOOLS: &str = "('Write', 'Edit', 'MultiEdit', 'NotebookEdit')";
 const FILES_PER_SESSION: i64 = 12;
 
 /// The `limit` most recently active sessions of `project_dir` that hold anything.
-pub fn recent_sessions(conn: &Connection, project_dir: &str, limit: usize) -> Result<Vec<RecentSession>> {
+pub fn recent_sessions(
+    conn: &Connection,
+    project_dir: &str,
+    limit: usize,
+) -> Result<Vec<RecentSession>> {
     let mut sessions = conn.prepare(
         "SELECT s.session_id, s.started_at, s.updated_at, s.prompt_count, s.last_assistant_message,
                 (SELECT prompt_text FROM user_prompts p
@@ -54,7 +58,9 @@ pub fn recent_sessions(conn: &Connection, project_dir: &str, limit: usize) -> Re
     let mut recent = rows.collect::<Result<Vec<_>>>()?;
     for session in &mut recent {
         session.files_changed = files
-            .query_map(params![session.session_id, FILES_PER_SESSION], |row| row.get(0))?
+            .query_map(params![session.session_id, FILES_PER_SESSION], |row| {
+                row.get(0)
+            })?
             .collect::<Result<_>>()?;
     }
     Ok(recent)

@@ -36,9 +36,8 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database, waiting for locks at most until `deadline`.
     pub fn open(config: &Config, deadline: Instant) -> Result<Store> {
-        fsutil::private_dir(&config.data_dir).with_context(|| {
-            format!("cannot create the data dir {}", config.data_dir.display())
-        })?;
+        fsutil::private_dir(&config.data_dir)
+            .with_context(|| format!("cannot create the data dir {}", config.data_dir.display()))?;
         let path = config.db_path();
         // Created by us so it is 0600 from the start; SQLite gives its WAL the same mode.
         if let Err(err) = fsutil::create_private(&path) {
@@ -139,7 +138,12 @@ impl Store {
                      WHERE session_id = ?1",
                     params![s.session_id, source, model, s.project_dir],
                 )?;
-                log_event(&tx, write, "session_start", serde_json::json!({"source": source}))?;
+                log_event(
+                    &tx,
+                    write,
+                    "session_start",
+                    serde_json::json!({"source": source}),
+                )?;
             }
             Change::SummaryRequest {
                 prompt_id,
@@ -181,7 +185,9 @@ impl Store {
                             prompt_number,
                             s.project_dir,
                             raw.to_string(),
-                            last_assistant_message.as_ref().map_or(0, |m| m.len() as i64),
+                            last_assistant_message
+                                .as_ref()
+                                .map_or(0, |m| m.len() as i64),
                             write.at
                         ],
                     )?;
@@ -205,7 +211,12 @@ impl Store {
                      WHERE session_id = ?1",
                     params![s.session_id, write.at, reason],
                 )?;
-                log_event(&tx, write, "session_end", serde_json::json!({"reason": reason}))?;
+                log_event(
+                    &tx,
+                    write,
+                    "session_end",
+                    serde_json::json!({"reason": reason}),
+                )?;
             }
         }
         tx.commit()?;
@@ -240,7 +251,9 @@ impl Store {
 pub fn is_busy(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         matches!(
-            cause.downcast_ref::<rusqlite::Error>().and_then(rusqlite::Error::sqlite_error_code),
+            cause
+                .downcast_ref::<rusqlite::Error>()
+                .and_then(rusqlite::Error::sqlite_error_code),
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
         )
     })
@@ -337,7 +350,13 @@ fn log_event(
     tx.execute(
         "INSERT OR IGNORE INTO event_log (id, session_id, event, detail, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![write.id, write.session.session_id, event, detail.to_string(), write.at],
+        params![
+            write.id,
+            write.session.session_id,
+            event,
+            detail.to_string(),
+            write.at
+        ],
     )?;
     Ok(())
 }

@@ -1031,10 +1031,8 @@ fn an_install_killed_at_any_moment_never_leaves_a_broken_file() {
     let path = sandbox.root.join("settings.json");
     let old = read_fixture("realistic", "before.json");
     let new = expected_after("realistic", &this_binary()).into_bytes();
-    let mut outcomes = [0, 0];
-    for round in 0..60u64 {
-        fs::write(&path, &old).expect("reset");
-        let mut child = std::process::Command::new(this_binary())
+    let install = || {
+        std::process::Command::new(this_binary())
             .args(["install-hooks", "--settings", path_arg(&path)])
             .env_clear()
             .env("HOME", sandbox.home())
@@ -1042,8 +1040,22 @@ fn an_install_killed_at_any_moment_never_leaves_a_broken_file() {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("spawn");
-        std::thread::sleep(Duration::from_micros(round * 250));
+            .expect("spawn")
+    };
+    // Spread the kills over one and a half times a whole run, however fast this machine is.
+    let mut whole_run = Duration::ZERO;
+    for _ in 0..3 {
+        fs::write(&path, &old).expect("reset");
+        let start = std::time::Instant::now();
+        assert!(install().wait().expect("wait").success());
+        whole_run = whole_run.max(start.elapsed());
+    }
+    const ROUNDS: u32 = 60;
+    let mut outcomes = [0, 0];
+    for round in 0..ROUNDS {
+        fs::write(&path, &old).expect("reset");
+        let mut child = install();
+        std::thread::sleep(whole_run * 3 / 2 * round / ROUNDS);
         let _ = child.kill();
         let _ = child.wait();
         let now = fs::read(&path).expect("settings.json still there");

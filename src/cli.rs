@@ -24,8 +24,18 @@ pub enum Command {
         name: String,
     },
     /// Register claude-mem's hooks in Claude Code's settings.json.
+    ///
+    /// The file is ~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json when that is
+    /// set, unless a flag names another. Everything else in it is kept; running this again
+    /// changes nothing, and entries left by a binary that moved are pointed at this one.
+    /// PostToolUseFailure is added only when `claude --version` (the `claude` on PATH, or the
+    /// one $CLAUDE_MEM_CLAUDE_BIN names) is 2.1.101 or later: older versions ignore a whole
+    /// settings file over an event they do not know.
     InstallHooks(SettingsArgs),
     /// Remove claude-mem's hooks (and nothing else) from Claude Code's settings.json.
+    ///
+    /// Removes every handler whose command runs a program named claude-mem with `hook`, from
+    /// whatever path, and the groups and events that this leaves empty.
     UninstallHooks(SettingsArgs),
 }
 

@@ -12,6 +12,7 @@ mod hook;
 mod log;
 mod ops;
 mod privacy;
+mod settings;
 mod spill;
 mod store;
 mod transcript;

@@ -1,13 +1,119 @@
-//! `install-hooks` / `uninstall-hooks`.
+//! `install-hooks`: registers this binary's hooks in a Claude Code settings file, by absolute
+//! path, merging into whatever the file already holds.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result};
 
 use crate::cli::SettingsArgs;
+use crate::settings::command::quote_program;
+use crate::settings::compat::{ClaudeCode, Version};
+use crate::settings::merge::{self, Change, Registration, Status};
+use crate::settings::{Written, settings_path, update};
 
-pub fn install(_args: &SettingsArgs) -> Result<String> {
-    bail!("install-hooks is not built yet")
+/// What we register. SessionStart has no matcher so that every source (startup, resume, clear,
+/// compact) fires it.
+const HOOKS: &[(Registration, Option<Version>)] = &[
+    (reg("SessionStart", None, "context"), None),
+    (reg("UserPromptSubmit", None, "prompt"), None),
+    (reg("PostToolUse", Some("*"), "capture"), None),
+    // An event name an older Claude Code does not know made it ignore the whole file; since
+    // 2.1.101 it is only a warning.
+    (
+        reg("PostToolUseFailure", Some("*"), "capture"),
+        Some(Version(2, 1, 101)),
+    ),
+    (reg("Stop", None, "summary"), None),
+    (reg("SessionEnd", None, "cleanup"), None),
+];
+
+const fn reg(
+    event: &'static str,
+    matcher: Option<&'static str>,
+    hook: &'static str,
+) -> Registration {
+    Registration {
+        event,
+        matcher,
+        hook,
+    }
 }
 
-pub fn uninstall(_args: &SettingsArgs) -> Result<String> {
-    bail!("uninstall-hooks is not built yet")
+pub fn install(args: &SettingsArgs) -> Result<String> {
+    let path = settings_path(args)?;
+    let exe = std::env::current_exe()
+        .and_then(|exe| {
+            if exe.is_absolute() {
+                Ok(exe)
+            } else {
+                exe.canonicalize()
+            }
+        })
+        .context("cannot find the path of the running claude-mem binary")?;
+    let program = quote_program(&exe)?;
+
+    let claude = ClaudeCode::detect();
+    let mut wanted = Vec::new();
+    let mut skipped = Vec::new();
+    for (registration, since) in HOOKS {
+        match since.map_or(Ok(()), |since| claude.allows(since)) {
+            Ok(()) => wanted.push(*registration),
+            Err(why) => skipped.push((registration, why)),
+        }
+    }
+
+    let outcome = update(&path, args.dry_run, true, |root| {
+        merge::install(root, &program, &wanted)
+    })?;
+
+    let mut out = match &outcome.written {
+        Written::Unchanged | Written::Missing => format!(
+            "claude-mem hooks are already installed in {}; nothing changed.\n",
+            path.display()
+        ),
+        Written::Created => format!("Created {} with claude-mem hooks:\n", path.display()),
+        Written::Replaced { .. } => format!("Installed claude-mem hooks in {}:\n", path.display()),
+        Written::WouldChange { diff } => format!(
+            "Dry run: nothing was written. Installing would change {} like this:\n{diff}\n",
+            path.display()
+        ),
+    };
+    let dry = matches!(outcome.written, Written::WouldChange { .. });
+    // In the order of HOOKS, skipped ones in their place.
+    let mut changes = outcome.report.iter();
+    for (registration, _) in HOOKS {
+        match skipped.iter().find(|(r, _)| r.event == registration.event) {
+            Some((_, why)) => out.push_str(&format!(
+                "  {:<20} hook {:<8} not added: {why}\n",
+                registration.event, registration.hook
+            )),
+            None => out.extend(changes.next().map(|change| line(change, dry))),
+        }
+    }
+    out.extend(changes.map(|change| line(change, dry)));
+    out.push_str(&format!("Binary: {}\n", exe.display()));
+    match &outcome.written {
+        Written::Replaced {
+            backup: Some(backup),
+        } => out.push_str(&format!(
+            "The file as it was before is kept in {}\n",
+            backup.display()
+        )),
+        Written::Unchanged | Written::Missing | Written::WouldChange { .. } => return Ok(out),
+        _ => {}
+    }
+    out.push_str(
+        "Claude Code picks the hooks up by itself (it reloads its settings files while it runs); \
+         a session that does not show them needs a restart.\n",
+    );
+    Ok(out)
+}
+
+fn line(change: &Change, dry: bool) -> String {
+    let status = match (change.status, dry) {
+        (Status::Added, false) => "added",
+        (Status::Added, true) => "to add",
+        (Status::Updated, false) => "updated to this binary",
+        (Status::Updated, true) => "to update to this binary",
+        (Status::Present, _) => "already present",
+    };
+    format!("  {:<20} hook {:<8} {status}\n", change.event, change.hook)
 }

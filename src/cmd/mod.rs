@@ -2,6 +2,7 @@
 //! prints as one line with a non-zero exit.
 
 mod install;
+mod uninstall;
 
 use anyhow::Result;
 
@@ -12,6 +13,6 @@ pub fn run(command: Command) -> Result<String> {
         // Reached only through clap (e.g. `claude-mem hook` with no name): main runs hooks.
         Command::Hook { .. } => Ok(String::new()),
         Command::InstallHooks(args) => install::install(&args),
-        Command::UninstallHooks(args) => install::uninstall(&args),
+        Command::UninstallHooks(args) => uninstall::uninstall(&args),
     }
 }

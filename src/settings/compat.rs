@@ -1,0 +1,188 @@
+//! Which Claude Code the user has, so that we never write an event name it would reject.
+//!
+//! Before v2.1.101 an event name Claude Code did not know made it ignore the whole settings
+//! file, hooks and permissions included. So an event that not every version knows is written
+//! only when `claude --version` says it is safe; when no Claude Code can be found, it is left
+//! out, and running install-hooks again later adds it.
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Names the claude executable to ask, instead of looking on PATH.
+pub const CLAUDE_BIN_VAR: &str = "CLAUDE_MEM_CLAUDE_BIN";
+
+/// A `claude --version` that has not answered by then is taken as no answer.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(pub u64, pub u64, pub u64);
+
+impl Version {
+    /// The first `X.Y.Z` word of `claude --version`'s output (`2.1.330 (Claude Code)`).
+    fn find(text: &str) -> Option<Version> {
+        text.split_whitespace().find_map(|word| {
+            let mut parts = word.split('.').map(|p| p.parse::<u64>().ok());
+            let version = Version(parts.next()??, parts.next()??, parts.next()??);
+            parts.next().is_none().then_some(version)
+        })
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)
+    }
+}
+
+/// What we know about the user's Claude Code.
+pub enum ClaudeCode {
+    Found {
+        path: PathBuf,
+        version: Version,
+    },
+    /// There is a `claude`, but it did not tell us its version.
+    Unknown {
+        path: PathBuf,
+        why: String,
+    },
+    Missing,
+}
+
+impl ClaudeCode {
+    pub fn detect() -> ClaudeCode {
+        let Some(path) = locate() else {
+            return ClaudeCode::Missing;
+        };
+        match ask_version(&path) {
+            Ok(version) => ClaudeCode::Found { path, version },
+            Err(why) => ClaudeCode::Unknown { path, why },
+        }
+    }
+
+    /// `Ok` when an event (or field) that Claude Code knows since `since` may be written;
+    /// otherwise why not, as a phrase for the report.
+    pub fn allows(&self, since: Version) -> Result<(), String> {
+        match self {
+            ClaudeCode::Found { version, .. } if *version >= since => Ok(()),
+            ClaudeCode::Found { path, version } => Err(format!(
+                "Claude Code {version} ({}) may ignore the whole settings file over it; \
+                 it needs {since} or later",
+                path.display()
+            )),
+            ClaudeCode::Unknown { path, why } => Err(format!(
+                "could not tell the version of {} ({why}), and Claude Code before {since} \
+                 ignores the whole settings file over it",
+                path.display()
+            )),
+            ClaudeCode::Missing => Err(format!(
+                "no Claude Code found to check that it knows this event (Claude Code before \
+                 {since} ignores the whole settings file over it); put `claude` on PATH or set \
+                 {CLAUDE_BIN_VAR} to it, and run install-hooks again"
+            )),
+        }
+    }
+}
+
+fn locate() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(CLAUDE_BIN_VAR).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    let names: &[&str] = if cfg!(windows) {
+        &["claude.exe", "claude.cmd"]
+    } else {
+        &["claude"]
+    };
+    let on_path = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_default();
+    // The native installer's and the old local installer's places, often not on PATH.
+    let home = dirs::home_dir()
+        .map(|home| {
+            vec![
+                home.join(".local").join("bin"),
+                home.join(".claude").join("local"),
+            ]
+        })
+        .unwrap_or_default();
+    on_path
+        .iter()
+        .chain(&home)
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = path.metadata() else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+fn ask_version(claude: &Path) -> Result<Version, String> {
+    let mut child = Command::new(claude)
+        .arg("--version")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|err| format!("it does not run: {err}"))?;
+    let mut stdout = child.stdout.take().expect("stdout was piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.by_ref().take(64 * 1024).read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + VERSION_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "`--version` gave no answer within {} s",
+                    VERSION_TIMEOUT.as_secs()
+                ));
+            }
+        }
+    }
+    let text = reader.join().unwrap_or_default();
+    Version::find(&text).ok_or_else(|| {
+        let first = text.lines().next().unwrap_or("").trim();
+        format!("`--version` printed {first:?}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_version_claude_prints() {
+        assert_eq!(
+            Version::find("2.1.330 (Claude Code)\n"),
+            Some(Version(2, 1, 330))
+        );
+        assert_eq!(Version::find("claude 1.0.62"), Some(Version(1, 0, 62)));
+        assert_eq!(Version::find("2.1 (Claude Code)"), None);
+        assert_eq!(Version::find("v2.1.3.4"), None);
+        assert_eq!(Version::find(""), None);
+        assert!(Version(2, 1, 101) > Version(2, 1, 99));
+        assert!(Version(2, 2, 0) > Version(2, 1, 330));
+    }
+}

@@ -1,0 +1,160 @@
+//! Strict reading and faithful writing of a settings file.
+//!
+//! Claude Code ignores a whole settings file over one comment or trailing comma, so such a file
+//! is refused, not "repaired": the user must know it is being ignored today. What we write back
+//! is what Claude Code itself writes (two-space indent, key order kept, non-ASCII text as is),
+//! with the original's line ending and final newline, so a file in that form round-trips byte
+//! for byte.
+
+use anyhow::{Result, anyhow, bail};
+use serde_json::{Map, Value};
+
+pub struct Document {
+    pub root: Map<String, Value>,
+    style: Style,
+}
+
+#[derive(Clone, Copy)]
+struct Style {
+    crlf: bool,
+    final_newline: bool,
+}
+
+impl Document {
+    /// Parses a settings file. An empty (or blank) file is `{}`, as Claude Code treats it.
+    pub fn parse(bytes: &[u8]) -> Result<Document> {
+        let text = std::str::from_utf8(bytes).map_err(|err| {
+            anyhow!(
+                "it is not UTF-8 text (bad byte at offset {})",
+                err.valid_up_to()
+            )
+        })?;
+        let style = Style {
+            crlf: text.contains("\r\n"),
+            final_newline: text.trim().is_empty() || text.ends_with('\n'),
+        };
+        if text.trim().is_empty() {
+            return Ok(Document {
+                root: Map::new(),
+                style,
+            });
+        }
+        let value: Value = serde_json::from_str(text).map_err(|err| match jsonc_feature(text) {
+            Some((feature, at)) => {
+                let (line, column) = line_column(text, at);
+                anyhow!(
+                    "it has a {feature} at line {line}, column {column}, and Claude Code ignores a \
+                     settings file with comments or trailing commas (it is ignoring this one \
+                     now); remove it and run again"
+                )
+            }
+            None => anyhow!("it is not valid JSON: {err}"),
+        })?;
+        let Value::Object(root) = value else {
+            bail!(
+                "its top level is {}, not an object; Claude Code ignores such a file",
+                kind(&value)
+            );
+        };
+        match root.get("hooks") {
+            Some(hooks) if !hooks.is_object() => {
+                bail!("its \"hooks\" value is {}, not an object", kind(hooks))
+            }
+            _ => Ok(Document { root, style }),
+        }
+    }
+
+    /// The bytes of `root` in this document's style.
+    pub fn render(&self, root: &Map<String, Value>) -> Vec<u8> {
+        let mut text =
+            serde_json::to_string_pretty(root).expect("a map of JSON values always serializes");
+        if self.style.final_newline {
+            text.push('\n');
+        }
+        if self.style.crlf {
+            // Safe on the whole text: JSON strings never hold a raw line break.
+            text = text.replace('\n', "\r\n");
+        }
+        text.into_bytes()
+    }
+}
+
+/// "an array", "a string", ...: for messages about a value of the wrong type.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Finds the first comment or trailing comma outside strings: only called once strict parsing
+/// failed, to say why in terms the user can act on.
+fn jsonc_feature(text: &str) -> Option<(&'static str, usize)> {
+    let bytes = text.as_bytes();
+    let mut in_string = false;
+    let mut comma = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*')) => {
+                    return Some(("comment", i));
+                }
+                b',' => comma = Some(i),
+                b'}' | b']' if comma.is_some() => return comma.map(|at| ("trailing comma", at)),
+                b' ' | b'\t' | b'\n' | b'\r' => {}
+                b'"' => {
+                    in_string = true;
+                    comma = None;
+                }
+                _ => comma = None,
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_comments_and_trailing_commas_outside_strings_only() {
+        let cases = [
+            ("{\n  // note\n  \"a\": 1\n}", Some(("comment", 2, 3))),
+            ("{\"a\": 1 /* x */}", Some(("comment", 1, 9))),
+            ("{\"a\": [1, 2,\n]}", Some(("trailing comma", 1, 12))),
+            ("{\"a\": 1,\n}", Some(("trailing comma", 1, 8))),
+            ("{\"a\": \"http://x, }\" ]", None),
+            ("{\"a\": \"\\\"//\" x}", None),
+            ("{\"a\": 1 x}", None),
+        ];
+        for (text, want) in cases {
+            let got = jsonc_feature(text).map(|(what, at)| {
+                let (line, column) = line_column(text, at);
+                (what, line, column)
+            });
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
+}

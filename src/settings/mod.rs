@@ -1,0 +1,16 @@
+//! Claude Code's settings.json, a file that the user, other tools and Claude Code itself all
+//! write. This module finds the file, reads it strictly, changes nothing but our own hook
+//! entries, and replaces it atomically, so that no run of ours leaves it broken or drops a
+//! change someone else made.
+
+pub mod command;
+pub mod compat;
+mod diff;
+mod document;
+mod location;
+mod lock;
+pub mod merge;
+mod write;
+
+pub use location::settings_path;
+pub use write::{Written, update};

@@ -1,0 +1,242 @@
+//! Read, change, replace: the one way a settings file is written.
+//!
+//! Claude Code rewrites the file too (whole, non-atomically, without a lock), a dotfiles user
+//! may have it as a symlink, and a run of ours can be killed at any moment. So: the change is
+//! computed from what is on disk and never written when it is empty; the file is replaced by a
+//! rename of a synced temp file in the same directory (a reader sees the old file or the new
+//! one, never a part); the link is followed so it survives; mode and owner are kept; the file
+//! is re-read just before the rename, and if anyone changed it meanwhile the change is merged
+//! again into their version instead of overwriting it.
+
+use std::fs::{self, Metadata, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+use tempfile::NamedTempFile;
+
+use super::diff;
+use super::document::Document;
+use super::lock::Lock;
+use crate::fsutil::{create_private, private_dir, sync_dir};
+
+/// Rounds of read-merge-write before giving up on a file that keeps changing under us.
+const ATTEMPTS: usize = 8;
+
+/// What happened to the file.
+pub enum Written {
+    /// The change was already there: nothing was written, the file's mtime is unchanged.
+    Unchanged,
+    /// There was no file (and nothing to remove from it): nothing was written.
+    Missing,
+    Created,
+    /// Replaced; `backup` is set when this run kept a copy of the previous contents.
+    Replaced {
+        backup: Option<PathBuf>,
+    },
+    /// `--dry-run`: the diff that a real run would apply. Nothing was written.
+    WouldChange {
+        diff: String,
+    },
+}
+
+pub struct Outcome<T> {
+    pub written: Written,
+    /// What `edit` reported on the version of the file that was written (or found).
+    pub report: T,
+}
+
+/// Applies `edit` to the settings file at `path`. A missing file is created only when `create`
+/// is set; otherwise `edit` runs on an empty object and nothing is written.
+pub fn update<T>(
+    path: &Path,
+    dry_run: bool,
+    create: bool,
+    mut edit: impl FnMut(&mut Map<String, Value>) -> Result<T>,
+) -> Result<Outcome<T>> {
+    let unchanged = || format!("left {} unchanged", path.display());
+    let target = resolve_links(path).with_context(unchanged)?;
+    let mut earlier: Option<Outcome<T>> = None;
+    for _ in 0..ATTEMPTS {
+        let before = read(&target).with_context(unchanged)?;
+        if before.is_none() && !create {
+            let report = edit(&mut Map::new()).with_context(unchanged)?;
+            let written = Written::Missing;
+            return Ok(Outcome { written, report });
+        }
+        let document =
+            Document::parse(before.as_deref().unwrap_or_default()).with_context(unchanged)?;
+        let mut root = document.root.clone();
+        let report = edit(&mut root).with_context(unchanged)?;
+        let after = document.render(&root);
+        if after == document.render(&document.root) {
+            // After an earlier round wrote the file, finding nothing left to do means that
+            // write stands: report it, not "unchanged".
+            let written = Written::Unchanged;
+            return Ok(earlier.unwrap_or(Outcome { written, report }));
+        }
+        if dry_run {
+            let old = String::from_utf8_lossy(before.as_deref().unwrap_or_default());
+            let new = String::from_utf8_lossy(&after);
+            let diff = diff::unified(&path.display().to_string(), &old, &new);
+            let written = Written::WouldChange { diff };
+            return Ok(Outcome { written, report });
+        }
+
+        let existing = match fs::metadata(&target) {
+            Ok(meta) => Some(meta),
+            Err(err) if err.kind() == ErrorKind::NotFound => None,
+            Err(err) => return Err(err).with_context(unchanged),
+        };
+        match &existing {
+            Some(meta) => check_writable(&target, meta).with_context(unchanged)?,
+            None => {
+                if let Some(dir) = target.parent() {
+                    private_dir(dir)
+                        .with_context(|| format!("cannot create directory {}", dir.display()))?;
+                }
+            }
+        }
+        let lock = Lock::acquire(&target).with_context(unchanged)?;
+        if read(&target).with_context(unchanged)? != before {
+            continue;
+        }
+        let backup = match (&before, &earlier) {
+            (Some(bytes), None) => keep_backup(path, bytes).with_context(unchanged)?,
+            _ => None,
+        };
+        let temp = write_temp(&target, &after, existing.as_ref()).with_context(unchanged)?;
+        if read(&target).with_context(unchanged)? != before {
+            continue;
+        }
+        temp.persist(&target)
+            .map_err(|err| err.error)
+            .with_context(|| format!("cannot replace {}", target.display()))?;
+        if let Some(dir) = target.parent() {
+            sync_dir(dir);
+        }
+        drop(lock);
+
+        let written = match (before, earlier.take()) {
+            (_, Some(first)) => first.written,
+            (None, None) => Written::Created,
+            (Some(_), None) => Written::Replaced { backup },
+        };
+        let outcome = Outcome { written, report };
+        // Someone may have written over us right after the rename; then merge into theirs.
+        if read(&target)?.as_deref() == Some(after.as_slice()) {
+            return Ok(outcome);
+        }
+        earlier = Some(outcome);
+    }
+    bail!(
+        "gave up on {}: it kept changing while claude-mem was updating it (another program is \
+         writing it); run the command again",
+        path.display()
+    )
+}
+
+/// Follows symlinks to the file that is really written, so a linked settings.json (a dotfiles
+/// repository) keeps its link and the target changes. The target need not exist yet.
+fn resolve_links(path: &Path) -> Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = fs::read_link(&current)
+                    .with_context(|| format!("cannot read symlink {}", current.display()))?;
+                current = match current.parent() {
+                    Some(dir) => dir.join(link),
+                    None => link,
+                };
+            }
+            Err(err) if err.kind() != ErrorKind::NotFound => {
+                return Err(err).with_context(|| format!("cannot look at {}", current.display()));
+            }
+            _ => return Ok(current),
+        }
+    }
+    bail!("it is a loop of symbolic links")
+}
+
+/// The file's bytes, or `None` if there is no file.
+fn read(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// A read-only file is refused even where we could replace it anyway (root, or a writable
+/// directory): someone made it read-only so that it would not change.
+fn check_writable(target: &Path, meta: &Metadata) -> Result<()> {
+    if meta.permissions().readonly() {
+        bail!(
+            "{} is read-only; make it writable (chmod u+w) if claude-mem may change it",
+            target.display()
+        );
+    }
+    // Opening without truncating changes nothing, and fails where the system would refuse the
+    // write: another owner, an immutable file, a read-only mount.
+    OpenOptions::new()
+        .write(true)
+        .open(target)
+        .map(drop)
+        .with_context(|| format!("cannot write {}", target.display()))
+}
+
+/// Keeps `<name>.claude-mem.bak` beside the file the user named (beside the link, not inside a
+/// dotfiles repository), unless one exists: the first backup holds the file as it was before
+/// claude-mem ever changed it.
+fn keep_backup(path: &Path, bytes: &[u8]) -> Result<Option<PathBuf>> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let backup = path.with_file_name(format!("{name}.claude-mem.bak"));
+    let mut file = match create_private(&backup) {
+        Ok(file) => file,
+        Err(err) if err.kind() == ErrorKind::AlreadyExists => return Ok(None),
+        Err(err) => {
+            return Err(err).with_context(|| format!("cannot create backup {}", backup.display()));
+        }
+    };
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write backup {}", backup.display()))?;
+    Ok(Some(backup))
+}
+
+/// The new contents in a synced temp file beside `target`, with the old file's mode and owner
+/// (0600 for a new file: settings can hold tokens in `env`).
+fn write_temp(target: &Path, bytes: &[u8], existing: Option<&Metadata>) -> Result<NamedTempFile> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.claude-mem-"))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    if let Some(meta) = existing {
+        keep_mode_and_owner(temp.as_file(), meta)
+            .with_context(|| format!("cannot keep the mode and owner of {}", target.display()))?;
+    }
+    temp.write_all(bytes)
+        .and_then(|()| temp.as_file().sync_all())
+        .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+    Ok(temp)
+}
+
+#[cfg(unix)]
+fn keep_mode_and_owner(file: &fs::File, meta: &Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let ours = file.metadata()?;
+    if (ours.uid(), ours.gid()) != (meta.uid(), meta.gid()) {
+        std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()))?;
+    }
+    file.set_permissions(meta.permissions())
+}
+
+#[cfg(not(unix))]
+fn keep_mode_and_owner(file: &fs::File, meta: &Metadata) -> std::io::Result<()> {
+    file.set_permissions(meta.permissions())
+}

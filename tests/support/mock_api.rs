@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The answer to a side request; a test can tell it apart from scripted text.
-pub const SIDE_ANSWER: &str = "E2E side answer.";
+/// The answer to a side request (a title, a classifier verdict): anything short will do.
+const SIDE_ANSWER: &str = "E2E side answer.";
 /// A request larger than this is a broken client, not a conversation.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 /// An idle keep-alive connection is dropped after this.
@@ -196,7 +196,8 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<Request>> {
         if name.eq_ignore_ascii_case("content-length") {
             content_length = value.parse().map_err(|_| bad("bad Content-Length"))?;
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            // The CLI sends Content-Length; if that changes, the test fails here, visibly.
+            // The CLI sends Content-Length (2.1.197, 2.1.330): drop the connection rather
+            // than misread a body, so the CLI reports an API error in its debug log.
             return Err(bad("the mock does not read chunked request bodies"));
         }
     }

@@ -433,7 +433,8 @@ fn claude_cli() -> Option<PathBuf> {
         return Some(path);
     }
     if cfg!(windows) {
-        return skip("only checked on Linux and macOS; on Windows set CLAUDE_MEM_E2E_CLAUDE");
+        // Hook commands and the Bash tool go through a different shell there; unverified.
+        return skip("not checked on Windows yet");
     }
     let dir = cache_dir();
     let claude = dir.join("node_modules/.bin/claude");

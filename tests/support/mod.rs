@@ -1,0 +1,3 @@
+//! Helpers for the end-to-end test against the real Claude Code CLI.
+
+pub mod mock_api;

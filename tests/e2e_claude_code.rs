@@ -266,42 +266,35 @@ fn table(db: &Connection, sql: &str, params: impl rusqlite::Params) -> Vec<Value
     rows.collect::<rusqlite::Result<_>>().unwrap()
 }
 
-/// Registers the hooks in `$HOME/.claude/settings.json` the way a user does.
+/// Registers the hooks in `$HOME/.claude/settings.json` the way a user does, telling
+/// install-hooks which Claude Code it is for (so PostToolUseFailure is registered too).
 fn install_hooks(run: &Run) {
     let bin = Path::new(env!("CARGO_BIN_EXE_claude-mem"));
-    let out = run.scrubbed(bin).arg("install-hooks").output().unwrap();
-    if out.status.success() {
-        return;
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = run
+        .scrubbed(bin)
+        .arg("install-hooks")
+        .env("CLAUDE_MEM_CLAUDE_BIN", &run.claude)
+        .output()
+        .unwrap();
     assert!(
-        stderr.contains("not built yet"),
-        "install-hooks failed: {stderr}"
+        out.status.success(),
+        "install-hooks failed: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    notice("e2e: install-hooks is not built yet; writing settings.json by hand instead");
-    write_settings_by_hand(bin, &run.home);
-}
-
-/// Exactly what install-hooks is specified to write, until it exists.
-fn write_settings_by_hand(bin: &Path, home: &Path) {
-    let handler = |name: &str| {
-        json!({"type": "command", "command": format!("\"{}\" hook {name}", bin.display()),
-               "timeout": 10})
-    };
-    let settings = json!({"hooks": {
-        "SessionStart": [{"hooks": [handler("context")]}],
-        "UserPromptSubmit": [{"hooks": [handler("prompt")]}],
-        "PostToolUse": [{"matcher": "*", "hooks": [handler("capture")]}],
-        "PostToolUseFailure": [{"matcher": "*", "hooks": [handler("capture")]}],
-        "Stop": [{"hooks": [handler("summary")]}],
-        "SessionEnd": [{"hooks": [handler("cleanup")]}],
-    }});
-    fs::create_dir_all(home.join(".claude")).unwrap();
-    fs::write(
-        home.join(".claude/settings.json"),
-        serde_json::to_string_pretty(&settings).unwrap(),
-    )
-    .unwrap();
+    let settings = fs::read_to_string(run.home.join(".claude/settings.json")).unwrap();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(
+            settings.contains(&format!("\"{event}\"")),
+            "{event} missing:\n{settings}"
+        );
+    }
 }
 
 /// Everything one `claude -p` run needs.

@@ -148,6 +148,11 @@ fn a_private_prompt_drops_its_whole_turn() {
         env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'after'"),
         1
     );
+    // A capture knows the number of its turn's prompt.
+    assert_eq!(
+        env.count("SELECT prompt_number FROM pending_queue WHERE tool_use_id = 'after'"),
+        3
+    );
     // The turn still counts: the public prompts are 1 and 3.
     assert_eq!(
         env.count("SELECT group_concat(prompt_number) = '1,3' FROM user_prompts"),

@@ -55,7 +55,7 @@ fn render(recent: &[RecentSession], project: &str, binary: &str, budget: usize) 
     const CLOSE: &str = "</claude-mem-context>";
     let head = "Recent sessions in this project (claude-mem memory, newest first):\n";
     let tail = format!(
-        "More: `{binary} show <session id>` prints a session; `{binary} search <words>` searches all of them.\n"
+        "More with `{binary}`: `show <session id>` prints a session, `search <words>` searches them all.\n"
     );
     let fixed = OPEN.len() + head.len() + tail.len() + CLOSE.len();
     let mut entries = String::new();
@@ -159,7 +159,7 @@ mod tests {
         assert!(text.contains("asked: Fix the login bug"));
         assert!(text.contains("Claude: Done: fixed it"));
         assert!(text.contains("changed: src/a.rs"));
-        assert!(text.contains("/bin/claude-mem show <session id>"));
+        assert!(text.contains("More with `/bin/claude-mem`: `show <session id>`"));
     }
 
     #[test]

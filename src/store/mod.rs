@@ -82,9 +82,12 @@ impl Store {
             Change::Observation(o) => {
                 tx.execute(
                     "INSERT OR IGNORE INTO pending_queue (id, kind, session_id, tool_use_id,
-                         prompt_id, event, tool_name, project_dir, raw_output, files_touched,
-                         priority, payload_bytes, truncated, created_at, updated_at)
-                     SELECT ?1, 'observation', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13
+                         prompt_id, prompt_number, event, tool_name, project_dir, raw_output,
+                         files_touched, priority, payload_bytes, truncated, created_at, updated_at)
+                     SELECT ?1, 'observation', ?2, ?3, ?4,
+                         (SELECT prompt_number FROM user_prompts
+                           WHERE session_id = ?2 AND prompt_id = ?4),
+                         ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13
                      WHERE NOT EXISTS (SELECT 1 FROM private_turns WHERE prompt_id = ?4)",
                     params![
                         write.id,

@@ -22,6 +22,8 @@ const DEFAULT_SKIP_TOOLS: &[&str] = &[
 pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 1024 * 1024;
 /// How long a hook may wait for the database before it spills the event instead.
 pub const DEFAULT_WAIT_BUDGET: Duration = Duration::from_millis(1000);
+/// A hook holds Claude Code up while it waits: never longer than this, whatever is configured.
+const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
 /// Character budget of the context handed to Claude at session start (Claude Code cuts at 10,000).
 pub const DEFAULT_CONTEXT_CHARS: usize = 6000;
 /// How many recent sessions the start-of-session context lists.
@@ -80,7 +82,14 @@ impl Config {
             }
         };
         let wait_budget = number("CLAUDE_MEM_WAIT_MS", &mut warnings)
-            .map(Duration::from_millis)
+            .map(|ms| {
+                if ms > MAX_WAIT_BUDGET.as_millis() as u64 {
+                    warnings.push(format!(
+                        "CLAUDE_MEM_WAIT_MS={ms} is over a minute; using 60000"
+                    ));
+                }
+                Duration::from_millis(ms).min(MAX_WAIT_BUDGET)
+            })
             .unwrap_or(DEFAULT_WAIT_BUDGET);
         let context_chars = number("CLAUDE_MEM_CONTEXT_CHARS", &mut warnings)
             .map(|n| (n as usize).min(9_500))

@@ -84,7 +84,8 @@ fn strip_value(value: &mut Value) -> bool {
 }
 
 /// Cheap pre-check on JSON text: a tag is `<` followed by one of our names, in any case. In JSON
-/// text `<` may also be written `\u003c`.
+/// text `<` may also be written `\u003c`, and a name may hide behind escapes (`<\u0070rivate>`):
+/// an escape right after `<` counts as a possible tag, and the text is decoded to be sure.
 fn might_hold_tag(text: &str) -> bool {
     let bytes = text.as_bytes();
     if !bytes.contains(&b'<') && !text.contains("\\u003") {
@@ -100,9 +101,10 @@ fn might_hold_tag(text: &str) -> bool {
         } else {
             return false;
         };
-        PRIVATE
-            .iter()
-            .any(|name| starts_with_ignore_case(&bytes[name_at..], name))
+        bytes.get(name_at) == Some(&b'\\')
+            || PRIVATE
+                .iter()
+                .any(|name| starts_with_ignore_case(&bytes[name_at..], name))
     })
 }
 
@@ -142,20 +144,12 @@ fn strip_tags<'a>(text: &'a str, names: &[&str]) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
-/// Length of an opening tag `<name>` or `<name attr…>` at `pos`, if there is one.
+/// Length of an opening tag `<name>` at `pos`, if there is one. No attributes: `<private key>`
+/// is a phrase people write, not a mark, and a bounded tag keeps the scan linear.
 fn open_tag(bytes: &[u8], pos: usize, name: &str) -> Option<usize> {
     let rest = &bytes[pos + 1..];
-    if !starts_with_ignore_case(rest, name) {
-        return None;
-    }
-    match rest.get(name.len()) {
-        Some(b'>') => Some(name.len() + 2),
-        Some(c) if c.is_ascii_whitespace() => rest[name.len()..]
-            .iter()
-            .position(|&b| b == b'>')
-            .map(|gt| name.len() + gt + 2),
-        _ => None,
-    }
+    (starts_with_ignore_case(rest, name) && rest.get(name.len()) == Some(&b'>'))
+        .then_some(name.len() + 2)
 }
 
 /// Length of a closing tag `</name>` at `pos`, if there is one.
@@ -214,7 +208,10 @@ mod tests {
             ),
             ("unclosed <private>everything after", "unclosed "),
             ("stray </private> stays", "stray </private> stays"),
-            ("attr <private reason=\"x\">gone</private>.", "attr ."),
+            (
+                "a <private key> is not a tag",
+                "a <private key> is not a tag",
+            ),
             (
                 "ctx <claude-mem-context>old memory</claude-mem-context>",
                 "ctx ",
@@ -266,8 +263,19 @@ mod tests {
     }
 
     #[test]
-    fn escaped_angle_bracket_is_seen() {
+    fn escaped_tags_are_seen() {
         let raw = r#"{"a":"\u003cprivate>pw\u003c/private>ok"}"#;
         assert_eq!(strip_json(raw), r#"{"a":"ok"}"#);
+        let raw = r#"{"a":"<\u0070rivate>pw</private>ok"}"#;
+        assert_eq!(strip_json(raw), r#"{"a":"ok"}"#);
+    }
+
+    #[test]
+    fn many_unfinished_tags_take_linear_time() {
+        // Quadratic behaviour took minutes on inputs of this size.
+        let text = "<private ".repeat(200_000);
+        assert_eq!(strip(&text), text);
+        let text = "<private>".repeat(200_000);
+        assert_eq!(strip(&text), "");
     }
 }

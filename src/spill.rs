@@ -25,6 +25,8 @@ const FORMAT: u32 = 1;
 /// Bounded work per run, so no single hook pays for a long outage.
 const MAX_FILES_PER_RUN: usize = 32;
 const MAX_TIME_PER_RUN: Duration = Duration::from_millis(150);
+/// A temp file this old belongs to no living run.
+const STALE_TEMP: Duration = Duration::from_secs(600);
 
 #[derive(Serialize, Deserialize)]
 struct SpillFile {
@@ -40,61 +42,81 @@ pub fn keep(config: &Config, write: &Write) -> Result<PathBuf> {
         write: write.clone(),
     })?;
     let name = format!("{}.json", write.id);
-    let mut last_err = None;
+    let primary = config.spill_dir();
+    let first =
+        fsutil::private_dir(&primary).and_then(|()| fsutil::write_atomic(&primary, &name, &bytes));
+    let Err(first) = first else {
+        return Ok(primary.join(name));
+    };
     let fallback = config.fallback_dir();
-    for (dir, ready) in [
-        (config.spill_dir(), fsutil::private_dir(&config.spill_dir())),
-        (
-            fallback.join("spill"),
-            fsutil::private_temp_dir(&fallback)
-                .and_then(|()| fsutil::private_dir(&fallback.join("spill"))),
-        ),
-    ] {
-        match ready.and_then(|()| fsutil::write_atomic(&dir, &name, &bytes)) {
-            Ok(()) => return Ok(dir.join(name)),
-            Err(err) => {
-                last_err = Some(anyhow::Error::new(err).context(format!("{}", dir.display())))
-            }
-        }
-    }
-    Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no spill folder")))
+    let dir = fallback.join("spill");
+    fsutil::private_temp_dir(&fallback)
+        .and_then(|()| fsutil::private_dir(&dir))
+        .and_then(|()| fsutil::write_atomic(&dir, &name, &bytes))
+        .with_context(|| format!("{}: {first}; and {}", primary.display(), dir.display()))?;
+    Ok(dir.join(name))
 }
 
-/// Applies the oldest spilled writes, a bounded number per run.
-pub fn ingest(store: &mut Store, config: &Config, log: &Log) {
+/// What became of one spill file.
+enum Taken {
+    Applied,
+    /// Another run took it first.
+    Gone,
+    /// Written by a newer claude-mem: left for it.
+    Newer,
+}
+
+/// Applies the oldest spilled writes, a bounded number per run and never past `deadline`.
+pub fn ingest(store: &mut Store, config: &Config, log: &Log, deadline: Instant) {
     let started = Instant::now();
     let mut budget = MAX_FILES_PER_RUN;
     for dir in [config.spill_dir(), config.fallback_dir().join("spill")] {
-        if budget == 0 {
-            return;
-        }
         let Ok(entries) = fs::read_dir(&dir) else {
             continue;
         };
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
-            .collect();
+        let mut names: Vec<String> = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if name.ends_with(".json") && !name.starts_with('.') {
+                names.push(name);
+            } else if name.starts_with('.') && is_stale(&entry) {
+                // A temp file of a run killed before its rename: it never became a spill file.
+                let _ = fs::remove_file(entry.path());
+            }
+        }
         names.sort_unstable();
-        for name in names.iter().take(budget) {
-            if started.elapsed() > MAX_TIME_PER_RUN {
+        for name in names {
+            if budget == 0 || started.elapsed() > MAX_TIME_PER_RUN || Instant::now() >= deadline {
                 return;
             }
             budget -= 1;
-            let path = dir.join(name);
-            match apply_file(store, &path) {
-                Ok(true) => {
+            let path = dir.join(&name);
+            if store.wait_until(deadline).is_err() {
+                return;
+            }
+            match take(store, &path) {
+                Ok(Taken::Applied) => {
                     let _ = fs::remove_file(&path);
                     log.line(
                         "INFO",
                         &format!("applied the spilled write {}", path.display()),
                     );
                 }
-                // Gone already: another run took it.
-                Ok(false) => {}
-                Err(err) if crate::store::is_busy(&err) => return,
-                Err(err) => {
-                    // Not ours to read (a newer format, a damaged file): set aside, never deleted.
+                Ok(Taken::Gone | Taken::Newer) => {}
+                // The database cannot take it now (busy, full, failing): leave it for later.
+                Err(Failure::Store(err)) => {
+                    if !crate::store::is_busy(&err) {
+                        log.line(
+                            "WARN",
+                            &format!("left {} for later ({err:#})", path.display()),
+                        );
+                    }
+                    return;
+                }
+                Err(Failure::Unreadable(err)) => {
+                    // Damaged beyond reading: set aside, never deleted.
                     let aside = path.with_extension("json.unreadable");
                     let _ = fs::rename(&path, &aside);
                     log.important("WARN", &format!("set aside {} ({err:#})", aside.display()));
@@ -104,19 +126,35 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log) {
     }
 }
 
-/// Applies one spill file; `Ok(false)` when it no longer exists.
-fn apply_file(store: &mut Store, path: &Path) -> Result<bool> {
+enum Failure {
+    Store(anyhow::Error),
+    Unreadable(anyhow::Error),
+}
+
+fn take(store: &mut Store, path: &Path) -> Result<Taken, Failure> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(err) => return Err(err).context("cannot read it"),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Taken::Gone),
+        Err(err) => return Err(Failure::Store(err.into())),
     };
-    let file: SpillFile = serde_json::from_slice(&bytes).context("not a spill file")?;
-    anyhow::ensure!(
-        file.format <= FORMAT,
-        "spill format {} is newer than this binary",
-        file.format
-    );
-    store.apply(&file.write)?;
-    Ok(true)
+    #[derive(Deserialize)]
+    struct Header {
+        format: u32,
+    }
+    let unreadable = |err: serde_json::Error| Failure::Unreadable(anyhow::Error::new(err));
+    let header: Header = serde_json::from_slice(&bytes).map_err(unreadable)?;
+    if header.format > FORMAT {
+        return Ok(Taken::Newer);
+    }
+    let file: SpillFile = serde_json::from_slice(&bytes).map_err(unreadable)?;
+    store.apply(&file.write).map_err(Failure::Store)?;
+    Ok(Taken::Applied)
+}
+
+/// Older than any run could still be writing it.
+fn is_stale(entry: &fs::DirEntry) -> bool {
+    entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > STALE_TEMP))
 }

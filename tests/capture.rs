@@ -599,3 +599,54 @@ fn debug_mode_mirrors_the_log_on_stderr() {
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON event"));
 }
+
+/// Regression: someone else's SQLite file at our path used to be switched to WAL mode before
+/// it was recognised as foreign.
+#[test]
+fn a_foreign_database_is_never_modified() {
+    let env = Env::new();
+    std::fs::create_dir(&env.data_dir).unwrap();
+    env.db()
+        .execute_batch("CREATE TABLE theirs (x); INSERT INTO theirs VALUES (1);")
+        .unwrap();
+    let before = std::fs::read(env.db_path()).unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    assert_eq!(std::fs::read(env.db_path()).unwrap(), before);
+    assert_eq!(env.spilled().len(), 1);
+    assert!(
+        env.log().contains("not a claude-mem database"),
+        "log: {}",
+        env.log()
+    );
+}
+
+#[test]
+fn an_absurd_wait_budget_is_clamped_not_fatal() {
+    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "3000000000");
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 1);
+    assert!(env.log().contains("over a minute"), "log: {}", env.log());
+}
+
+#[test]
+fn spill_files_from_a_newer_version_are_left_and_damaged_ones_set_aside() {
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    let spill = env.data_dir.join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    std::fs::write(
+        spill.join("0-newer.json"),
+        br#"{"format": 99, "write": {"future": true}}"#,
+    )
+    .unwrap();
+    std::fs::write(spill.join("1-damaged.json"), b"{\"format\": 1, \"wri").unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-2.json")));
+    let mut left: Vec<String> = env
+        .spilled()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["0-newer.json", "1-damaged.json.unreadable"]);
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
+}

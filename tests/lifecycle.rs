@@ -495,3 +495,79 @@ fn the_context_we_inject_is_never_captured_back() {
     );
     assert_eq!(session_row(&env, "new")["last_assistant_message"], "Noted.");
 }
+
+/// Regression: writes applied late from the spill folder used to overwrite newer state: a
+/// spilled SessionStart reopened a session that had ended after it, and an older Stop's
+/// message replaced a newer one.
+#[test]
+fn late_spilled_writes_do_not_overwrite_newer_state() {
+    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "100");
+    assert_ack(&env.hook(
+        "prompt",
+        &event("UserPromptSubmit", "s", json!({"prompt": "go"})),
+    ));
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert_ack(&env.hook(
+        "context",
+        &event("SessionStart", "s", json!({"source": "resume"})),
+    ));
+    assert_ack(&env.hook(
+        "summary",
+        &event(
+            "Stop",
+            "s",
+            json!({"last_assistant_message": "old message"}),
+        ),
+    ));
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    assert_eq!(env.spilled().len(), 2);
+    // Move the spill files aside so the newer writes land first, then bring them back.
+    let aside = env.root.path().join("aside");
+    std::fs::rename(env.data_dir.join("spill"), &aside).unwrap();
+    assert_ack(&env.hook(
+        "summary",
+        &event(
+            "Stop",
+            "s",
+            json!({"last_assistant_message": "new message"}),
+        ),
+    ));
+    assert_ack(&env.hook(
+        "cleanup",
+        &event("SessionEnd", "s", json!({"reason": "other"})),
+    ));
+    std::fs::remove_dir(env.data_dir.join("spill")).ok();
+    std::fs::rename(&aside, env.data_dir.join("spill")).unwrap();
+    assert_ack(&env.hook(
+        "capture",
+        &event(
+            "PostToolUse",
+            "s",
+            json!({"tool_name": "Bash", "tool_use_id": "x", "tool_input": {}, "tool_response": {}}),
+        ),
+    ));
+    assert!(env.spilled().is_empty());
+    let s = session_row(&env, "s");
+    assert_eq!(s["status"], "closed");
+    assert_eq!(s["last_assistant_message"], "new message");
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE kind = 'summary'"),
+        2
+    );
+}
+
+/// Regression: a prompt holding half an emoji (a lone UTF-16 surrogate escape, which
+/// JSON.stringify produces for a string cut mid-character) used to lose the whole event.
+#[test]
+fn half_an_emoji_in_a_prompt_keeps_the_prompt() {
+    let env = Env::new();
+    let input = br#"{"session_id":"s","cwd":"/p","hook_event_name":"UserPromptSubmit","prompt":"fix the \ud83d bug"}"#;
+    assert_ack(&env.hook("prompt", input));
+    let text: String = env
+        .db()
+        .query_row("SELECT prompt_text FROM user_prompts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(text, "fix the \u{fffd} bug");
+}

@@ -176,10 +176,11 @@ fn private_text_stays_out_of_spill_files_and_truncated_events() {
     assert!(!contains(&everything_on_disk(&env), "SECRET"));
     holder.execute_batch("ROLLBACK").unwrap();
 
-    // A tag opened before the truncation point and closed after it.
+    // A private part larger than the cap, and enough after it to be cut all the same.
     let big = format!(
-        "keep-big <private>SECRET-U {} SECRET-V</private>",
-        "z".repeat(2 * 1024 * 1024)
+        "keep-big <private>SECRET-U {} SECRET-V</private>{}",
+        "z".repeat(2 * 1024 * 1024),
+        "a".repeat(2 * 1024 * 1024)
     );
     assert_ack(&env.hook(
         "capture",
@@ -196,4 +197,71 @@ fn private_text_stays_out_of_spill_files_and_truncated_events() {
     let disk = everything_on_disk(&env);
     assert!(!contains(&disk, "SECRET"));
     assert!(contains(&disk, "keep-big") && contains(&disk, "keep-t"));
+}
+
+/// Regression: a private prompt whose write was spilled (database locked) used to be applied
+/// after the captures of its turn, which were then stored in full.
+#[test]
+fn a_spilled_private_prompt_still_drops_its_turn() {
+    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "100");
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            json!({"prompt_id": "turn-0", "prompt": "hello"}),
+        ),
+    ));
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let private = event(
+        "UserPromptSubmit",
+        json!({"prompt": "<private>my password is SECRET-W</private>"}),
+    );
+    assert_ack(&env.hook("prompt", &private));
+    // The turn's tool call, while still locked: it waits in the spill folder as well.
+    assert_ack(&env.hook(
+        "capture",
+        &capture("locked", json!({"command": "login SECRET-X"}), json!({})),
+    ));
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    assert_ack(&env.hook(
+        "capture",
+        &capture("unlocked", json!({"command": "login SECRET-Y"}), json!({})),
+    ));
+    assert_ack(&env.hook(
+        "summary",
+        &event(
+            "Stop",
+            json!({"last_assistant_message": "Logged in with SECRET-Z"}),
+        ),
+    ));
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE prompt_id = 'turn-1'"),
+        0
+    );
+    assert!(env.spilled().is_empty());
+    assert!(!contains(&everything_on_disk(&env), "SECRET"));
+}
+
+/// Regression: when an event was over the size cap, its cut text was stripped as raw JSON, so
+/// tags hidden behind JSON escapes got through; and a name written with an escape skipped the
+/// check entirely.
+#[test]
+fn escaped_tags_are_found_in_cut_and_whole_events() {
+    let env = Env::new().with("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "4096");
+    let padding = "p".repeat(20_000);
+    let raw = format!(
+        r#"{{"session_id":"s","cwd":"/p","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"esc",
+            "tool_input":{{"command":"\u003cprivate>SECRET-1\u003c/private>keep-1 <\u0070rivate>SECRET-2</private>"}},
+            "tool_response":{{"stdout":"<\u0070rivate>SECRET-3</private>keep-3 {padding}"}}}}"#
+    );
+    assert_ack(&env.hook("capture", raw.as_bytes()));
+    assert_eq!(
+        env.count("SELECT truncated FROM pending_queue WHERE tool_use_id = 'esc'"),
+        1
+    );
+    let disk = everything_on_disk(&env);
+    assert!(!contains(&disk, "SECRET"));
+    assert!(contains(&disk, "keep-1") && contains(&disk, "keep-3"));
 }

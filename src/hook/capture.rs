@@ -114,15 +114,15 @@ fn share(a: usize, b: usize, max: usize) -> (usize, usize) {
 }
 
 /// Appends a raw JSON piece, stripped of private parts. A piece over its share is kept as a JSON
-/// string holding the start of its text; returns whether it was cut.
+/// string holding the start of its text; returns whether it was cut. Stripping comes first and
+/// works on the decoded strings, so neither a cut nor a JSON escape can hide a tag.
 fn push_piece(out: &mut String, raw: &str, max: usize) -> bool {
-    if raw.len() <= max {
-        out.push_str(&privacy::strip_json(raw));
+    let clean = privacy::strip_json(raw);
+    if clean.len() <= max {
+        out.push_str(&clean);
         false
     } else {
-        // Cut first, then strip: a tag opened before the cut and closed after it removes the
-        // rest of the prefix, so nothing private survives the cut.
-        out.push_str(&json(&privacy::strip(truncate(raw, max))));
+        out.push_str(&json(truncate(&clean, max)));
         true
     }
 }

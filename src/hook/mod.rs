@@ -119,7 +119,18 @@ fn run_logged(name: Option<&OsStr>, config: &Config, log: &Log) -> HookOutput {
             return HookOutput::Nothing;
         }
     };
-    let event = match Event::parse(&input) {
+    let repaired;
+    let parsed = match Event::parse(&input) {
+        Err(err) => match wire::repair_lone_surrogates(&input) {
+            Some(fixed) => {
+                repaired = fixed;
+                Event::parse(&repaired).map_err(|_| err)
+            }
+            None => Err(err),
+        },
+        parsed => parsed,
+    };
+    let event = match parsed {
         Ok(event) => event,
         Err(err) => {
             log.line(
@@ -145,32 +156,41 @@ fn run_logged(name: Option<&OsStr>, config: &Config, log: &Log) -> HookOutput {
     let Some(write) = decision else {
         return HookOutput::Nothing;
     };
+    let store = record(config, &write, log);
+    // After the write, so that a first run's warnings find the data dir it created.
     for warning in &config.warnings {
         log.line("WARN", warning);
     }
-    let store = record(config, &write, log);
     match hook {
         Hook::Context => context::answer(store, config, &write.session),
         _ => HookOutput::Ack,
     }
 }
 
-/// Applies `write` within the wait budget; on failure keeps it in the spill folder. After a
-/// successful write, applies a bounded number of spilled writes too. Returns the open store
-/// when the write went to the database.
+/// Applies `write` within the wait budget; on failure keeps it in the spill folder. Spilled
+/// writes are older than this one, so a bounded number of them are applied first: a private
+/// prompt kept in a spill file must be known before the captures of its turn are stored.
+/// Returns the open store when the write went to the database.
 fn record(config: &Config, write: &Write, log: &Log) -> Option<Store> {
     let deadline = Instant::now() + config.wait_budget;
     let mut attempt = 0u32;
     let failure = loop {
         attempt += 1;
-        match Store::open(config, deadline).and_then(|mut store| {
+        // A panic in SQLite or here must not cost the event: it is spilled like any failure.
+        let result = panic::catch_unwind(AssertUnwindSafe(|| -> anyhow::Result<Store> {
+            let mut store = Store::open(config, deadline)?;
+            spill::ingest(&mut store, config, log, deadline);
+            store.wait_until(deadline)?;
             store.apply(write)?;
             Ok(store)
-        }) {
-            Ok(mut store) => {
-                spill::ingest(&mut store, config, log);
-                return Some(store);
-            }
+        }))
+        .unwrap_or_else(|_| {
+            Err(anyhow::anyhow!(
+                "a panic while writing (see the line above)"
+            ))
+        });
+        match result {
+            Ok(store) => return Some(store),
             // A brand-new database can refuse at once (switching to WAL takes an exclusive
             // lock that the busy timeout does not cover): retry, jittered, within the budget.
             Err(err) if crate::store::is_busy(&err) => {

@@ -69,6 +69,50 @@ impl<'a> Event<'a> {
     }
 }
 
+/// JavaScript strings may hold half an emoji (a string cut mid-character), which
+/// JSON.stringify writes as a lone `\\udXXX` escape and serde refuses. One such character must
+/// not cost the whole event: this returns the input with each lone surrogate escape replaced by
+/// `\\uFFFD`, or `None` when there is none. Escaped backslashes (`\\\\`) are skipped, so text
+/// that merely looks like an escape is kept.
+pub fn repair_lone_surrogates(input: &[u8]) -> Option<Vec<u8>> {
+    let unit = |at: usize| -> Option<u16> {
+        let hex = input.get(at..at + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    };
+    let paired = |at: usize| unit(at + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low));
+    let mut out = Vec::with_capacity(input.len());
+    let mut repaired = false;
+    let mut i = 0;
+    while i < input.len() {
+        if input[i] != b'\\' {
+            out.push(input[i]);
+            i += 1;
+            continue;
+        }
+        match unit(i) {
+            Some(0xD800..=0xDBFF) if paired(i) => {
+                out.extend_from_slice(&input[i..i + 12]);
+                i += 12;
+            }
+            Some(0xD800..=0xDFFF) => {
+                out.extend_from_slice(b"\\uFFFD");
+                repaired = true;
+                i += 6;
+            }
+            _ => {
+                // Any other escape, `\\\\` included: copy it whole.
+                let end = (i + 2).min(input.len());
+                out.extend_from_slice(&input[i..end]);
+                i = end;
+            }
+        }
+    }
+    repaired.then_some(out)
+}
+
 /// A string, or absent for anything else.
 pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
     d.deserialize_any(Lenient(|v| match v {
@@ -149,6 +193,24 @@ mod tests {
         assert!(e.session_id.is_none() && e.tool_name.is_none() && e.cwd.is_none());
         assert_eq!(e.is_interrupt, None);
         assert_eq!(e.prompt.as_deref(), Some("hi"));
+    }
+
+    #[test]
+    fn half_an_emoji_does_not_cost_the_event() {
+        let input =
+            br#"{"session_id":"s","prompt":"cut \ud83d here, kept \ud83d\ude00, not \\ud83d"}"#;
+        assert!(Event::parse(input).is_err());
+        let repaired = repair_lone_surrogates(input).unwrap();
+        let e = Event::parse(&repaired).unwrap();
+        assert_eq!(
+            e.prompt.as_deref(),
+            Some("cut \u{fffd} here, kept \u{1f600}, not \\ud83d")
+        );
+    }
+
+    #[test]
+    fn nothing_to_repair_is_none() {
+        assert!(repair_lone_surrogates(br#"{"a":"\ud83d\ude00 \\ud83d \u00e9"}"#).is_none());
     }
 
     #[test]

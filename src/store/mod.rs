@@ -78,6 +78,7 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         upsert_session(&tx, write)?;
         let s = &write.session;
+        let mut purged = false;
         match &write.change {
             Change::Observation(o) => {
                 tx.execute(
@@ -120,6 +121,13 @@ impl Store {
                 )?;
                 if inserted == 1 {
                     count_prompt(&tx, &s.session_id)?;
+                    // Captures applied before their (spilled) prompt learn its number now.
+                    tx.execute(
+                        "UPDATE pending_queue SET prompt_number =
+                             (SELECT prompt_number FROM user_prompts WHERE id = ?1)
+                         WHERE session_id = ?2 AND prompt_id = ?3 AND prompt_number IS NULL",
+                        params![write.id, s.session_id, prompt_id],
+                    )?;
                 }
             }
             Change::PrivatePrompt { prompt_id } => {
@@ -131,6 +139,7 @@ impl Store {
                 )?;
                 if inserted == 1 {
                     count_prompt(&tx, &s.session_id)?;
+                    purged = forget_turn(&tx, &s.session_id, key)?;
                 }
             }
             Change::SessionStart { source, model } => {
@@ -138,8 +147,8 @@ impl Store {
                     "UPDATE sessions SET source = ?2, model = COALESCE(?3, model),
                          project_dir = COALESCE(?4, project_dir), status = 'active',
                          ended_at = NULL, end_reason = NULL
-                     WHERE session_id = ?1",
-                    params![s.session_id, source, model, s.project_dir],
+                     WHERE session_id = ?1 AND (ended_at IS NULL OR ended_at <= ?5)",
+                    params![s.session_id, source, model, s.project_dir, write.at],
                 )?;
                 log_event(
                     &tx,
@@ -196,8 +205,11 @@ impl Store {
                     )?;
                     if last_assistant_message.is_some() {
                         tx.execute(
-                            "UPDATE sessions SET last_assistant_message = ?2 WHERE session_id = ?1",
-                            params![s.session_id, last_assistant_message],
+                            "UPDATE sessions SET last_assistant_message = ?2
+                             WHERE session_id = ?1 AND NOT EXISTS (
+                                 SELECT 1 FROM pending_queue WHERE session_id = ?1
+                                    AND kind = 'summary' AND created_at > ?3)",
+                            params![s.session_id, last_assistant_message, write.at],
                         )?;
                     }
                 }
@@ -211,7 +223,9 @@ impl Store {
             Change::SessionEnd { reason } => {
                 tx.execute(
                     "UPDATE sessions SET status = 'closed', ended_at = ?2, end_reason = ?3
-                     WHERE session_id = ?1",
+                     WHERE session_id = ?1 AND NOT EXISTS (
+                         SELECT 1 FROM event_log WHERE session_id = ?1
+                            AND event = 'session_start' AND created_at > ?2)",
                     params![s.session_id, write.at, reason],
                 )?;
                 log_event(
@@ -223,26 +237,34 @@ impl Store {
             }
         }
         tx.commit()?;
-        self.after_commit(matches!(write.change, Change::SessionEnd { .. }));
+        self.after_commit(purged, matches!(write.change, Change::SessionEnd { .. }));
         Ok(())
     }
 
     /// Keeps the WAL bounded. A run that finds it past the bound copies it back (TRUNCATE, so
     /// the next process maps a small file); SessionEnd always does a PASSIVE pass, which never
-    /// waits. Failure is fine: the next run tries again.
-    fn after_commit(&self, session_end: bool) {
+    /// waits. After a private turn was purged, TRUNCATE too, so the WAL keeps no old copy of
+    /// its pages. Failure is fine: the next run tries again.
+    fn after_commit(&self, purged: bool, session_end: bool) {
         let wal = std::fs::metadata(&self.wal_path).map_or(0, |m| m.len());
-        let mode = if wal > WAL_CHECKPOINT_BYTES {
+        let mode = if purged || wal > WAL_CHECKPOINT_BYTES {
             "TRUNCATE"
         } else if session_end {
             "PASSIVE"
         } else {
             return;
         };
-        let _ = self.conn.busy_timeout(Duration::from_millis(50));
+        // Never wait: a reader holding an old snapshot (a consumer, a sqlite3 shell) would make
+        // every run pay the whole timeout. What cannot be done now is done by a later run.
+        let _ = self.conn.busy_timeout(Duration::ZERO);
         let _ = self
             .conn
             .query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+    }
+
+    /// Waits for locks at most until `deadline` from now on.
+    pub fn wait_until(&self, deadline: Instant) -> Result<()> {
+        Ok(self.conn.busy_timeout(remaining(deadline))?)
     }
 
     pub fn conn(&self) -> &Connection {
@@ -295,19 +317,15 @@ fn check_version(version: i64, app_id: i64, path: &std::path::Path) -> Result<()
 /// Brings the schema up to date in one exclusive transaction. Re-reads the version inside it:
 /// another process may have migrated while this one waited.
 fn migrate(conn: &mut Connection) -> Result<()> {
+    // Someone else's database must not even be switched to WAL.
+    refuse_foreign(conn)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         bail!("could not switch to WAL mode (journal_mode is {mode})");
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
-    let (version, app_id) = versions(&tx)?;
-    if version == 0 {
-        let tables: i64 =
-            tx.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |row| row.get(0))?;
-        if tables > 0 && app_id != APPLICATION_ID {
-            bail!("the file holds tables but is not a claude-mem database; left untouched");
-        }
-    }
+    refuse_foreign(&tx)?;
+    let (version, _) = versions(&tx)?;
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql)
             .with_context(|| format!("migration to schema version {}", index + 1))?;
@@ -319,6 +337,40 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
+/// A database without our version stamp that already holds tables is someone else's.
+fn refuse_foreign(conn: &Connection) -> Result<()> {
+    let (version, app_id) = versions(conn)?;
+    if version == 0 && app_id != APPLICATION_ID {
+        let tables: i64 =
+            conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |row| row.get(0))?;
+        if tables > 0 {
+            bail!("the file holds tables but is not a claude-mem database; left untouched");
+        }
+    }
+    Ok(())
+}
+
+/// Removes what was stored of a turn that turned out to be private (its prompt's write was
+/// spilled and applied after the turn's captures), overwriting the freed pages.
+/// Returns whether anything was removed.
+fn forget_turn(tx: &rusqlite::Transaction, session_id: &str, prompt_id: &str) -> Result<bool> {
+    tx.execute_batch("PRAGMA secure_delete = ON")?;
+    let removed = tx.execute(
+        "DELETE FROM pending_queue WHERE session_id = ?1 AND prompt_id = ?2",
+        [session_id, prompt_id],
+    )?;
+    if removed > 0 {
+        tx.execute(
+            "UPDATE sessions SET last_assistant_message =
+                 (SELECT json_extract(raw_output, '$.last_assistant_message') FROM pending_queue
+                   WHERE session_id = ?1 AND kind = 'summary' ORDER BY created_at DESC LIMIT 1)
+             WHERE session_id = ?1",
+            [session_id],
+        )?;
+    }
+    Ok(removed > 0)
+}
+
 /// Creates the session on the first write that sees it; later writes fill in what was missing.
 /// SessionStart's own values win (see its UPDATE).
 fn upsert_session(tx: &rusqlite::Transaction, write: &Write) -> rusqlite::Result<()> {
@@ -328,7 +380,8 @@ fn upsert_session(tx: &rusqlite::Transaction, write: &Write) -> rusqlite::Result
          VALUES (?1, ?2, ?3, ?4, ?5, ?5)
          ON CONFLICT (session_id) DO UPDATE SET
              project_dir = COALESCE(sessions.project_dir, excluded.project_dir),
-             cwd = COALESCE(excluded.cwd, sessions.cwd),
+             cwd = CASE WHEN excluded.updated_at >= sessions.updated_at
+                        THEN COALESCE(excluded.cwd, sessions.cwd) ELSE sessions.cwd END,
              transcript_path = COALESCE(excluded.transcript_path, sessions.transcript_path),
              updated_at = MAX(sessions.updated_at, excluded.updated_at)",
         params![s.session_id, s.project_dir, s.cwd, s.transcript_path, write.at],

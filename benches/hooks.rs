@@ -80,6 +80,7 @@ struct Case {
     data_dir: PathBuf,
     expect: Expect,
     big: bool,
+    /// Only the binary under test has budgets; compared builds are there to be read.
     budget: Option<f64>,
     rows_before: i64,
     runs: i64,
@@ -101,103 +102,25 @@ fn run() -> Result<bool> {
     let (floor_bin, floor_note) = floor(dir)?;
     let hook_bin = PathBuf::from(env!("CARGO_BIN_EXE_claude-mem"));
 
-    let bash_1k = write_event(dir, "bash-1k.json", &bash_event(1024))?;
-    let todo_1k = write_event(dir, "todo-1k.json", &todo_event(1024))?;
-    let read_5m = write_event(dir, "read-5m.json", &read_event(5 * 1024 * 1024))?;
-
-    let case = |name: &str, bin: &Path, input: &Path, expect: Expect| Case {
-        name: name.to_string(),
-        bin: bin.to_path_buf(),
-        args: &["hook", "capture"],
-        env: Vec::new(),
-        input: input.to_path_buf(),
-        id_at: None,
-        data_dir: dir.join(format!("data-{}", slug(name))),
-        expect,
-        big: false,
-        budget: None,
-        rows_before: 0,
-        runs: 0,
-        samples: Vec::new(),
-        max_wal: 0,
+    let inputs = Inputs {
+        dir: dir.to_path_buf(),
+        bash_1k: write_event(dir, "bash-1k.json", &bash_event(1024))?,
+        todo_1k: write_event(dir, "todo-1k.json", &todo_event(1024))?,
+        read_5m: write_event(dir, "read-5m.json", &read_event(5 * 1024 * 1024))?,
     };
-    let row = |truncated| Expect::Row { truncated };
-    let mut cases = vec![
-        Case {
-            args: &[],
-            ..case("floor: empty fn main", &floor_bin, &bash_1k, Expect::Exit)
-        },
-        Case {
-            budget: Some(NOOP_BUDGET),
-            ..case(
-                "no-op: TodoWrite (skipped tool)",
-                &hook_bin,
-                &todo_1k,
-                Expect::Nothing,
-            )
-        },
-        Case {
-            env: vec![("CLAUDE_MEM_DISABLED", "1".into())],
-            ..case(
-                "no-op: CLAUDE_MEM_DISABLED=1",
-                &hook_bin,
-                &bash_1k,
-                Expect::Nothing,
-            )
-        },
-        Case {
-            budget: Some(CAPTURE_1K_BUDGET),
-            ..case(
-                "capture 1 KB Bash",
-                &hook_bin,
-                &copy(&bash_1k, "a")?,
-                row(false),
-            )
-        },
-        Case {
-            rows_before: PREFILL_ROWS,
-            ..case(
-                "capture 1 KB, 10k rows in db",
-                &hook_bin,
-                &copy(&bash_1k, "b")?,
-                row(false),
-            )
-        },
-        Case {
-            big: true,
-            budget: Some(CAPTURE_5M_BUDGET),
-            ..case(
-                "capture 5 MB, capped at 1 MiB",
-                &hook_bin,
-                &copy(&read_5m, "a")?,
-                row(true),
-            )
-        },
-        Case {
-            big: true,
-            env: vec![("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "0".into())],
-            ..case(
-                "capture 5 MB whole (no cap)",
-                &hook_bin,
-                &copy(&read_5m, "b")?,
-                row(false),
-            )
-        },
-    ];
+    let mut cases = vec![Case {
+        args: &[],
+        data_dir: dir.join("data-floor"),
+        ..Case::new(
+            "floor: empty fn main",
+            &floor_bin,
+            &inputs.bash_1k,
+            Expect::Exit,
+        )
+    }];
+    cases.extend(hook_cases(&inputs, "", &hook_bin)?);
     for (label, bin) in compared()? {
-        cases.push(case(
-            &format!("no-op [{label}]"),
-            &bin,
-            &todo_1k,
-            Expect::Nothing,
-        ));
-        let input = copy(&bash_1k, &slug(&label))?;
-        cases.push(case(
-            &format!("capture 1 KB [{label}]"),
-            &bin,
-            &input,
-            row(false),
-        ));
+        cases.extend(hook_cases(&inputs, &format!(" [{label}]"), &bin)?);
     }
 
     let null = File::options().write(true).open("/dev/null")?;
@@ -236,6 +159,113 @@ fn run() -> Result<bool> {
         check_after(case)?;
     }
     Ok(report(&cases, rounds, &floor_note))
+}
+
+/// The event files, each written once; every capture case gets its own copy because it
+/// rewrites the tool_use_id in place.
+struct Inputs {
+    dir: PathBuf,
+    bash_1k: PathBuf,
+    todo_1k: PathBuf,
+    read_5m: PathBuf,
+}
+
+impl Case {
+    fn new(name: &str, bin: &Path, input: &Path, expect: Expect) -> Case {
+        Case {
+            name: name.to_string(),
+            bin: bin.to_path_buf(),
+            args: &["hook", "capture"],
+            env: Vec::new(),
+            input: input.to_path_buf(),
+            id_at: None,
+            data_dir: PathBuf::new(),
+            expect,
+            big: false,
+            budget: None,
+            rows_before: 0,
+            runs: 0,
+            samples: Vec::new(),
+            max_wal: 0,
+        }
+    }
+}
+
+/// The hook cases for one build of the binary; `label` tells compared builds apart and turns
+/// the budgets off.
+fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
+    let own = |budget: f64| label.is_empty().then_some(budget);
+    let row = |truncated| Expect::Row { truncated };
+    let copy = |input: &Path, case: &str| -> Result<PathBuf> {
+        let to = inputs
+            .dir
+            .join(format!("{}.json", slug(&format!("{case}{label}"))));
+        fs::copy(input, &to)?;
+        Ok(to)
+    };
+    let mut cases = vec![
+        Case {
+            budget: own(NOOP_BUDGET),
+            ..Case::new(
+                "no-op: TodoWrite (skipped tool)",
+                bin,
+                &inputs.todo_1k,
+                Expect::Nothing,
+            )
+        },
+        Case {
+            env: vec![("CLAUDE_MEM_DISABLED", "1".into())],
+            ..Case::new(
+                "no-op: CLAUDE_MEM_DISABLED=1",
+                bin,
+                &inputs.bash_1k,
+                Expect::Nothing,
+            )
+        },
+        Case {
+            budget: own(CAPTURE_1K_BUDGET),
+            ..Case::new(
+                "capture 1 KB Bash",
+                bin,
+                &copy(&inputs.bash_1k, "1k")?,
+                row(false),
+            )
+        },
+        Case {
+            rows_before: PREFILL_ROWS,
+            ..Case::new(
+                "capture 1 KB, 10k rows in db",
+                bin,
+                &copy(&inputs.bash_1k, "10k")?,
+                row(false),
+            )
+        },
+        Case {
+            big: true,
+            budget: own(CAPTURE_5M_BUDGET),
+            ..Case::new(
+                "capture 5 MB, capped at 1 MiB",
+                bin,
+                &copy(&inputs.read_5m, "5m")?,
+                row(true),
+            )
+        },
+        Case {
+            big: true,
+            env: vec![("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "0".into())],
+            ..Case::new(
+                "capture 5 MB whole (no cap)",
+                bin,
+                &copy(&inputs.read_5m, "5mw")?,
+                row(false),
+            )
+        },
+    ];
+    for case in &mut cases {
+        case.name.push_str(label);
+        case.data_dir = inputs.dir.join(format!("data-{}", slug(&case.name)));
+    }
+    Ok(cases)
 }
 
 /// The floor binary and how it was made. `/bin/true` is a C program with a different start-up,
@@ -405,7 +435,7 @@ fn report(cases: &[Case], rounds: usize, floor_note: &str) -> bool {
     println!("floor: {floor_note}");
     println!();
     println!(
-        "{:<34} {:>5} {:>10} {:>9} {:>7}  {:<14} {:>9}",
+        "{:<46} {:>5} {:>10} {:>9} {:>7}  {:<14} {:>9}",
         "case", "runs", "median ms", "p90 ms", "ratio", "budget", "max WAL"
     );
     let mut ok = true;
@@ -425,7 +455,7 @@ fn report(cases: &[Case], rounds: usize, floor_note: &str) -> bool {
             None => String::new(),
         };
         println!(
-            "{:<34} {:>5} {:>10.3} {:>9.3} {:>6.2}x  {:<14} {:>9}",
+            "{:<46} {:>5} {:>10.3} {:>9.3} {:>6.2}x  {:<14} {:>9}",
             case.name,
             case.samples.len(),
             med,
@@ -484,13 +514,6 @@ fn find(haystack: &[u8], needle: &[u8]) -> Result<u64> {
         .position(|w| w == needle)
         .map(|at| at as u64)
         .ok_or_else(|| "the id placeholder is missing from an input".into())
-}
-
-/// A copy of an input for a case of its own: each capture case rewrites its ids in place.
-fn copy(input: &Path, suffix: &str) -> Result<PathBuf> {
-    let to = input.with_extension(format!("{suffix}.json"));
-    fs::copy(input, &to)?;
-    Ok(to)
 }
 
 fn write_event(dir: &Path, name: &str, event: &Value) -> Result<PathBuf> {

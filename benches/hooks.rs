@@ -7,10 +7,14 @@
 //! budgets are ratios of medians over interleaved rounds: each round runs every case once in a
 //! shuffled order, so a busy moment slows the floor as much as the cases around it.
 //!
-//! Run: `cargo bench --bench hooks` (150 rounds + 10 warm-up, about a minute).
+//! Run: `cargo bench --bench hooks` (150 rounds after 10 warm-up; 10 to 20 s on a quiet machine).
 //! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`.
-//! Other builds of the binary (a profile experiment) can run in the same rounds:
-//! `HOOKS_BENCH_COMPARE=static=/tmp/static/release/claude-mem,... cargo bench --bench hooks`.
+//! Other builds of the binary (a profile experiment, a prototype) run the same cases in the same
+//! rounds, without budgets: `HOOKS_BENCH_COMPARE=label=/path/to/claude-mem,... cargo bench
+//! --bench hooks`. Static linking of the C runtime cannot be set in Cargo.toml; its build is
+//! `RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target
+//! x86_64-unknown-linux-gnu`, compared that way. The floor stays a default build throughout, so
+//! ratios from different builds compare.
 //!
 //! Budgets (median of the case / median of the floor, on the 2-core dev machine):
 //! no-op (a PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB

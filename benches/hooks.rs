@@ -1,0 +1,625 @@
+//! Whole-process latency of the hooks, as ratios to a process that does nothing.
+//!
+//! Claude Code runs `claude-mem hook capture` after every tool call and waits for it, so what
+//! counts is the whole process: exec, dynamic loading, reading stdin, SQLite, exit. Each case is
+//! a child process timed from spawn to exit and compared with the floor, an empty `fn main() {}`
+//! compiled by the same toolchain at `-C opt-level=3`. The machine is shared and noisy, so the
+//! budgets are ratios of medians over interleaved rounds: each round runs every case once in a
+//! shuffled order, so a busy moment slows the floor as much as the cases around it.
+//!
+//! Run: `cargo bench --bench hooks` (150 rounds after 10 warm-up; 10 to 20 s on a quiet machine).
+//! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`.
+//! Other builds of the binary (a profile experiment, a prototype) run the same cases in the same
+//! rounds, without budgets: `HOOKS_BENCH_COMPARE=label=/path/to/claude-mem,... cargo bench
+//! --bench hooks`. Static linking of the C runtime cannot be set in Cargo.toml; its build is
+//! `RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target
+//! x86_64-unknown-linux-gnu`, compared that way. The floor stays a default build throughout, so
+//! ratios from different builds compare.
+//!
+//! Budgets (median of the case / median of the floor, on the 2-core dev machine):
+//! no-op (a PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB
+//! capture with the default payload cap at most 40x. A missed budget, or a case that did not do
+//! what it is meant to measure (see `verify`), exits non-zero so this can gate a change.
+// The bench's output is its report: it prints, unlike the crate.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::error::Error;
+use std::fs::{self, File};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+const DEFAULT_ROUNDS: usize = 150;
+const WARMUP_ROUNDS: usize = 10;
+/// 5 MB cases run every this many rounds: each takes tens of milliseconds, and 30 samples are
+/// enough for a median that far above the noise.
+const BIG_EVERY: usize = 5;
+/// Rows already in the database for the "does it stay flat" case.
+const PREFILL_ROWS: i64 = 10_000;
+/// Each run stores a new row: a repeated `tool_use_id` would hit the UNIQUE constraint and
+/// measure the dedup path instead. Ids are written in place into the input file between runs.
+const ID_PLACEHOLDER: &str = "toolu_bench_000000000000000000";
+const ACK: &str = "{\"continue\":true,\"suppressOutput\":true}\n";
+
+const NOOP_BUDGET: f64 = 1.3;
+const CAPTURE_1K_BUDGET: f64 = 2.5;
+const CAPTURE_5M_BUDGET: f64 = 40.0;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err) => {
+            eprintln!("hooks bench: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What a case must leave behind, checked after its runs so that a fast number is never the
+/// number of the wrong path (a spill, a dedup, an error).
+#[derive(Clone, Copy, PartialEq)]
+enum Expect {
+    /// The floor: exits 0, nothing else to check.
+    Exit,
+    /// A no-op hook: empty stdout, and the data dir is never created.
+    Nothing,
+    /// A capture: the ack, and one new row per run, truncated or not.
+    Row { truncated: bool },
+}
+
+struct Case {
+    name: String,
+    bin: PathBuf,
+    args: &'static [&'static str],
+    env: Vec<(&'static str, String)>,
+    input: PathBuf,
+    /// Where the tool_use_id sits in `input`, for cases that store a row.
+    id_at: Option<u64>,
+    data_dir: PathBuf,
+    expect: Expect,
+    big: bool,
+    /// Only the binary under test has budgets; compared builds are there to be read.
+    budget: Option<f64>,
+    rows_before: i64,
+    runs: i64,
+    samples: Vec<f64>,
+    max_wal: u64,
+}
+
+fn run() -> Result<bool> {
+    let rounds = match std::env::var("HOOKS_BENCH_ROUNDS") {
+        Ok(n) => n
+            .parse()
+            .map_err(|_| format!("HOOKS_BENCH_ROUNDS={n:?} is not a number"))?,
+        Err(_) => DEFAULT_ROUNDS,
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("hooks-bench-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
+    let dir = tmp.path();
+    let (floor_bin, floor_note) = floor(dir)?;
+    let floor_bin = install(dir, &floor_bin, "floor")?;
+    let hook_bin = install(
+        dir,
+        Path::new(env!("CARGO_BIN_EXE_claude-mem")),
+        "claude-mem",
+    )?;
+
+    let inputs = Inputs {
+        dir: dir.to_path_buf(),
+        bash_1k: write_event(dir, "bash-1k.json", &bash_event(1024))?,
+        todo_1k: write_event(dir, "todo-1k.json", &todo_event(1024))?,
+        read_5m: write_event(dir, "read-5m.json", &read_event(5 * 1024 * 1024))?,
+    };
+    let mut cases = vec![Case {
+        args: &[],
+        data_dir: dir.join("data-floor"),
+        ..Case::new(
+            "floor: empty fn main",
+            &floor_bin,
+            &inputs.bash_1k,
+            Expect::Exit,
+        )
+    }];
+    cases.extend(hook_cases(&inputs, "", &hook_bin)?);
+    for (label, bin) in compared()? {
+        let bin = install(dir, &bin, &slug(&label))?;
+        cases.extend(hook_cases(&inputs, &format!(" [{label}]"), &bin)?);
+    }
+
+    let null = File::options().write(true).open("/dev/null")?;
+    let mut counter = 0u64;
+    for case in &mut cases {
+        if matches!(case.expect, Expect::Row { .. }) {
+            case.id_at = Some(find(&fs::read(&case.input)?, ID_PLACEHOLDER.as_bytes())?);
+        }
+        // The first run creates the database, which is not what the budgets are about; it also
+        // shows the case does what it says (exit 0, right stdout, silent stderr).
+        verify(case, &mut counter)?;
+        if case.rows_before > 0 {
+            prefill(&case.data_dir)?;
+        }
+    }
+
+    let mut rng = SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos() as u64 | 1;
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    for round in 0..WARMUP_ROUNDS + rounds {
+        shuffle(&mut order, &mut rng);
+        for &i in &order {
+            let case = &mut cases[i];
+            if case.big && round % BIG_EVERY != 0 {
+                continue;
+            }
+            let took = time_once(case, &null, &mut counter)?;
+            if round >= WARMUP_ROUNDS {
+                case.samples.push(took.as_secs_f64() * 1000.0);
+            }
+            if case.id_at.is_some() {
+                case.max_wal = case.max_wal.max(wal_size(&case.data_dir));
+            }
+        }
+    }
+    for case in &cases {
+        check_after(case)?;
+    }
+    Ok(report(&cases, rounds, &floor_note))
+}
+
+/// The event files, each written once; every capture case gets its own copy because it
+/// rewrites the tool_use_id in place.
+struct Inputs {
+    dir: PathBuf,
+    bash_1k: PathBuf,
+    todo_1k: PathBuf,
+    read_5m: PathBuf,
+}
+
+impl Case {
+    fn new(name: &str, bin: &Path, input: &Path, expect: Expect) -> Case {
+        Case {
+            name: name.to_string(),
+            bin: bin.to_path_buf(),
+            args: &["hook", "capture"],
+            env: Vec::new(),
+            input: input.to_path_buf(),
+            id_at: None,
+            data_dir: PathBuf::new(),
+            expect,
+            big: false,
+            budget: None,
+            rows_before: 0,
+            runs: 0,
+            samples: Vec::new(),
+            max_wal: 0,
+        }
+    }
+}
+
+/// The hook cases for one build of the binary; `label` tells compared builds apart and turns
+/// the budgets off.
+fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
+    let own = |budget: f64| label.is_empty().then_some(budget);
+    let row = |truncated| Expect::Row { truncated };
+    let copy = |input: &Path, case: &str| -> Result<PathBuf> {
+        let to = inputs
+            .dir
+            .join(format!("{}.json", slug(&format!("{case}{label}"))));
+        fs::copy(input, &to)?;
+        Ok(to)
+    };
+    let mut cases = vec![
+        Case {
+            budget: own(NOOP_BUDGET),
+            ..Case::new(
+                "no-op: TodoWrite (skipped tool)",
+                bin,
+                &inputs.todo_1k,
+                Expect::Nothing,
+            )
+        },
+        Case {
+            env: vec![("CLAUDE_MEM_DISABLED", "1".into())],
+            ..Case::new(
+                "no-op: CLAUDE_MEM_DISABLED=1",
+                bin,
+                &inputs.bash_1k,
+                Expect::Nothing,
+            )
+        },
+        Case {
+            budget: own(CAPTURE_1K_BUDGET),
+            ..Case::new(
+                "capture 1 KB Bash",
+                bin,
+                &copy(&inputs.bash_1k, "1k")?,
+                row(false),
+            )
+        },
+        Case {
+            rows_before: PREFILL_ROWS,
+            ..Case::new(
+                "capture 1 KB, 10k rows in db",
+                bin,
+                &copy(&inputs.bash_1k, "10k")?,
+                row(false),
+            )
+        },
+        Case {
+            big: true,
+            budget: own(CAPTURE_5M_BUDGET),
+            ..Case::new(
+                "capture 5 MB, capped at 1 MiB",
+                bin,
+                &copy(&inputs.read_5m, "5m")?,
+                row(true),
+            )
+        },
+        Case {
+            big: true,
+            env: vec![("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "0".into())],
+            ..Case::new(
+                "capture 5 MB whole (no cap)",
+                bin,
+                &copy(&inputs.read_5m, "5mw")?,
+                row(false),
+            )
+        },
+    ];
+    for case in &mut cases {
+        case.name.push_str(label);
+        case.data_dir = inputs.dir.join(format!("data-{}", slug(&case.name)));
+    }
+    Ok(cases)
+}
+
+/// The floor binary and how it was made. `/bin/true` is a C program with a different start-up,
+/// so it is only a fallback and the report says so.
+fn floor(dir: &Path) -> Result<(PathBuf, String)> {
+    let src = dir.join("floor.rs");
+    fs::write(&src, "fn main() {}\n")?;
+    let bin = dir.join("floor");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let built = Command::new(&rustc)
+        .args(["-C", "opt-level=3", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status();
+    if built.is_ok_and(|s| s.success()) {
+        let version = Command::new(&rustc).arg("-V").output()?;
+        let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+        Ok((bin, format!("empty fn main, {version}, -C opt-level=3")))
+    } else {
+        Ok((
+            PathBuf::from("/bin/true"),
+            "/bin/true (rustc unavailable: the floor is NOT an empty Rust binary)".into(),
+        ))
+    }
+}
+
+/// A copy of `bin` in the bench's folder, run instead of the original. The binary as the linker
+/// left it started 0.1 to 0.2 ms slower here than a byte-identical copy of it (measured, same
+/// file system; the page cache holds a freshly linked file differently), and an installed
+/// binary is a copy. Floor and hooks are copied alike so the ratios compare like with like.
+fn install(dir: &Path, bin: &Path, name: &str) -> Result<PathBuf> {
+    let to = dir.join(format!("bin-{name}"));
+    fs::copy(bin, &to).map_err(|err| format!("cannot copy {}: {err}", bin.display()))?;
+    Ok(to)
+}
+
+/// `HOOKS_BENCH_COMPARE=label=path,...`: other builds timed in the same rounds.
+fn compared() -> Result<Vec<(String, PathBuf)>> {
+    let Ok(list) = std::env::var("HOOKS_BENCH_COMPARE") else {
+        return Ok(Vec::new());
+    };
+    list.split(',')
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            let (label, path) = item
+                .split_once('=')
+                .ok_or_else(|| format!("HOOKS_BENCH_COMPARE item {item:?} is not label=path"))?;
+            Ok((label.to_string(), PathBuf::from(path)))
+        })
+        .collect()
+}
+
+/// The command for one run: scrubbed environment (a stray `RUST_BACKTRACE` or
+/// `CLAUDE_MEM_*` of the caller would change what is measured), stdin from a file.
+///
+/// Stdin is a file, not a pipe fed by the bench: with two cores, a feeding thread competes with
+/// the child it feeds and its scheduling lands in the timing. A hook reads stdin to the end
+/// either way; a file just delivers it at memory speed, as a pipe filled by an idle Claude Code
+/// would.
+fn command(case: &Case, counter: &mut u64) -> Result<Command> {
+    if let Some(at) = case.id_at {
+        *counter += 1;
+        let id = format!("toolu_bench_{:018}", *counter);
+        File::options()
+            .write(true)
+            .open(&case.input)?
+            .write_all_at(id.as_bytes(), at)?;
+    }
+    let mut cmd = Command::new(&case.bin);
+    cmd.args(case.args)
+        .env_clear()
+        .env("HOME", case.data_dir.with_extension("home"))
+        .env("CLAUDE_MEM_DATA_DIR", &case.data_dir)
+        .envs(case.env.iter().map(|(k, v)| (k, v)))
+        .stdin(File::open(&case.input)?);
+    Ok(cmd)
+}
+
+fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration> {
+    let mut cmd = command(case, counter)?;
+    cmd.stdout(null.try_clone()?).stderr(null.try_clone()?);
+    let started = Instant::now();
+    let status = cmd.spawn()?.wait()?;
+    let took = started.elapsed();
+    if !status.success() {
+        return Err(format!("{}: exited with {status}", case.name).into());
+    }
+    case.runs += 1;
+    Ok(took)
+}
+
+fn verify(case: &mut Case, counter: &mut u64) -> Result<()> {
+    let out = command(case, counter)?.output()?;
+    case.runs += 1;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let want = match case.expect {
+        Expect::Exit => stdout.as_ref(),
+        Expect::Nothing => "",
+        Expect::Row { .. } => ACK,
+    };
+    if !out.status.success() || stdout != want || !out.stderr.is_empty() {
+        return Err(format!(
+            "{}: expected exit 0 and stdout {want:?}, got {} with stdout {stdout:?}, stderr {:?}",
+            case.name,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Checks that every run did what the case is about: no files for a no-op, one row per run
+/// (none deduplicated, none spilled) for a capture.
+fn check_after(case: &Case) -> Result<()> {
+    match case.expect {
+        Expect::Exit => Ok(()),
+        Expect::Nothing if case.data_dir.exists() => {
+            Err(format!("{}: a no-op created {}", case.name, case.data_dir.display()).into())
+        }
+        Expect::Nothing => Ok(()),
+        Expect::Row { truncated } => {
+            let spill = case.data_dir.join("spill");
+            if fs::read_dir(&spill).is_ok_and(|mut d| d.next().is_some()) {
+                return Err(format!("{}: runs spilled into {}", case.name, spill.display()).into());
+            }
+            let conn = rusqlite::Connection::open(case.data_dir.join("claude-mem.db"))?;
+            let (rows, cut): (i64, i64) = conn.query_row(
+                "SELECT COUNT(*), COUNT(*) FILTER (WHERE truncated) FROM pending_queue
+                 WHERE tool_use_id LIKE 'toolu_bench_%'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let want_cut = if truncated { rows } else { 0 };
+            if rows != case.runs || cut != want_cut {
+                return Err(format!(
+                    "{}: {} runs stored {rows} rows, {cut} truncated (expected {want_cut})",
+                    case.name, case.runs
+                )
+                .into());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Fills the database with copies of the row the first run stored, spread over sessions, then
+/// checkpoints so the timed runs start from a small WAL as they would in steady use.
+fn prefill(data_dir: &Path) -> Result<()> {
+    let conn = rusqlite::Connection::open(data_dir.join("claude-mem.db"))?;
+    conn.execute(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+         INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name, project_dir,
+             raw_output, files_touched, priority, payload_bytes, created_at, updated_at)
+         SELECT printf('00000000-0000-7000-8000-%012d', i), printf('prefill-session-%03d', i % 200),
+             printf('prefill_%06d', i), event, tool_name, project_dir, raw_output, files_touched,
+             priority, payload_bytes, created_at, updated_at
+         FROM n, (SELECT * FROM pending_queue LIMIT 1)",
+        [PREFILL_ROWS],
+    )?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    Ok(())
+}
+
+fn wal_size(data_dir: &Path) -> u64 {
+    fs::metadata(data_dir.join("claude-mem.db-wal")).map_or(0, |m| m.len())
+}
+
+/// Prints the table; returns whether every budget was met.
+fn report(cases: &[Case], rounds: usize, floor_note: &str) -> bool {
+    let floor = median(&cases[0].samples);
+    println!();
+    println!(
+        "hooks bench: {rounds} rounds after {WARMUP_ROUNDS} warm-up, cases shuffled in each \
+         round; 5 MB cases every {BIG_EVERY}th round"
+    );
+    println!("floor: {floor_note}");
+    println!();
+    println!(
+        "{:<46} {:>5} {:>10} {:>9} {:>7}  {:<14} {:>9}",
+        "case", "runs", "median ms", "p90 ms", "ratio", "budget", "max WAL"
+    );
+    let mut ok = true;
+    for case in cases {
+        let med = median(&case.samples);
+        let ratio = med / floor;
+        let verdict = match case.budget {
+            Some(budget) if ratio <= budget => format!("<= {budget:<4} PASS"),
+            Some(budget) => {
+                ok = false;
+                format!("<= {budget:<4} FAIL")
+            }
+            None => String::new(),
+        };
+        let wal = match case.id_at {
+            Some(_) => format!("{} KiB", case.max_wal / 1024),
+            None => String::new(),
+        };
+        println!(
+            "{:<46} {:>5} {:>10.3} {:>9.3} {:>6.2}x  {:<14} {:>9}",
+            case.name,
+            case.samples.len(),
+            med,
+            percentile(&case.samples, 0.9),
+            ratio,
+            verdict,
+            wal
+        );
+    }
+    println!();
+    println!("ratio = median / floor median; max WAL = largest -wal file seen after a run");
+    println!(
+        "{}",
+        if ok {
+            "all budgets met"
+        } else {
+            "BUDGET MISSED"
+        }
+    );
+    ok
+}
+
+fn median(samples: &[f64]) -> f64 {
+    percentile(samples, 0.5)
+}
+
+/// Nearest-rank percentile.
+fn percentile(samples: &[f64], q: f64) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n => sorted[((q * n as f64).ceil() as usize).clamp(1, n) - 1],
+    }
+}
+
+/// Fisher-Yates with xorshift64: the order only has to vary, not be unpredictable.
+fn shuffle(items: &mut [usize], state: &mut u64) {
+    for i in (1..items.len()).rev() {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        items.swap(i, (*state % (i as u64 + 1)) as usize);
+    }
+}
+
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Result<u64> {
+    haystack
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|at| at as u64)
+        .ok_or_else(|| "the id placeholder is missing from an input".into())
+}
+
+fn write_event(dir: &Path, name: &str, event: &Value) -> Result<PathBuf> {
+    let path = dir.join(name);
+    fs::write(&path, serde_json::to_vec(event)?)?;
+    Ok(path)
+}
+
+/// The fields Claude Code sends with every PostToolUse, in its order.
+fn post_tool_use(tool: &str, input: Value, response: Value) -> Value {
+    json!({
+        "session_id": "0c6e3e4f-5b0e-4f3a-9d8e-2b7f1a9c4d21",
+        "transcript_path":
+            "/home/dev/.claude/projects/-home-dev-shop/0c6e3e4f-5b0e-4f3a-9d8e-2b7f1a9c4d21.jsonl",
+        "cwd": "/home/dev/shop",
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_response": response,
+        "tool_use_id": ID_PLACEHOLDER,
+    })
+}
+
+/// A Bash call running tests, its output grown line by line to about `size` bytes of event.
+fn bash_event(size: usize) -> Value {
+    let input = json!({
+        "command": "cargo test -p shop-core orders 2>&1 | tail -20",
+        "description": "Run the order tests",
+    });
+    let event = |stdout: &str| {
+        let response = json!({"stdout": stdout, "stderr": "", "interrupted": false,
+                              "isImage": false});
+        post_tool_use("Bash", input.clone(), response)
+    };
+    let mut stdout = String::from("running 24 tests\n");
+    for i in 0.. {
+        let line = format!("test orders::tests::total_with_discount_{i} ... ok\n");
+        if event(&format!("{stdout}{line}")).to_string().len() > size {
+            break;
+        }
+        stdout.push_str(&line);
+    }
+    event(&stdout)
+}
+
+/// A TodoWrite call (a tool skipped by default), about `size` bytes.
+fn todo_event(size: usize) -> Value {
+    let event = |n: usize| {
+        let todos: Vec<Value> = (0..n)
+            .map(|i| {
+                json!({"content": format!("Fix the rounding of discount {i}"),
+                       "status": "pending", "activeForm": format!("Fixing discount {i}")})
+            })
+            .collect();
+        post_tool_use(
+            "TodoWrite",
+            json!({"todos": todos}),
+            json!({"oldTodos": [], "newTodos": todos}),
+        )
+    };
+    let n = (1..)
+        .find(|&n| event(n + 1).to_string().len() > size)
+        .unwrap_or(1);
+    event(n)
+}
+
+/// A Read of a large source file: about `size` bytes, mostly escaped text (quotes, newlines,
+/// and `<`, which makes the privacy filter look closer), as a big tool response really is.
+fn read_event(size: usize) -> Value {
+    let mut content = String::with_capacity(size);
+    let mut escaped = 0;
+    let mut i = 0;
+    // The event's size is the escaped text's: `"` and newlines take two bytes in JSON.
+    while escaped < size - 400 {
+        let line =
+            format!("    let order_{i} = Order::<Item>::new(\"sku-{i}\", Money::cents({i}));\n");
+        escaped += line.len() + line.matches(['"', '\n']).count();
+        content.push_str(&line);
+        i += 1;
+    }
+    let path = "/home/dev/shop/tests/fixtures/orders.rs";
+    post_tool_use(
+        "Read",
+        json!({"file_path": path}),
+        json!({"type": "text", "file": {"filePath": path, "content": content,
+               "numLines": i, "startLine": 1, "totalLines": i}}),
+    )
+}

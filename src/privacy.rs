@@ -88,24 +88,17 @@ fn strip_value(value: &mut Value) -> bool {
 /// an escape right after `<` counts as a possible tag, and the text is decoded to be sure.
 fn might_hold_tag(text: &str) -> bool {
     let bytes = text.as_bytes();
-    if !bytes.contains(&b'<') && !text.contains("\\u003") {
-        return false;
-    }
-    let escaped =
-        |i: usize| bytes[i..].starts_with(b"\\u003c") || bytes[i..].starts_with(b"\\u003C");
-    (0..bytes.len()).any(|i| {
-        let name_at = if bytes[i] == b'<' {
-            i + 1
-        } else if bytes[i] == b'\\' && escaped(i) {
-            i + 6
-        } else {
-            return false;
-        };
-        bytes.get(name_at) == Some(&b'\\')
+    let named = |at: usize| {
+        bytes.get(at) == Some(&b'\\')
             || PRIVATE
                 .iter()
-                .any(|name| starts_with_ignore_case(&bytes[name_at..], name))
-    })
+                .any(|name| starts_with_ignore_case(&bytes[at.min(bytes.len())..], name))
+    };
+    // memchr-backed searches: a byte-by-byte walk was 14% of a 5 MB capture.
+    text.match_indices('<').any(|(i, _)| named(i + 1))
+        || text
+            .match_indices("\\u003")
+            .any(|(i, _)| matches!(bytes.get(i + 5), Some(b'c' | b'C')) && named(i + 6))
 }
 
 fn strip_tags<'a>(text: &'a str, names: &[&str]) -> Cow<'a, str> {

@@ -372,9 +372,12 @@ fn forget_turn(tx: &rusqlite::Transaction, session_id: &str, prompt_id: &str) ->
 }
 
 /// Creates the session on the first write that sees it; later writes fill in what was missing.
-/// SessionStart's own values win (see its UPDATE).
+/// SessionStart's own values win (see its UPDATE). A capture, the most frequent write, changes
+/// the row only when it brings something new: rewriting an unchanged row and moving its index
+/// entry cost two WAL pages on every tool call.
 fn upsert_session(tx: &rusqlite::Transaction, write: &Write) -> rusqlite::Result<()> {
     let s = &write.session;
+    let bump = !matches!(write.change, Change::Observation(_));
     tx.execute(
         "INSERT INTO sessions (session_id, project_dir, cwd, transcript_path, started_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?5)
@@ -383,8 +386,15 @@ fn upsert_session(tx: &rusqlite::Transaction, write: &Write) -> rusqlite::Result
              cwd = CASE WHEN excluded.updated_at >= sessions.updated_at
                         THEN COALESCE(excluded.cwd, sessions.cwd) ELSE sessions.cwd END,
              transcript_path = COALESCE(excluded.transcript_path, sessions.transcript_path),
-             updated_at = MAX(sessions.updated_at, excluded.updated_at)",
-        params![s.session_id, s.project_dir, s.cwd, s.transcript_path, write.at],
+             updated_at = CASE WHEN ?6 THEN MAX(sessions.updated_at, excluded.updated_at)
+                               ELSE sessions.updated_at END
+         WHERE ?6
+            OR (sessions.project_dir IS NULL AND excluded.project_dir IS NOT NULL)
+            OR (excluded.cwd IS NOT sessions.cwd AND excluded.cwd IS NOT NULL
+                AND excluded.updated_at >= sessions.updated_at)
+            OR (excluded.transcript_path IS NOT sessions.transcript_path
+                AND excluded.transcript_path IS NOT NULL)",
+        params![s.session_id, s.project_dir, s.cwd, s.transcript_path, write.at, bump],
     )?;
     Ok(())
 }

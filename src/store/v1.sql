@@ -66,7 +66,8 @@ CREATE TABLE pending_queue (
     UNIQUE (session_id, tool_use_id)
 );
 CREATE INDEX pending_queue_drain ON pending_queue (status, priority, created_at);
-CREATE INDEX pending_queue_by_session ON pending_queue (session_id, status);
+-- Lookups by session use the UNIQUE (session_id, tool_use_id) index: one index less to write
+-- on every capture.
 
 -- What happened to sessions, for operators: starts, stops, ends.
 CREATE TABLE event_log (

@@ -25,7 +25,7 @@
 
 use std::error::Error;
 use std::fs::{self, File};
-use std::os::unix::fs::FileExt;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -339,10 +339,9 @@ fn command(case: &Case, counter: &mut u64) -> Result<Command> {
     if let Some(at) = case.id_at {
         *counter += 1;
         let id = format!("toolu_bench_{:018}", *counter);
-        File::options()
-            .write(true)
-            .open(&case.input)?
-            .write_all_at(id.as_bytes(), at)?;
+        let mut file = File::options().write(true).open(&case.input)?;
+        file.seek(SeekFrom::Start(at))?;
+        file.write_all(id.as_bytes())?;
     }
     let mut cmd = Command::new(&case.bin);
     cmd.args(case.args)

@@ -650,3 +650,17 @@ fn spill_files_from_a_newer_version_are_left_and_damaged_ones_set_aside() {
     assert_eq!(left, ["0-newer.json", "1-damaged.json.unreadable"]);
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
 }
+
+#[test]
+fn the_log_is_rotated_past_its_cap() {
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    let log = env.data_dir.join("claude-mem.log");
+    std::fs::write(&log, "x".repeat(1024 * 1024 + 1)).unwrap();
+    assert_silent(&env.hook("capture", b"not json"));
+    let rotated = env.data_dir.join("claude-mem.log.1");
+    assert_eq!(std::fs::metadata(&rotated).unwrap().len(), 1024 * 1024 + 1);
+    let fresh = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(fresh.lines().count(), 1, "{fresh}");
+    assert!(fresh.contains("not a JSON event"));
+}

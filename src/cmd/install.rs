@@ -61,7 +61,16 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     }
 
     let outcome = update(&path, args.dry_run, true, |root| {
-        merge::install(root, &program, &wanted)
+        // A hook we would not add now but that is already there (registered when a newer
+        // Claude Code was found) is kept, and repointed like the others.
+        let mut registrations = wanted.clone();
+        registrations.extend(
+            skipped
+                .iter()
+                .map(|(registration, _)| **registration)
+                .filter(|registration| merge::is_registered(root, registration)),
+        );
+        merge::install(root, &program, &registrations)
     })?;
 
     let mut out = match &outcome.written {
@@ -78,17 +87,35 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     };
     let dry = matches!(outcome.written, Written::WouldChange { .. });
     // In the order of HOOKS, skipped ones in their place.
-    let mut changes = outcome.report.iter();
     for (registration, _) in HOOKS {
-        match skipped.iter().find(|(r, _)| r.event == registration.event) {
-            Some((_, why)) => out.push_str(&format!(
+        let change = outcome
+            .report
+            .iter()
+            .find(|c| c.event == registration.event && c.hook == registration.hook);
+        match (
+            change,
+            skipped.iter().find(|(r, _)| r.event == registration.event),
+        ) {
+            (Some(change), _) => out.push_str(&line(change, dry)),
+            (None, Some((_, why))) => out.push_str(&format!(
                 "  {:<20} hook {:<8} not added: {why}\n",
                 registration.event, registration.hook
             )),
-            None => out.extend(changes.next().map(|change| line(change, dry))),
+            (None, None) => {}
         }
     }
-    out.extend(changes.map(|change| line(change, dry)));
+    // Handlers of ours on events this version does not register, repointed all the same.
+    out.extend(
+        outcome
+            .report
+            .iter()
+            .filter(|c| {
+                !HOOKS
+                    .iter()
+                    .any(|(r, _)| r.event == c.event && r.hook == c.hook)
+            })
+            .map(|change| line(change, dry)),
+    );
     out.push_str(&format!("Binary: {}\n", exe.display()));
     match &outcome.written {
         Written::Replaced {

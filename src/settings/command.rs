@@ -52,16 +52,26 @@ fn git_bash_path(path: &str) -> String {
 
 /// A command line of ours, as found in a settings file.
 pub struct Ours<'a> {
-    /// Byte offset where the program word ends: what follows is kept when the path changes.
+    /// Byte offsets where the program word starts and ends: what surrounds it (an environment
+    /// prefix such as `CLAUDE_MEM_DEBUG=1`, the arguments) is kept when the path changes.
+    pub program_start: usize,
     pub program_end: usize,
     /// The hook name after `hook` (may be empty).
     pub hook: &'a str,
 }
 
-/// Recognises `<dir>/claude-mem hook <name>...` (also `claude-mem.exe`, quoted or not).
+/// Recognises `<dir>/claude-mem hook <name>...` (also `claude-mem.exe`, quoted or not, and
+/// after `NAME=value` assignments, the way a user sets one of our variables for a hook).
 pub fn parse_ours(command: &str) -> Option<Ours<'_>> {
-    let start = command.len() - command.trim_start().len();
-    let (program, program_end) = first_word(command, start)?;
+    let skip_space = |at: usize| at + command[at..].len() - command[at..].trim_start().len();
+    let mut program_start = skip_space(0);
+    let (program, program_end) = loop {
+        let (word, end) = first_word(command, program_start)?;
+        if !is_assignment(&word) || end == program_start {
+            break (word, end);
+        }
+        program_start = skip_space(end);
+    };
     let name = program.rsplit(['/', '\\']).next()?;
     if name != "claude-mem" && !name.eq_ignore_ascii_case("claude-mem.exe") {
         return None;
@@ -79,7 +89,19 @@ pub fn parse_ours(command: &str) -> Option<Ours<'_>> {
         .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
         .next()
         .unwrap_or("");
-    Some(Ours { program_end, hook })
+    Some(Ours {
+        program_start,
+        program_end,
+        hook,
+    })
+}
+
+/// `NAME=value`, as sh reads it before a command.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// The first shell word from `start`, unquoted, and the offset where it ends. Unquoted
@@ -126,6 +148,10 @@ mod tests {
         let ours = [
             (r#""/usr/local/bin/claude-mem" hook capture"#, "capture"),
             ("/home/u/.cargo/bin/claude-mem hook capture", "capture"),
+            (
+                "CLAUDE_MEM_DEBUG=1 /usr/bin/claude-mem hook cleanup",
+                "cleanup",
+            ),
             ("C:/Users/x/claude-mem.exe hook capture", "capture"),
             (r#""C:\Users\x\claude-mem.exe" hook context"#, "context"),
             (r"C:\Users\x\Claude-Mem.EXE hook stop", "stop"),

@@ -39,6 +39,22 @@ impl Document {
                 style,
             });
         }
+        if text.starts_with('\u{feff}') {
+            bail!(
+                "it starts with a byte order mark (BOM), which JSON does not allow; save it as \
+                 UTF-8 without a BOM and run again"
+            );
+        }
+        // Claude Code keeps the last of two equal keys; writing the file back would drop the
+        // other one without a word. Refuse instead.
+        if let Err(err) = serde_json::from_str::<UniqueKeys>(text) {
+            if err.is_data() {
+                bail!(
+                    "{}; Claude Code uses only the last one: remove the other and run again",
+                    err
+                );
+            }
+        }
         let value: Value = serde_json::from_str(text).map_err(|err| match jsonc_feature(text) {
             Some((feature, at)) => {
                 let (line, column) = line_column(text, at);
@@ -132,6 +148,58 @@ fn line_column(text: &str, at: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (line, before[line_start..].chars().count() + 1)
+}
+
+/// Walks a document and fails on the first object that has a key twice (the error carries the
+/// line and column where serde_json found it).
+struct UniqueKeys;
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(self)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "it has the key {key:?} twice in one object"
+                )));
+            }
+            map.next_value::<UniqueKeys>()?;
+        }
+        Ok(self)
+    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,23 @@ pub struct Change {
     pub status: Status,
 }
 
+/// Whether a handler of ours for `registration` is in the file, whatever its binary path.
+pub fn is_registered(root: &Map<String, Value>, registration: &Registration) -> bool {
+    let Some(Value::Array(groups)) = root
+        .get("hooks")
+        .and_then(|hooks| hooks.get(registration.event))
+    else {
+        return false;
+    };
+    groups
+        .iter()
+        .filter_map(|group| group.get("hooks")?.as_array())
+        .flatten()
+        .filter_map(|handler| our_command(handler.as_object()?))
+        .filter_map(parse_ours)
+        .any(|ours| ours.hook == registration.hook)
+}
+
 /// Registers `wanted`, running `program` (already quoted). Also repoints any other handler of
 /// ours to `program`, so a moved binary leaves no stale path behind.
 pub fn install(
@@ -73,7 +90,11 @@ pub fn install(
             let Some(ours) = parse_ours(command) else {
                 continue;
             };
-            let updated = format!("{program}{}", &command[ours.program_end..]);
+            let updated = format!(
+                "{}{program}{}",
+                &command[..ours.program_start],
+                &command[ours.program_end..]
+            );
             if updated != command {
                 repointed.push((event.clone(), ours.hook.to_string()));
                 handler.insert("command".into(), Value::String(updated));

@@ -99,6 +99,7 @@ pub fn update<T>(
             }
         }
         let lock = Lock::acquire(&target).with_context(unchanged)?;
+        remove_stale_temps(&target);
         if read(&target).with_context(unchanged)? != before {
             continue;
         }
@@ -189,10 +190,29 @@ fn check_writable(target: &Path, meta: &Metadata) -> Result<()> {
 
 /// Keeps `<name>.claude-mem.bak` beside the file the user named (beside the link, not inside a
 /// dotfiles repository), unless one exists: the first backup holds the file as it was before
-/// claude-mem ever changed it.
+/// claude-mem ever changed it. A project's `settings.local.json` is personal (it may hold
+/// tokens) and Claude Code keeps it out of git by its exact name; a backup beside it would be
+/// an untracked file that `git add -A` commits, so that one is kept in claude-mem's data dir.
 fn keep_backup(path: &Path, bytes: &[u8]) -> Result<Option<PathBuf>> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let backup = path.with_file_name(format!("{name}.claude-mem.bak"));
+    let backup = if name == "settings.local.json" {
+        let dir = crate::config::Config::from_env().data_dir.join("backups");
+        private_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let flat: String = path
+            .to_string_lossy()
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        dir.join(format!("{}.claude-mem.bak", flat.trim_start_matches('_')))
+    } else {
+        path.with_file_name(format!("{name}.claude-mem.bak"))
+    };
     let mut file = match create_private(&backup) {
         Ok(file) => file,
         Err(err) if err.kind() == ErrorKind::AlreadyExists => return Ok(None),
@@ -204,6 +224,29 @@ fn keep_backup(path: &Path, bytes: &[u8]) -> Result<Option<PathBuf>> {
         .and_then(|()| file.sync_all())
         .with_context(|| format!("cannot write backup {}", backup.display()))?;
     Ok(Some(backup))
+}
+
+/// Temp files of ours left beside `target` by a run that was killed before its rename. Only
+/// called under the lock, and only files old enough that no live run can own them.
+fn remove_stale_temps(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.claude-mem-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 60));
+        if file_name.starts_with(&prefix) && file_name.ends_with(".tmp") && old {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The new contents in a synced temp file beside `target`, with the old file's mode and owner

@@ -699,6 +699,13 @@ fn files_claude_code_would_ignore_are_refused_untouched() {
             &["not valid JSON", "line 3 column 3"],
         );
         assert_refused(&args, "[1, 2]\n", &["top level is an array, not an object"]);
+        // Writing it back would silently drop the first "model" (Claude Code reads the last).
+        assert_refused(
+            &args,
+            "{\n  \"model\": \"opus\",\n  \"model\": \"sonnet\"\n}\n",
+            &["key \"model\" twice", "line 3"],
+        );
+        assert_refused(&args, "\u{feff}{}\n", &["byte order mark"]);
         assert_refused(
             &args,
             "{\"hooks\": [\"x\"]}\n",
@@ -1079,4 +1086,102 @@ fn an_install_killed_at_any_moment_never_leaves_a_broken_file() {
         .assert()
         .success();
     assert_eq!(fs::read(&path).expect("read"), new);
+}
+
+// ---- regressions found in review ------------------------------------------------------------
+
+/// A project's settings.local.json is personal and kept out of git by its exact name; a backup
+/// beside it would be an untracked file that `git add -A` commits, tokens and all.
+#[test]
+fn the_backup_of_a_local_settings_file_stays_out_of_the_project() {
+    let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
+    let dir = sandbox.root.join("proj/.claude");
+    fs::create_dir_all(&dir).expect("project");
+    let original = "{\n  \"env\": {\n    \"API_TOKEN\": \"secret\"\n  }\n}\n";
+    fs::write(dir.join("settings.local.json"), original).expect("write");
+    sandbox
+        .cmd(&["install-hooks", "--project", "proj", "--local"])
+        .assert()
+        .success();
+    assert_eq!(
+        extra_files(&dir, &["settings.local.json"]),
+        Vec::<String>::new()
+    );
+    let backups = sandbox.home().join(".claude-mem/backups");
+    let kept: Vec<_> = fs::read_dir(&backups).expect("backups").collect();
+    assert_eq!(kept.len(), 1);
+    let kept = kept.into_iter().next().unwrap().expect("entry").path();
+    assert_eq!(fs::read_to_string(kept).expect("backup"), original);
+}
+
+/// A user who sets one of our variables for a hook writes `CLAUDE_MEM_DEBUG=1 <path> hook ...`:
+/// still ours, repointed with its prefix kept, never duplicated, and removed by uninstall.
+#[test]
+fn our_command_behind_an_environment_prefix_is_still_ours() {
+    let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
+    let path = sandbox.root.join("settings.json");
+    let before = r#"{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"CLAUDE_MEM_DEBUG=1 /old/claude-mem hook cleanup","timeout":10}]}]}}"#;
+    fs::write(&path, before).expect("write");
+    sandbox
+        .cmd(&["install-hooks", "--settings", path_arg(&path)])
+        .assert()
+        .success();
+    let settings = parse(&fs::read(&path).expect("read"));
+    let ends = settings["hooks"]["SessionEnd"].as_array().expect("array");
+    assert_eq!(ends.len(), 1, "duplicated: {settings:#}");
+    let command = ends[0]["hooks"][0]["command"].as_str().expect("command");
+    assert_eq!(
+        command,
+        format!(
+            "CLAUDE_MEM_DEBUG=1 {}",
+            command_for(&this_binary(), "cleanup")
+        )
+    );
+    sandbox
+        .cmd(&["uninstall-hooks", "--settings", path_arg(&path)])
+        .assert()
+        .success();
+    assert_eq!(
+        parse(&fs::read(&path).expect("read")),
+        serde_json::json!({})
+    );
+}
+
+/// Installed once with a Claude Code that knows PostToolUseFailure, then again where no Claude
+/// Code is found: the entry stays and is reported as present, not as "not added".
+#[test]
+fn a_hook_registered_earlier_is_reported_present_when_claude_is_not_found() {
+    let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
+    sandbox.cmd(&["install-hooks"]).assert().success();
+    fs::remove_file(sandbox.root.join("bin/claude")).expect("remove claude");
+    let output = sandbox.cmd(&["install-hooks"]).output().expect("run");
+    assert!(output.status.success());
+    let report = stdout(&output);
+    assert!(!report.contains("not added"), "{report}");
+    let line = report
+        .lines()
+        .find(|l| l.contains("PostToolUseFailure"))
+        .expect("a line");
+    assert!(line.contains("already present"), "{report}");
+    let settings = parse(&fs::read(sandbox.user_settings()).expect("read"));
+    assert_eq!(our_handlers(&settings).len(), OURS.len());
+}
+
+/// A run killed between creating its temp file and renaming it leaves the temp file; the next
+/// run that writes removes it once it is old enough to belong to no live run.
+#[test]
+fn temp_files_of_a_killed_run_are_cleaned_up() {
+    let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
+    let path = sandbox.settings_from("realistic");
+    let left = sandbox.root.join(".settings.json.claude-mem-AbCdEf.tmp");
+    fs::write(&left, "{\"half\": ").expect("write");
+    backdate(&left);
+    let fresh = sandbox.root.join(".settings.json.claude-mem-XyZ123.tmp");
+    fs::write(&fresh, "{").expect("write");
+    sandbox
+        .cmd(&["install-hooks", "--settings", path_arg(&path)])
+        .assert()
+        .success();
+    assert!(!left.exists(), "the stale temp file is still there");
+    assert!(fresh.exists(), "a fresh temp file may belong to a live run");
 }

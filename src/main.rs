@@ -24,7 +24,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "hook") {
-        return emit::hook(&hook::run(args.get(2).map(|a| a.as_os_str())));
+        return emit::hook(&hook::run(&args[2..]));
     }
     match cli::Cli::try_parse_from(&args) {
         Ok(cli) => emit::command(cmd::run(cli.command)),

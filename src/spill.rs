@@ -66,8 +66,9 @@ enum Taken {
     Newer,
 }
 
-/// Applies the oldest spilled writes, a bounded number per run and never past `deadline`.
-pub fn ingest(store: &mut Store, config: &Config, log: &Log, deadline: Instant) {
+/// Applies the oldest spilled writes, a bounded number per run. Never waits for a lock: this
+/// is a chore any later run can do, not something to hold Claude Code up for.
+pub fn ingest(store: &mut Store, config: &Config, log: &Log) {
     let started = Instant::now();
     let mut budget = MAX_FILES_PER_RUN;
     for dir in [config.spill_dir(), config.fallback_dir().join("spill")] {
@@ -88,12 +89,12 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log, deadline: Instant) 
         }
         names.sort_unstable();
         for name in names {
-            if budget == 0 || started.elapsed() > MAX_TIME_PER_RUN || Instant::now() >= deadline {
+            if budget == 0 || started.elapsed() > MAX_TIME_PER_RUN {
                 return;
             }
             budget -= 1;
             let path = dir.join(&name);
-            if store.wait_until(deadline).is_err() {
+            if store.wait_until(Instant::now()).is_err() {
                 return;
             }
             match take(store, &path) {

@@ -27,7 +27,7 @@ use rusqlite::types::ValueRef;
 use serde_json::{Value, json};
 use support::mock_api::{MockApi, Reply};
 
-/// The Claude Code release this test is pinned to (also in `ci-e2e-snippet.sh`).
+/// The Claude Code release this test is pinned to (also in `.ci/run`, which installs it).
 const CLAUDE_CODE_VERSION: &str = "2.1.330";
 /// Path of a `claude` executable to use instead of the cached install; set, it must work.
 const CLAUDE_VAR: &str = "CLAUDE_MEM_E2E_CLAUDE";

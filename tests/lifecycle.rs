@@ -306,36 +306,119 @@ fn real_session_end_events_close_the_session() {
 
 #[test]
 fn every_hook_ignores_bad_input_and_other_events_without_creating_anything() {
-    let inputs: Vec<Vec<u8>> = vec![
-        vec![],
-        b"{".to_vec(),
-        b"[]".to_vec(),
-        b"\xff\xfe".to_vec(),
-        format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
-        br#"{"hook_event_name":"SessionStart","session_id":12}"#.to_vec(),
-        fixture("hooks/Notification-1.json"),
-        fixture("hooks/SubagentStop-1.json"),
-        fixture("hooks/StopFailure-1.json"),
+    let hooks = [
+        ("context", "SessionStart"),
+        ("prompt", "UserPromptSubmit"),
+        ("capture", "PostToolUse"),
+        ("summary", "Stop"),
+        ("cleanup", "SessionEnd"),
     ];
-    for hook in ["context", "prompt", "capture", "summary", "cleanup"] {
-        for (i, input) in inputs.iter().enumerate() {
-            let env = Env::new();
-            assert_silent(&env.hook(hook, input));
-            assert!(
-                !env.data_dir.exists(),
-                "hook {hook}, input {i} created the data dir"
-            );
+    for (hook, event) in hooks {
+        let mut inputs = bad_inputs(event);
+        for other in ["Notification-1", "SubagentStop-1", "StopFailure-1"] {
+            inputs.push(("another event", fixture(&format!("hooks/{other}.json"))));
         }
         // Each hook acts only on its own event.
-        let env = Env::new();
         let foreign = if hook == "capture" {
-            "hooks/Stop-1.json"
+            "Stop-1"
         } else {
-            "hooks/PostToolUse-1.json"
+            "PostToolUse-1"
         };
-        assert_silent(&env.hook(hook, &fixture(foreign)));
-        assert!(!env.data_dir.exists());
+        inputs.push((
+            "a sibling hook's event",
+            fixture(&format!("hooks/{foreign}.json")),
+        ));
+        for (what, input) in inputs {
+            let env = Env::new();
+            assert_silent(&env.hook(hook, &input));
+            assert!(
+                !env.data_dir.exists(),
+                "hook {hook}, {what}: created the data dir"
+            );
+            assert!(tmp_is_empty(&env), "hook {hook}, {what}: wrote to TMPDIR");
+        }
     }
+}
+
+#[test]
+fn text_is_stored_as_written_and_huge_text_is_capped() {
+    let env = Env::new();
+    let prompt = "  indented code:\n    x = 1\n\n";
+    assert_ack(&env.hook(
+        "prompt",
+        &event("UserPromptSubmit", "s", json!({"prompt": prompt})),
+    ));
+    let stored: String = env
+        .db()
+        .query_row("SELECT prompt_text FROM user_prompts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, prompt);
+    let message = "Done.\n<system-reminder>noise</system-reminder>\n";
+    assert_ack(&env.hook(
+        "summary",
+        &event("Stop", "s", json!({"last_assistant_message": message})),
+    ));
+    assert_eq!(
+        session_row(&env, "s")["last_assistant_message"],
+        "Done.\n\n"
+    );
+
+    let huge = "y".repeat(20 * 1024 * 1024);
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            "s",
+            json!({"prompt": huge, "prompt_id": "big"}),
+        ),
+    ));
+    let (len, truncated): (i64, i64) = env
+        .db()
+        .query_row(
+            "SELECT length(prompt_text), truncated FROM user_prompts WHERE prompt_id = 'big'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((len, truncated), (1024 * 1024, 1));
+    // A session id, source or reason that is not a few bytes is a broken event: kept short.
+    let start = event("SessionStart", "s", json!({"source": huge, "cwd": huge}));
+    assert_clean(&env.hook("context", &start));
+    let s = session_row(&env, "s");
+    assert!(s["source"].as_str().unwrap().len() <= 4096);
+    assert!(s["cwd"].as_str().unwrap().len() <= 4096);
+}
+
+#[test]
+fn every_hook_uses_claude_project_dir_for_the_project() {
+    let env = Env::new().with("CLAUDE_PROJECT_DIR", "/repo/root");
+    assert_clean(&env.hook("context", &event("SessionStart", "a", json!({}))));
+    assert_ack(&env.hook(
+        "prompt",
+        &event("UserPromptSubmit", "b", json!({"prompt": "p"})),
+    ));
+    assert_ack(&env.hook(
+        "summary",
+        &event("Stop", "c", json!({"last_assistant_message": "m"})),
+    ));
+    assert_ack(&env.hook(
+        "cleanup",
+        &event("SessionEnd", "d", json!({"reason": "other"})),
+    ));
+    for id in ["a", "b", "c", "d"] {
+        let s = session_row(&env, id);
+        assert_eq!(s["project_dir"], "/repo/root", "session {id}");
+        assert_eq!(s["cwd"], "/work/app", "session {id}");
+    }
+    let summary_project: String = env
+        .db()
+        .query_row(
+            "SELECT project_dir FROM pending_queue WHERE kind = 'summary'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(summary_project, "/repo/root");
 }
 
 /// One finished session in /work/app: a prompt, a Write, a Read, a stop, an end.

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::wire::{self, Event};
-use super::{Ctx, truncate};
+use super::{Ctx, meta, short, truncate};
 use crate::ops::{Change, Observation, Priority, Write};
 use crate::privacy;
 
@@ -69,9 +69,9 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
 
     let observation = Observation {
         event: event_name.to_string(),
-        tool_name: tool_name.to_string(),
-        tool_use_id: Event::get(&event.tool_use_id).map(String::from),
-        prompt_id: Event::get(&event.prompt_id).map(String::from),
+        tool_name: short(tool_name).to_string(),
+        tool_use_id: meta(&event.tool_use_id),
+        prompt_id: meta(&event.prompt_id),
         raw_output: raw,
         files_touched: files_touched(tool_input),
         priority: priority(tool_name),

@@ -1,8 +1,8 @@
 //! `hook cleanup` (SessionEnd): the session is closed. All SessionEnd hooks share a very small
 //! time budget, so this is one UPDATE and a passive checkpoint, nothing more.
 
-use super::Ctx;
 use super::wire::Event;
+use super::{Ctx, meta};
 use crate::ops::{Change, Write};
 
 pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
@@ -13,7 +13,7 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     Some(ctx.write(
         ctx.session(event, session_id),
         Change::SessionEnd {
-            reason: Event::get(&event.reason).map(String::from),
+            reason: meta(&event.reason),
         },
     ))
 }

@@ -5,8 +5,8 @@
 //! Always the JSON form with `hookEventName` (plain stdout is not injected for new sessions on
 //! some versions), wrapped in `<claude-mem-context>` so that the capture hooks never store it.
 
-use super::Ctx;
 use super::wire::Event;
+use super::{Ctx, meta};
 use crate::config::Config;
 use crate::emit::HookOutput;
 use crate::ops::{Change, SessionRef, Write};
@@ -25,8 +25,8 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     Some(ctx.write(
         ctx.session(event, session_id),
         Change::SessionStart {
-            source: Event::get(&event.source).map(String::from),
-            model: Event::get(&event.model).map(String::from),
+            source: meta(&event.source),
+            model: meta(&event.model),
         },
     ))
 }

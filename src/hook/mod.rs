@@ -13,7 +13,7 @@ mod prompt;
 mod summary;
 pub mod wire;
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -68,12 +68,12 @@ impl Ctx<'_> {
     /// The session part every write carries. The project is `CLAUDE_PROJECT_DIR` (stable across
     /// `cd`), else the event's `cwd`: the same rule for every hook.
     fn session(&self, event: &Event, session_id: &str) -> SessionRef {
-        let cwd = Event::get(&event.cwd).map(String::from);
+        let cwd = meta(&event.cwd);
         SessionRef {
-            session_id: session_id.to_string(),
+            session_id: short(session_id).to_string(),
             project_dir: self.config.project_dir.clone().or_else(|| cwd.clone()),
             cwd,
-            transcript_path: Event::get(&event.transcript_path).map(String::from),
+            transcript_path: meta(&event.transcript_path),
         }
     }
 
@@ -87,8 +87,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Runs hook `name` and returns its answer. Never panics, never fails.
-pub fn run(name: Option<&OsStr>) -> HookOutput {
+/// Runs `hook <args>` and returns its answer. Never panics, never fails. Anything but exactly
+/// one known hook name (a newer install's hook, a stray argument) is a no-op.
+pub fn run(args: &[OsString]) -> HookOutput {
+    let name = args.first().map(OsString::as_os_str);
     let config = Config::from_env();
     let label = name.map_or_else(|| "(none)".into(), OsStr::to_string_lossy);
     let log = Arc::new(Log::new(&config, &format!("hook {label}")));
@@ -97,19 +99,25 @@ pub fn run(name: Option<&OsStr>) -> HookOutput {
     panic::set_hook(Box::new(move |info| {
         panic_log.important("PANIC", &info.to_string())
     }));
-    panic::catch_unwind(AssertUnwindSafe(|| run_logged(name, &config, &log)))
+    panic::catch_unwind(AssertUnwindSafe(|| run_logged(args, &config, &log)))
         .unwrap_or(HookOutput::Nothing)
 }
 
-fn run_logged(name: Option<&OsStr>, config: &Config, log: &Log) -> HookOutput {
-    let hook = name.and_then(Hook::from_name);
+fn run_logged(args: &[OsString], config: &Config, log: &Log) -> HookOutput {
+    let hook = match args {
+        [name] => Hook::from_name(name),
+        _ => None,
+    };
     if config.disabled {
         drain_stdin();
         return HookOutput::Nothing;
     }
     let Some(hook) = hook else {
         drain_stdin();
-        log.line("INFO", "not a hook this version knows; nothing done");
+        log.line(
+            "INFO",
+            &format!("hook {args:?}: not a hook of this version; nothing done"),
+        );
         return HookOutput::Nothing;
     };
     let input = match read_stdin() {
@@ -169,18 +177,24 @@ fn run_logged(name: Option<&OsStr>, config: &Config, log: &Log) -> HookOutput {
 
 /// Applies `write` within the wait budget; on failure keeps it in the spill folder. Spilled
 /// writes are older than this one, so a bounded number of them are applied first: a private
-/// prompt kept in a spill file must be known before the captures of its turn are stored.
-/// Returns the open store when the write went to the database.
+/// prompt kept in a spill file should be known before the captures of its turn are stored
+/// (and if it is applied later, it removes them). A run that finds the database busy keeps its
+/// write in the spill folder *before* it waits, so that Claude Code killing it while it waits
+/// loses nothing; the file is removed once the write is in. Returns the open store when the
+/// write went to the database.
 fn record(config: &Config, write: &Write, log: &Log) -> Option<Store> {
     let deadline = Instant::now() + config.wait_budget;
+    let mut kept: Option<std::path::PathBuf> = None;
     let mut attempt = 0u32;
     let failure = loop {
         attempt += 1;
+        let wait = kept.is_some();
         // A panic in SQLite or here must not cost the event: it is spilled like any failure.
         let result = panic::catch_unwind(AssertUnwindSafe(|| -> anyhow::Result<Store> {
             let mut store = Store::open(config, deadline)?;
-            spill::ingest(&mut store, config, log, deadline);
-            store.wait_until(deadline)?;
+            spill::ingest(&mut store, config, log);
+            // Without waiting first: only a run that has to wait pays for the spill file.
+            store.wait_until(if wait { deadline } else { Instant::now() })?;
             store.apply(write)?;
             Ok(store)
         }))
@@ -190,10 +204,27 @@ fn record(config: &Config, write: &Write, log: &Log) -> Option<Store> {
             ))
         });
         match result {
-            Ok(store) => return Some(store),
-            // A brand-new database can refuse at once (switching to WAL takes an exclusive
-            // lock that the busy timeout does not cover): retry, jittered, within the budget.
+            Ok(store) => {
+                if let Some(path) = kept {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Some(store);
+            }
             Err(err) if crate::store::is_busy(&err) => {
+                if kept.is_none() {
+                    match spill::keep(config, write) {
+                        Ok(path) => {
+                            kept = Some(path);
+                            continue;
+                        }
+                        Err(spill_err) => log.important(
+                            "WARN",
+                            &format!("could not keep the event before waiting: {spill_err:#}"),
+                        ),
+                    }
+                }
+                // A brand-new database can refuse at once (switching to WAL takes an exclusive
+                // lock that the busy timeout does not cover): retry, jittered, within the budget.
                 let pause = jitter(attempt);
                 if Instant::now() + pause >= deadline {
                     break err;
@@ -203,7 +234,11 @@ fn record(config: &Config, write: &Write, log: &Log) -> Option<Store> {
             Err(err) => break err,
         }
     };
-    match spill::keep(config, write) {
+    let kept = match kept {
+        Some(path) => Ok(path),
+        None => spill::keep(config, write),
+    };
+    match kept {
         Ok(path) => log.important(
             "WARN",
             &format!(
@@ -245,6 +280,19 @@ fn read_stdin() -> io::Result<Vec<u8>> {
 /// Reads stdin to its end without keeping it: Claude Code's write must not hit a closed pipe.
 fn drain_stdin() {
     let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
+}
+
+/// Ids, paths, sources and reasons are short; a huge one (a broken or hostile event) is cut so
+/// that it cannot bloat every row that repeats it.
+const MAX_META_BYTES: usize = 4096;
+
+fn short(text: &str) -> &str {
+    truncate(text, MAX_META_BYTES)
+}
+
+/// A metadata field, when present and not empty, cut to [`MAX_META_BYTES`].
+fn meta(field: &wire::Text) -> Option<String> {
+    Event::get(field).map(|v| short(v).to_string())
 }
 
 /// Cuts `text` to at most `max` bytes on a character boundary.

@@ -3,7 +3,7 @@
 //! Never answers with context: plain stdout of this event would be shown to Claude.
 
 use super::wire::Event;
-use super::{Ctx, capped};
+use super::{Ctx, capped, meta};
 use crate::ops::{Change, Write};
 use crate::privacy;
 
@@ -17,7 +17,7 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
         return None;
     }
     let session = ctx.session(event, session_id);
-    let prompt_id = Event::get(&event.prompt_id).map(String::from);
+    let prompt_id = meta(&event.prompt_id);
     let clean = privacy::strip_message(prompt);
     if clean.trim().is_empty() {
         // Only private parts and reminders were left out. If something private was there the
@@ -25,7 +25,8 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
         return (privacy::strip(prompt) != prompt)
             .then(|| ctx.write(session, Change::PrivatePrompt { prompt_id }));
     }
-    let (text, truncated) = capped(ctx.config, clean.trim());
+    // Stored as written (indentation of pasted code matters); only emptiness ignores spaces.
+    let (text, truncated) = capped(ctx.config, &clean);
     Some(ctx.write(
         session,
         Change::Prompt {

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::wire::Event;
-use super::{Ctx, capped};
+use super::{Ctx, capped, meta};
 use crate::ops::{Change, Write};
 use crate::{privacy, transcript};
 
@@ -24,13 +24,13 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
             .and_then(|path| transcript::last_assistant_text(Path::new(path))),
     };
     let last_assistant_message = message
-        .map(|m| privacy::strip_message(&m).trim().to_string())
-        .filter(|m| !m.is_empty())
+        .map(|m| privacy::strip_message(&m).into_owned())
+        .filter(|m| !m.trim().is_empty())
         .map(|m| capped(ctx.config, &m).0);
     Some(ctx.write(
         session,
         Change::SummaryRequest {
-            prompt_id: Event::get(&event.prompt_id).map(String::from),
+            prompt_id: meta(&event.prompt_id),
             last_assistant_message,
         },
     ))

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-type Text<'a> = Option<Cow<'a, str>>;
+pub type Text<'a> = Option<Cow<'a, str>>;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Event<'a> {

@@ -16,9 +16,18 @@ pub struct RecentSession {
     pub files_changed: Vec<String>,
 }
 
-/// Tools whose `files_touched` are changes, not reads.
-const CHANGING_TOOLS: &str = "('Write', 'Edit', 'MultiEdit', 'NotebookEdit')";
 const FILES_PER_SESSION: i64 = 12;
+
+/// The files the latest changes of a session touched (Write, Edit, …: not reads). The tool list
+/// must stay the one of the partial index `pending_queue_changes`, which serves this query.
+const FILES_CHANGED: &str = "SELECT DISTINCT f.value
+       FROM (SELECT files_touched FROM pending_queue
+              WHERE session_id = ?1
+                AND tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit')
+              ORDER BY created_at DESC
+              LIMIT 64) q,
+            json_each(q.files_touched) f
+      LIMIT ?2";
 
 const RECENT_SESSIONS: &str =
     "SELECT s.session_id, s.started_at, s.updated_at, s.prompt_count, s.last_assistant_message,
@@ -38,13 +47,7 @@ pub fn recent_sessions(
     limit: usize,
 ) -> Result<Vec<RecentSession>> {
     let mut sessions = conn.prepare(RECENT_SESSIONS)?;
-    let mut files = conn.prepare(&format!(
-        "SELECT DISTINCT f.value
-           FROM pending_queue q, json_each(q.files_touched) f
-          WHERE q.session_id = ?1 AND q.tool_name IN {CHANGING_TOOLS}
-          ORDER BY q.created_at
-          LIMIT ?2"
-    ))?;
+    let mut files = conn.prepare(FILES_CHANGED)?;
     let rows = sessions.query_map(params![project_dir, limit as i64], |row| {
         Ok(RecentSession {
             session_id: row.get(0)?,
@@ -86,6 +89,20 @@ mod tests {
             .collect();
         let plan = plan.join("\n");
         assert!(plan.contains("USING INDEX sessions_by_project"), "{plan}");
+        let files: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {FILES_CHANGED}"))
+            .unwrap()
+            .query_map(params!["s", 12], |row| row.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let files = files.join("\n");
+        assert!(
+            files.contains("USING INDEX pending_queue_changes"),
+            "{files}"
+        );
+        // DISTINCT sorts at most 64 rows' files; what must not happen is sorting the session.
+        assert!(!files.contains("FOR ORDER BY"), "{files}");
         assert!(
             !plan.contains("SCAN s\n") && !plan.contains("SCAN q"),
             "{plan}"

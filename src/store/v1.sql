@@ -50,8 +50,8 @@ CREATE TABLE pending_queue (
     event         TEXT NOT NULL,            -- PostToolUse, PostToolUseFailure, Stop
     tool_name     TEXT,
     project_dir   TEXT,
+    files_touched TEXT NOT NULL DEFAULT '[]', -- JSON array (before raw_output: read without it)
     raw_output    TEXT NOT NULL,            -- JSON object
-    files_touched TEXT NOT NULL DEFAULT '[]', -- JSON array
     priority      INTEGER NOT NULL DEFAULT 1 CHECK (priority IN (0, 1, 2)),
     status        TEXT NOT NULL DEFAULT 'raw' CHECK (status IN ('raw', 'claimed', 'done', 'failed')),
     attempts      INTEGER NOT NULL DEFAULT 0,
@@ -67,7 +67,10 @@ CREATE TABLE pending_queue (
 );
 CREATE INDEX pending_queue_drain ON pending_queue (status, priority, created_at);
 -- Lookups by session use the UNIQUE (session_id, tool_use_id) index: one index less to write
--- on every capture.
+-- on every capture. The changes of a session (for the session-start context) have their own
+-- partial index, so a session with 50,000 captures costs no more than one with 5.
+CREATE INDEX pending_queue_changes ON pending_queue (session_id, created_at)
+    WHERE tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit');
 
 -- What happened to sessions, for operators: starts, stops, ends.
 CREATE TABLE event_log (

@@ -200,3 +200,43 @@ pub fn post_tool_use(session: &str, tool: &str, tool_use_id: &str, input: Value)
     .to_string()
     .into_bytes()
 }
+
+/// Input no hook may act on, for a hook whose event is `event`: each must be a silent exit 0
+/// that creates nothing.
+pub fn bad_inputs(event: &str) -> Vec<(&'static str, Vec<u8>)> {
+    let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let nested_field = format!(r#"{{"hook_event_name":"{event}","session_id":{nested}}}"#);
+    let mut invalid_utf8 = format!(r#"{{"hook_event_name":"{event}","session_id":""#).into_bytes();
+    invalid_utf8.extend_from_slice(b"\xff\xfe\"}");
+    let fields = |session: serde_json::Value, name: serde_json::Value| {
+        serde_json::json!({"hook_event_name": name, "session_id": session, "tool_name": "Bash",
+                           "prompt": "p", "source": "startup", "reason": "other"})
+        .to_string()
+        .into_bytes()
+    };
+    vec![
+        ("empty", vec![]),
+        ("whitespace", b" \n\t ".to_vec()),
+        ("open brace", b"{".to_vec()),
+        ("empty array", b"[]".to_vec()),
+        ("null", b"null".to_vec()),
+        ("number", b"42".to_vec()),
+        ("string", format!("{event:?}").into_bytes()),
+        ("invalid utf-8", invalid_utf8),
+        ("binary", (0..=255u8).cycle().take(4096).collect()),
+        ("nested brackets", nested.into_bytes()),
+        ("nested in a field", nested_field.into_bytes()),
+        ("no session id", fields(serde_json::Value::Null, event.into())),
+        ("session id of the wrong type", fields(42.into(), event.into())),
+        ("event name of the wrong type", fields("s".into(), serde_json::json!([event]))),
+        (
+            "duplicate keys",
+            format!(r#"{{"session_id":"a","session_id":"b","hook_event_name":"{event}","tool_name":"Bash","prompt":"p"}}"#).into_bytes(),
+        ),
+    ]
+}
+
+/// Whether the run left anything in the temp dir (the fallback folder lives there).
+pub fn tmp_is_empty(env: &Env) -> bool {
+    std::fs::read_dir(env.tmp()).unwrap().next().is_none()
+}

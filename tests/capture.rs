@@ -400,6 +400,22 @@ fn a_spill_file_applied_twice_is_stored_once() {
     assert!(env.spilled().is_empty());
 }
 
+/// The spill files kept in the temp-dir fallback (at least one) and its log's text.
+fn kept_in_the_fallback(env: &Env) -> (Vec<std::path::PathBuf>, String) {
+    let kept = env.fallback_files();
+    assert!(
+        kept.iter()
+            .any(|p| p.extension().is_some_and(|e| e == "json")),
+        "kept: {kept:?}"
+    );
+    let log = kept
+        .iter()
+        .find(|p| p.ends_with("claude-mem.log"))
+        .expect("a fallback log");
+    let log = std::fs::read_to_string(log).unwrap();
+    (kept, log)
+}
+
 /// A data dir whose parent is a file: it cannot be created, whoever runs the test (root too).
 /// Returns the environment and the file in the way.
 fn unwritable_data_dir() -> (Env, std::path::PathBuf) {
@@ -418,17 +434,7 @@ fn an_unwritable_data_dir_keeps_the_event_in_the_temp_dir_until_it_can_be_writte
     let (env, blocker) = unwritable_data_dir();
     let out = env.hook("capture", &fixture("hooks/PostToolUse-1.json"));
     assert_ack(&out);
-    let kept = env.fallback_files();
-    assert!(
-        kept.iter()
-            .any(|p| p.extension().is_some_and(|e| e == "json")),
-        "kept: {kept:?}"
-    );
-    let log = kept
-        .iter()
-        .find(|p| p.ends_with("claude-mem.log"))
-        .expect("a fallback log");
-    let log = std::fs::read_to_string(log).unwrap();
+    let (_, log) = kept_in_the_fallback(&env);
     assert!(log.contains("cannot create the data dir"), "log: {log}");
 
     std::fs::remove_file(&blocker).unwrap();
@@ -509,17 +515,7 @@ fn a_read_only_data_dir_keeps_the_event() {
         !env.db_path().exists(),
         "a database was created in a read-only dir"
     );
-    let kept = env.fallback_files();
-    assert!(
-        kept.iter()
-            .any(|p| p.extension().is_some_and(|e| e == "json")),
-        "kept: {kept:?}"
-    );
-    let log = kept
-        .iter()
-        .find(|p| p.ends_with("claude-mem.log"))
-        .expect("a fallback log");
-    let log = std::fs::read_to_string(log).unwrap();
+    let (kept, log) = kept_in_the_fallback(&env);
     assert!(
         log.contains("Permission denied") || log.contains("permission denied"),
         "log: {log}"

@@ -80,23 +80,20 @@ mod tests {
     fn the_queries_use_the_indexes() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(include_str!("v1.sql")).unwrap();
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {RECENT_SESSIONS}"))
-            .unwrap()
-            .query_map(params!["/p", 8], |row| row.get(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let plan = plan.join("\n");
+        let plan = |sql: &str| -> String {
+            let rows: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map(params!["x", 8], |row| row.get(3))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            rows.join("\n")
+        };
+        let files = plan(FILES_CHANGED);
+        let plan = plan(RECENT_SESSIONS);
         assert!(plan.contains("USING INDEX sessions_by_project"), "{plan}");
-        let files: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {FILES_CHANGED}"))
-            .unwrap()
-            .query_map(params!["s", 12], |row| row.get(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let files = files.join("\n");
+
         assert!(
             files.contains("USING INDEX pending_queue_changes"),
             "{files}"

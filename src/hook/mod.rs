@@ -94,13 +94,17 @@ pub fn run(args: &[OsString]) -> HookOutput {
     let config = Config::from_env();
     let label = name.map_or_else(|| "(none)".into(), OsStr::to_string_lossy);
     let log = Arc::new(Log::new(&config, &format!("hook {label}")));
-    let panic_log = Arc::clone(&log);
-    // A panic's message goes to the log, never to stderr (a hook error in Claude Code).
+    guarded(&log, || run_logged(args, &config, &log))
+}
+
+/// Runs `body`; a panic in it ends as `Nothing` with its message in the log, never on stderr
+/// (which Claude Code would show as a hook error).
+fn guarded(log: &Arc<Log>, body: impl FnOnce() -> HookOutput) -> HookOutput {
+    let panic_log = Arc::clone(log);
     panic::set_hook(Box::new(move |info| {
         panic_log.important("PANIC", &info.to_string())
     }));
-    panic::catch_unwind(AssertUnwindSafe(|| run_logged(args, &config, &log)))
-        .unwrap_or(HookOutput::Nothing)
+    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(HookOutput::Nothing)
 }
 
 fn run_logged(args: &[OsString], config: &Config, log: &Log) -> HookOutput {
@@ -312,5 +316,30 @@ fn capped(config: &Config, text: &str) -> (String, bool) {
     match config.max_payload_bytes {
         Some(max) if text.len() > max => (truncate(text, max).to_string(), true),
         _ => (text.to_string(), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_ends_as_nothing_with_its_message_in_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            data_dir: dir.path().to_path_buf(),
+            debug: false,
+            ..Config::from_env()
+        };
+        let log = Arc::new(Log::new(&config, "hook test"));
+        let out = guarded(&log, || panic!("boom in a handler"));
+        // Back to the default hook, so other tests' failures print as usual.
+        drop(panic::take_hook());
+        assert_eq!(out, HookOutput::Nothing);
+        let text = std::fs::read_to_string(config.log_path()).unwrap();
+        assert!(
+            text.contains("PANIC") && text.contains("boom in a handler"),
+            "{text}"
+        );
     }
 }

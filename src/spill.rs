@@ -28,10 +28,11 @@ const MAX_TIME_PER_RUN: Duration = Duration::from_millis(150);
 /// A temp file this old belongs to no living run.
 const STALE_TEMP: Duration = Duration::from_secs(600);
 
+/// `W` is `&Write` when keeping (no copy of a large payload) and `Write` when reading back.
 #[derive(Serialize, Deserialize)]
-struct SpillFile {
+struct SpillFile<W> {
     format: u32,
-    write: Write,
+    write: W,
 }
 
 /// Keeps `write` in the data dir's spill folder, or in the temp-dir fallback when the data dir
@@ -39,7 +40,7 @@ struct SpillFile {
 pub fn keep(config: &Config, write: &Write) -> Result<PathBuf> {
     let bytes = serde_json::to_vec(&SpillFile {
         format: FORMAT,
-        write: write.clone(),
+        write,
     })?;
     let name = format!("{}.json", write.id);
     let primary = config.spill_dir();
@@ -71,6 +72,9 @@ enum Taken {
 pub fn ingest(store: &mut Store, config: &Config, log: &Log) {
     let started = Instant::now();
     let mut budget = MAX_FILES_PER_RUN;
+    if store.wait_until(started).is_err() {
+        return;
+    }
     for dir in [config.spill_dir(), config.fallback_dir().join("spill")] {
         let Ok(entries) = fs::read_dir(&dir) else {
             continue;
@@ -94,9 +98,6 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log) {
             }
             budget -= 1;
             let path = dir.join(&name);
-            if store.wait_until(Instant::now()).is_err() {
-                return;
-            }
             match take(store, &path) {
                 Ok(Taken::Applied) => {
                     let _ = fs::remove_file(&path);
@@ -147,7 +148,7 @@ fn take(store: &mut Store, path: &Path) -> Result<Taken, Failure> {
     if header.format > FORMAT {
         return Ok(Taken::Newer);
     }
-    let file: SpillFile = serde_json::from_slice(&bytes).map_err(unreadable)?;
+    let file: SpillFile<Write> = serde_json::from_slice(&bytes).map_err(unreadable)?;
     store.apply(&file.write).map_err(Failure::Store)?;
     Ok(Taken::Applied)
 }

@@ -537,20 +537,27 @@ fn a_read_only_data_dir_keeps_the_event() {
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
 }
 
+/// Runs a capture against a database file claude-mem must not touch: the file keeps every
+/// byte, the event waits in the spill folder, and the log gives `reason`.
+fn assert_refused_and_kept(env: &Env, reason: &str) {
+    let before = std::fs::read(env.db_path()).unwrap();
+    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+    assert_eq!(
+        std::fs::read(env.db_path()).unwrap(),
+        before,
+        "the file was modified"
+    );
+    assert_eq!(env.spilled().len(), 1, "the event was not kept");
+    assert!(env.log().contains(reason), "log: {}", env.log());
+}
+
 #[test]
 fn a_corrupt_database_is_left_alone_and_the_event_kept() {
     let env = Env::new();
     std::fs::create_dir(&env.data_dir).unwrap();
     let garbage = b"this is not a database, but it is somebody's file".repeat(100);
     std::fs::write(env.db_path(), &garbage).unwrap();
-    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
-    assert_eq!(
-        std::fs::read(env.db_path()).unwrap(),
-        garbage,
-        "the file was modified"
-    );
-    assert_eq!(env.spilled().len(), 1);
-    assert!(env.log().contains("not a database"), "log: {}", env.log());
+    assert_refused_and_kept(&env, "not a database");
 
     // Once the file is dealt with, the kept event lands.
     std::fs::rename(env.db_path(), env.data_dir.join("corrupt.db")).unwrap();
@@ -571,24 +578,8 @@ fn a_database_from_a_newer_version_is_never_modified() {
         )
         .unwrap();
     }
-    let before = std::fs::read(env.db_path()).unwrap();
-    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
-    assert_eq!(
-        std::fs::read(env.db_path()).unwrap(),
-        before,
-        "the newer database was modified"
-    );
+    assert_refused_and_kept(&env, "newer than this claude-mem");
     assert!(!env.data_dir.join("claude-mem.db-wal").exists());
-    assert_eq!(
-        env.spilled().len(),
-        1,
-        "the event is kept for a newer claude-mem"
-    );
-    assert!(
-        env.log().contains("newer than this claude-mem"),
-        "log: {}",
-        env.log()
-    );
 }
 
 #[test]
@@ -650,15 +641,7 @@ fn a_foreign_database_is_never_modified() {
     env.db()
         .execute_batch("CREATE TABLE theirs (x); INSERT INTO theirs VALUES (1);")
         .unwrap();
-    let before = std::fs::read(env.db_path()).unwrap();
-    assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
-    assert_eq!(std::fs::read(env.db_path()).unwrap(), before);
-    assert_eq!(env.spilled().len(), 1);
-    assert!(
-        env.log().contains("not a claude-mem database"),
-        "log: {}",
-        env.log()
-    );
+    assert_refused_and_kept(&env, "not a claude-mem database");
 }
 
 #[test]

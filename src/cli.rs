@@ -32,6 +32,12 @@ pub enum Command {
     /// one $CLAUDE_MEM_CLAUDE_BIN names) is 2.1.101 or later: older versions ignore a whole
     /// settings file over an event they do not know.
     InstallHooks(SettingsArgs),
+    /// Apply events waiting in the spill folder and shrink the WAL, now.
+    ///
+    /// The hooks start this on their own, detached, when there is more of either than a hook
+    /// should spend time on (a backlog left by an outage, a WAL grown behind a long reader).
+    /// Waits up to a minute for a reader to let go; does nothing while another one runs.
+    Maintain,
     /// Remove claude-mem's hooks (and nothing else) from Claude Code's settings.json.
     ///
     /// Removes every handler whose command runs a program named claude-mem with `hook`, from

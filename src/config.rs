@@ -41,6 +41,9 @@ pub struct Config {
     pub wait_budget: Duration,
     /// `CLAUDE_PROJECT_DIR`, when set and not empty: the stable project root.
     pub project_dir: Option<String>,
+    /// `XDG_RUNTIME_DIR`, when set: a per-user folder nobody else can write, preferred over the
+    /// shared temp dir for the fallback folder.
+    pub runtime_dir: Option<PathBuf>,
     pub context_chars: usize,
     pub context_sessions: usize,
     /// Values that could not be used, for the log.
@@ -106,6 +109,9 @@ impl Config {
             synchronous_full,
             wait_budget,
             project_dir: non_empty("CLAUDE_PROJECT_DIR"),
+            runtime_dir: non_empty("XDG_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute()),
             context_chars,
             context_sessions,
             warnings,
@@ -125,11 +131,48 @@ impl Config {
         self.data_dir.join("spill")
     }
 
-    /// Where events and log lines go when the data dir itself cannot be written: a folder in
-    /// the system temp dir named after the data dir, so two data dirs never share one.
+    /// Spill files that could not be applied (unreadable, not ours, damaged), set aside so that
+    /// they never block the ones behind them.
+    pub fn quarantine_dir(&self) -> PathBuf {
+        self.data_dir.join("spill-quarantine")
+    }
+
+    /// Pre-allocated slots that keep an event when the disk is full.
+    pub fn reserve_dir(&self) -> PathBuf {
+        self.data_dir.join("reserve")
+    }
+
+    /// Marks of turns that are private as a whole, checked before a capture is even spilled.
+    pub fn private_marks_dir(&self) -> PathBuf {
+        self.data_dir.join("private")
+    }
+
+    /// Marks of the problems already told to the user, one per problem and session.
+    pub fn notices_dir(&self) -> PathBuf {
+        self.data_dir.join("notices")
+    }
+
+    /// Present while the WAL may still hold pages of deleted private rows (a reader prevented
+    /// the truncating checkpoint): the maintenance process retries until it succeeds.
+    pub fn scrub_flag(&self) -> PathBuf {
+        self.data_dir.join("wal-scrub")
+    }
+
+    /// Held by the one maintenance process of this data dir.
+    pub fn maintain_lock(&self) -> PathBuf {
+        self.data_dir.join("maintain.lock")
+    }
+
+    /// Where events and log lines go when the data dir itself cannot be written, named after
+    /// the data dir so two data dirs never share one: under `$XDG_RUNTIME_DIR` when it is set
+    /// (a per-user folder nobody else can write in), else in the shared temp dir under a name
+    /// that carries our uid. Either way the folder is checked to be ours before any use.
     pub fn fallback_dir(&self) -> PathBuf {
-        let key = self.data_dir.to_string_lossy();
-        env::temp_dir().join(format!("claude-mem-{:016x}", fnv1a(key.as_bytes())))
+        let key = fnv1a(self.data_dir.to_string_lossy().as_bytes());
+        match &self.runtime_dir {
+            Some(runtime) => runtime.join(format!("claude-mem-{key:016x}")),
+            None => env::temp_dir().join(format!("claude-mem-{}-{key:016x}", uid())),
+        }
     }
 
     pub fn skips(&self, tool: &str) -> bool {
@@ -144,11 +187,23 @@ fn non_empty(name: &str) -> Option<String> {
         .and_then(Result::ok)
 }
 
+/// `1`, `true`, `yes`, `on`, in any letter case.
 fn flag(name: &str) -> bool {
-    matches!(
-        non_empty(name).as_deref(),
-        Some("1" | "true" | "yes" | "on")
-    )
+    non_empty(name).is_some_and(|value| {
+        ["1", "true", "yes", "on"]
+            .iter()
+            .any(|on| value.trim().eq_ignore_ascii_case(on))
+    })
+}
+
+#[cfg(unix)]
+fn uid() -> u32 {
+    crate::fsutil::euid()
+}
+
+#[cfg(not(unix))]
+fn uid() -> u32 {
+    0
 }
 
 fn number(name: &str, warnings: &mut Vec<String>) -> Option<u64> {
@@ -164,9 +219,9 @@ fn number(name: &str, warnings: &mut Vec<String>) -> Option<u64> {
     }
 }
 
-/// A stable 64-bit hash (FNV-1a): the fallback folder's name must not change between runs or
-/// Rust versions, which rules out the std hasher.
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// A stable 64-bit hash (FNV-1a): names derived from paths and ids (the fallback folder, marks)
+/// must not change between runs or Rust versions, which rules out the std hasher.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })

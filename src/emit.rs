@@ -19,24 +19,50 @@ pub enum HookOutput {
     Ack,
     /// Context for Claude (SessionStart): the JSON form with `hookEventName`.
     Context { event: &'static str, text: String },
+    /// A person ran the hook at a terminal: a hint for them, on stderr.
+    Terminal,
 }
 
-pub const ACK: &str = r#"{"continue":true,"suppressOutput":true}"#;
+/// A hook's whole answer: the output and, when something is really wrong, a line for the user.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub output: HookOutput,
+    /// Shown to the user by Claude Code (`systemMessage`), never to Claude.
+    pub notice: Option<String>,
+}
+
+impl From<HookOutput> for Answer {
+    fn from(output: HookOutput) -> Answer {
+        Answer {
+            output,
+            notice: None,
+        }
+    }
+}
+
+const TERMINAL_HINT: &str = "claude-mem hook: Claude Code runs this with one JSON event on \
+                             stdin; at a terminal it does nothing. See `claude-mem --help`.\n";
 
 /// Writes a hook's answer. A hook always exits 0: any other code is a hook error in Claude
 /// Code, and 2 blocks it. A closed stdout is not our problem to report.
-pub fn hook(output: &HookOutput) -> ExitCode {
-    let body = match output {
+pub fn hook(answer: &Answer) -> ExitCode {
+    let mut body = match &answer.output {
         HookOutput::Nothing => None,
-        HookOutput::Ack => Some(ACK.to_string()),
-        HookOutput::Context { event, text } => Some(
-            json!({
-                "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
-            })
-            .to_string(),
-        ),
+        HookOutput::Ack => Some(json!({"continue": true, "suppressOutput": true})),
+        HookOutput::Context { event, text } => Some(json!({
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+        })),
+        HookOutput::Terminal => {
+            let _ = io::stderr().lock().write_all(TERMINAL_HINT.as_bytes());
+            None
+        }
     };
+    if let Some(notice) = &answer.notice {
+        let object = body.get_or_insert_with(|| json!({}));
+        object["systemMessage"] = json!(notice);
+    }
     if let Some(body) = body {
+        let body = body.to_string();
         let mut out = io::stdout().lock();
         let _ = out.write_all(body.as_bytes());
         let _ = out.write_all(b"\n");

@@ -4,14 +4,16 @@
 //! wrong is written here. Hundreds of hooks may log at once: each line is one `write` to a file
 //! opened with O_APPEND, so lines never interleave. Logging never creates the data dir: a hook
 //! with nothing to do creates no files, and a line about it is only kept where a log already
-//! has a home.
+//! has a home. The log is opened like every file of ours: never through a symlink, never
+//! blocking on a FIFO someone put in its place, only when it is a regular file of ours.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::emit;
+use crate::fsutil::{self, Access};
 
 /// Past this size the log is rotated to `claude-mem.log.1`, so it never grows without bound.
 const MAX_LOG_BYTES: u64 = 1024 * 1024;
@@ -75,12 +77,10 @@ impl Log {
 }
 
 fn append(path: &Path, line: &str) -> std::io::Result<()> {
-    if fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
-        let _ = fs::rename(path, path.with_extension("log.1"));
+    let mut file = fsutil::open_ours(path, Access::Append)?;
+    if file.metadata()?.len() > MAX_LOG_BYTES {
+        fs::rename(path, path.with_extension("log.1"))?;
+        file = fsutil::open_ours(path, Access::Append)?;
     }
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)?.write_all(line.as_bytes())
+    file.write_all(line.as_bytes())
 }

@@ -18,6 +18,49 @@ pub struct Write {
     pub change: Change,
 }
 
+impl Write {
+    /// A copy whose large text is cut to at most `max` bytes, marked truncated: for when only a
+    /// little room is left (a reserve slot on a full disk). The cut payload of an observation
+    /// keeps the capture's convention: the cut part becomes a JSON string holding its start.
+    pub fn shrunk(&self, max: usize) -> Write {
+        let mut write = self.clone();
+        match &mut write.change {
+            Change::Observation(o) if o.raw_output.len() > max => {
+                o.raw_output = serde_json::json!({
+                    "raw_output": truncate(&o.raw_output, max),
+                    "truncated": ["raw_output"],
+                })
+                .to_string();
+                o.truncated = true;
+            }
+            Change::Prompt {
+                text, truncated, ..
+            } if text.len() > max => {
+                *text = truncate(text, max).to_string();
+                *truncated = true;
+            }
+            Change::SummaryRequest {
+                last_assistant_message: Some(message),
+                ..
+            } if message.len() > max => *message = truncate(message, max).to_string(),
+            _ => {}
+        }
+        write
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary.
+pub fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// What every hook knows about its session; the first write to see a session creates its row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRef {

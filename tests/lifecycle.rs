@@ -252,9 +252,10 @@ fn real_stop_events_request_a_summary() {
             |r| r.get(0),
         )
         .unwrap();
+    // The queue's raw backlog (the capture and this summary request), for a consumer to act on.
     assert_eq!(
-        serde_json::from_str::<Value>(&detail).unwrap()["raw_waiting"],
-        1
+        serde_json::from_str::<Value>(&detail).unwrap()["raw_backlog"],
+        2
     );
 }
 

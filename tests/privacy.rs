@@ -240,7 +240,17 @@ fn a_spilled_private_prompt_still_drops_its_turn() {
         env.count("SELECT COUNT(*) FROM pending_queue WHERE prompt_id = 'turn-1'"),
         0
     );
+    // The private turn's own events were dropped before any write; the next turn's write takes
+    // in the spilled prompt.
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            json!({"prompt_id": "turn-2", "prompt": "public again"}),
+        ),
+    ));
     assert!(env.spilled().is_empty());
+    assert_eq!(env.count("SELECT COUNT(*) FROM private_turns"), 1);
     assert!(!contains(&everything_on_disk(&env), "SECRET"));
 }
 

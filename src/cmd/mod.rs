@@ -2,6 +2,7 @@
 //! prints as one line with a non-zero exit.
 
 mod install;
+mod maintain;
 mod uninstall;
 
 use anyhow::Result;
@@ -14,5 +15,6 @@ pub fn run(command: Command) -> Result<String> {
         Command::Hook { .. } => Ok(String::new()),
         Command::InstallHooks(args) => install::install(&args),
         Command::UninstallHooks(args) => uninstall::uninstall(&args),
+        Command::Maintain => maintain::maintain(),
     }
 }

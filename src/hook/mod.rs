@@ -9,23 +9,25 @@
 mod capture;
 mod cleanup;
 mod context;
+mod input;
+mod private_turn;
 mod prompt;
+mod record;
 mod summary;
 pub mod wire;
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Read};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
-use std::thread;
-use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::emit::HookOutput;
+use crate::emit::{Answer, HookOutput};
 use crate::log::Log;
-use crate::ops::{SessionRef, Write};
-use crate::store::Store;
-use crate::{clock, spill};
+use crate::notice;
+use crate::ops::{SessionRef, Write, truncate};
+use crate::spill;
+use crate::{clock, detach};
+use input::Stdin;
 use wire::Event;
 
 /// Events are read whole; past this we stop keeping bytes (and drain the rest) rather than let
@@ -89,7 +91,8 @@ impl Ctx<'_> {
 
 /// Runs `hook <args>` and returns its answer. Never panics, never fails. Anything but exactly
 /// one known hook name (a newer install's hook, a stray argument) is a no-op.
-pub fn run(args: &[OsString]) -> HookOutput {
+pub fn run(args: &[OsString]) -> Answer {
+    ignore_file_size_signal();
     let name = args.first().map(OsString::as_os_str);
     let config = Config::from_env();
     let label = name.map_or_else(|| "(none)".into(), OsStr::to_string_lossy);
@@ -97,38 +100,50 @@ pub fn run(args: &[OsString]) -> HookOutput {
     guarded(&log, || run_logged(args, &config, &log))
 }
 
-/// Runs `body`; a panic in it ends as `Nothing` with its message in the log, never on stderr
-/// (which Claude Code would show as a hook error).
-fn guarded(log: &Arc<Log>, body: impl FnOnce() -> HookOutput) -> HookOutput {
-    let panic_log = Arc::clone(log);
-    panic::set_hook(Box::new(move |info| {
-        panic_log.important("PANIC", &info.to_string())
-    }));
-    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(HookOutput::Nothing)
+/// Under a file-size limit (`ulimit -f`) a write past it kills the process with SIGXFSZ unless
+/// the signal is ignored; ignored, the write fails with EFBIG and the event is spilled like
+/// after any other failed write.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
-fn run_logged(args: &[OsString], config: &Config, log: &Log) -> HookOutput {
+/// Runs `body`; a panic in it ends as `Nothing` with its message in the log, never on stderr
+/// (which Claude Code would show as a hook error).
+fn guarded(log: &Arc<Log>, body: impl FnOnce() -> Answer) -> Answer {
+    let panic_log = Arc::clone(log);
+    panic::set_hook(Box::new(move |info| {
+        panic_log.important("PANIC", &info.to_string());
+    }));
+    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| HookOutput::Nothing.into())
+}
+
+fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
     let hook = match args {
         [name] => Hook::from_name(name),
         _ => None,
     };
     if config.disabled {
-        drain_stdin();
-        return HookOutput::Nothing;
+        input::drain();
+        return HookOutput::Nothing.into();
     }
     let Some(hook) = hook else {
-        drain_stdin();
+        input::drain();
         log.line(
             "INFO",
             &format!("hook {args:?}: not a hook of this version; nothing done"),
         );
-        return HookOutput::Nothing;
+        return HookOutput::Nothing.into();
     };
-    let input = match read_stdin() {
-        Ok(input) => input,
+    let input = match input::read(READ_LIMIT) {
+        Ok(Stdin::Event(input)) => input,
+        Ok(Stdin::Terminal) => return HookOutput::Terminal.into(),
         Err(err) => {
             log.line("WARN", &format!("could not read the event: {err}"));
-            return HookOutput::Nothing;
+            return HookOutput::Nothing.into();
         }
     };
     let repaired;
@@ -149,7 +164,7 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> HookOutput {
                 "WARN",
                 &format!("ignored input that is not a JSON event object: {err}"),
             );
-            return HookOutput::Nothing;
+            return HookOutput::Nothing.into();
         }
     };
     let ctx = Ctx {
@@ -166,124 +181,55 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> HookOutput {
         Hook::Cleanup => cleanup::decide(&event, &ctx),
     };
     let Some(write) = decision else {
-        return HookOutput::Nothing;
+        return HookOutput::Nothing.into();
     };
-    let store = record(config, &write, log);
+    write_and_answer(hook, &write, config, log)
+}
+
+/// Records `write` and builds the answer: the hook's own, plus a notice when the user must
+/// know that something is wrong.
+fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> Answer {
+    // A private turn's tool calls and closing message go nowhere, not even to a spill file.
+    if private_turn::covers(config, write) {
+        return HookOutput::Ack.into();
+    }
+    private_turn::mark(config, write);
+    private_turn::end_turn(config, write);
+    if hook == Hook::Context {
+        session_start_chores(config, log);
+    }
+    let recorded = record::record(config, write, log, spill::HOOK_SLICE);
     // After the write, so that a first run's warnings find the data dir it created.
     for warning in &config.warnings {
         log.line("WARN", warning);
     }
-    match hook {
-        Hook::Context => context::answer(store, config, &write.session),
+    if hook == Hook::Cleanup {
+        private_turn::forget_session(config, &write.session.session_id);
+        notice::forget_session(config, &write.session.session_id);
+    }
+    let notice = recorded
+        .problem
+        .as_ref()
+        .and_then(|problem| notice::once(config, &write.session.session_id, problem));
+    let output = match hook {
+        Hook::Context => context::answer(recorded.store, config, &write.session),
         _ => HookOutput::Ack,
-    }
+    };
+    Answer { output, notice }
 }
 
-/// Applies `write` within the wait budget; on failure keeps it in the spill folder. Spilled
-/// writes are older than this one, so a bounded number of them are applied first: a private
-/// prompt kept in a spill file should be known before the captures of its turn are stored
-/// (and if it is applied later, it removes them). A run that finds the database busy keeps its
-/// write in the spill folder *before* it waits, so that Claude Code killing it while it waits
-/// loses nothing; the file is removed once the write is in. Returns the open store when the
-/// write went to the database.
-fn record(config: &Config, write: &Write, log: &Log) -> Option<Store> {
-    let deadline = Instant::now() + config.wait_budget;
-    let mut kept: Option<std::path::PathBuf> = None;
-    let mut attempt = 0u32;
-    let failure = loop {
-        attempt += 1;
-        let wait = kept.is_some();
-        // A panic in SQLite or here must not cost the event: it is spilled like any failure.
-        let result = panic::catch_unwind(AssertUnwindSafe(|| -> anyhow::Result<Store> {
-            let mut store = Store::open(config, deadline)?;
-            spill::ingest(&mut store, config, log);
-            // Without waiting first: only a run that has to wait pays for the spill file.
-            store.wait_until(if wait { deadline } else { Instant::now() })?;
-            store.apply(write)?;
-            Ok(store)
-        }))
-        .unwrap_or_else(|_| {
-            Err(anyhow::anyhow!(
-                "a panic while writing (see the line above)"
-            ))
-        });
-        match result {
-            Ok(store) => {
-                if let Some(path) = kept {
-                    let _ = std::fs::remove_file(path);
-                }
-                return Some(store);
-            }
-            Err(err) if crate::store::is_busy(&err) => {
-                if kept.is_none() {
-                    match spill::keep(config, write) {
-                        Ok(path) => {
-                            kept = Some(path);
-                            continue;
-                        }
-                        Err(spill_err) => log.important(
-                            "WARN",
-                            &format!("could not keep the event before waiting: {spill_err:#}"),
-                        ),
-                    }
-                }
-                // A brand-new database can refuse at once (switching to WAL takes an exclusive
-                // lock that the busy timeout does not cover): retry, jittered, within the budget.
-                let pause = jitter(attempt);
-                if Instant::now() + pause >= deadline {
-                    break err;
-                }
-                thread::sleep(pause);
-            }
-            Err(err) => break err,
-        }
-    };
-    let kept = match kept {
-        Some(path) => Ok(path),
-        None => spill::keep(config, write),
-    };
-    match kept {
-        Ok(path) => log.important(
+/// Once per session, what keeps the next outage harmless: the reserve slots for a full disk
+/// are put back, and a WAL that still holds deleted private pages is handed to maintenance.
+fn session_start_chores(config: &Config, log: &Log) {
+    if let Err(err) = spill::replenish(config) {
+        log.line(
             "WARN",
-            &format!(
-                "database unavailable ({failure:#}); event kept in {} for a later run",
-                path.display()
-            ),
-        ),
-        Err(err) => log.important(
-            "ERROR",
-            &format!("database unavailable ({failure:#}) and the event could not be kept: {err:#}"),
-        ),
+            &format!("could not set space aside for a full disk: {err}"),
+        );
     }
-    None
-}
-
-/// 1 to 16 ms, growing with the attempt, spread by the clock so racing processes part ways.
-fn jitter(attempt: u32) -> Duration {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let spread = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % 1000;
-    let base = 1u64 << attempt.min(4);
-    Duration::from_micros(base * 1000 + u64::from(spread) * base)
-}
-
-fn read_stdin() -> io::Result<Vec<u8>> {
-    let mut input = Vec::with_capacity(16 * 1024);
-    let mut stdin = io::stdin().lock();
-    (&mut stdin).take(READ_LIMIT).read_to_end(&mut input)?;
-    if input.len() as u64 == READ_LIMIT {
-        io::copy(&mut stdin, &mut io::sink())?;
-        return Err(io::Error::other(format!(
-            "the event is larger than {READ_LIMIT} bytes, the most a hook reads"
-        )));
+    if config.scrub_flag().exists() {
+        detach::maintain(config);
     }
-    Ok(input)
-}
-
-/// Reads stdin to its end without keeping it: Claude Code's write must not hit a closed pipe.
-fn drain_stdin() {
-    let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
 }
 
 /// Ids, paths, sources and reasons are short; a huge one (a broken or hostile event) is cut so
@@ -297,18 +243,6 @@ fn short(text: &str) -> &str {
 /// A metadata field, when present and not empty, cut to [`MAX_META_BYTES`].
 fn meta(field: &wire::Text) -> Option<String> {
     Event::get(field).map(|v| short(v).to_string())
-}
-
-/// Cuts `text` to at most `max` bytes on a character boundary.
-fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// Applies the payload cap to a message: the text and whether it was cut.
@@ -335,7 +269,7 @@ mod tests {
         let out = guarded(&log, || panic!("boom in a handler"));
         // Back to the default hook, so other tests' failures print as usual.
         drop(panic::take_hook());
-        assert_eq!(out, HookOutput::Nothing);
+        assert_eq!(out, HookOutput::Nothing.into());
         let text = std::fs::read_to_string(config.log_path()).unwrap();
         assert!(
             text.contains("PANIC") && text.contains("boom in a handler"),

@@ -81,6 +81,25 @@ impl Env {
         child
     }
 
+    /// Waits until no detached maintenance process runs for this data dir (hooks start one for
+    /// a backlog), so that a count of rows and spill files is not taken mid-move.
+    pub fn wait_for_maintenance(&self) {
+        let lock = self.data_dir.join("maintain.lock");
+        let started = std::time::Instant::now();
+        let mut idle_since = std::time::Instant::now();
+        while idle_since.elapsed() < std::time::Duration::from_millis(300) {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "maintenance did not finish"
+            );
+            let busy = std::fs::File::open(&lock).is_ok_and(|f| !try_flock(&f));
+            if busy {
+                idle_since = std::time::Instant::now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     pub fn hook(&self, name: &str, input: &[u8]) -> Output {
         self.spawn_hook(name, input).wait_with_output().unwrap()
     }
@@ -175,6 +194,23 @@ pub fn assert_ack(out: &Output) {
     assert_eq!(String::from_utf8_lossy(&out.stdout), ACK);
 }
 
+/// The line a hook asked Claude Code to show the user (`systemMessage`), if any.
+pub fn notice(out: &Output) -> Option<String> {
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    v.get("systemMessage")?.as_str().map(String::from)
+}
+
+/// An acknowledgement that also tells the user something: exit 0, clean, `continue` true, and
+/// a `systemMessage` holding `needle`.
+pub fn assert_ack_telling(out: &Output, needle: &str) {
+    assert_clean(out);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("a JSON answer");
+    assert_eq!(v["continue"], true, "{v}");
+    let notice = notice(out).unwrap_or_else(|| panic!("no systemMessage in {v}"));
+    assert!(notice.contains(needle), "systemMessage: {notice}");
+    assert!(!notice.contains('\n'), "one line: {notice}");
+}
+
 pub fn assert_silent(out: &Output) {
     assert_clean(out);
     assert!(
@@ -239,4 +275,75 @@ pub fn bad_inputs(event: &str) -> Vec<(&'static str, Vec<u8>)> {
 /// Whether the run left anything in the temp dir (the fallback folder lives there).
 pub fn tmp_is_empty(env: &Env) -> bool {
     std::fs::read_dir(env.tmp()).unwrap().next().is_none()
+}
+
+/// Whether the tests run as root: permission bits do not stop root, so the tests that need
+/// them run the binary as another user (`nobody`) instead.
+#[cfg(unix)]
+pub fn is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n")
+}
+
+/// The uid the tests run other-user cases as.
+pub const NOBODY: u32 = 65534;
+
+/// `claude-mem hook <name>` with this environment, run as `nobody` when the tests run as root
+/// (through `setpriv`, from util-linux); `None` when root lacks setpriv.
+#[cfg(unix)]
+pub fn hook_as_user(env: &Env, name: &str, input: &[u8]) -> Option<Output> {
+    let mut cmd = if is_root() {
+        let found = std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return None;
+        }
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            &format!("--reuid={NOBODY}"),
+            &format!("--regid={NOBODY}"),
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_claude-mem"),
+        ]);
+        c
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_claude-mem"))
+    };
+    let base = env.command();
+    cmd.env_clear()
+        .envs(base.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(env.tmp());
+    let mut child = cmd
+        .args(["hook", name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    Some(child.wait_with_output().unwrap())
+}
+
+/// Gives `path` to user `uid` (the tests run as root to do this).
+#[cfg(unix)]
+pub fn chown(path: &Path, uid: u32) {
+    std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+}
+
+/// An exclusive `flock` without waiting, as claude-mem takes its maintenance lock; held until
+/// the file is closed.
+#[cfg(unix)]
+pub fn try_flock(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+#[cfg(not(unix))]
+pub fn try_flock(_file: &std::fs::File) -> bool {
+    true
 }

@@ -1,0 +1,77 @@
+//! Starting work a hook must not wait for (a large checkpoint, a backlog of spill files) in a
+//! process of its own: its own session and process group, stdio closed (Claude Code waits for
+//! the hook's pipes to close, so an inherited one would hold it up), never waited for. At most
+//! one runs per data dir: it holds a lock on a file there, which the kernel releases however it
+//! ends, kill -9 included.
+
+use std::fs::File;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::config::Config;
+use crate::fsutil;
+
+/// Starts `claude-mem maintain` for this data dir, unless one is running already.
+pub fn maintain(config: &Config) {
+    if is_locked(&config.maintain_lock()) {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut command = Command::new(exe);
+    command
+        .arg("maintain")
+        .env("CLAUDE_MEM_DATA_DIR", &config.data_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    detach(&mut command);
+    // Dropping the handle neither waits for nor kills the child.
+    let _ = command.spawn();
+}
+
+#[cfg(unix)]
+fn detach(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn detach(_command: &mut Command) {}
+
+/// Takes the lock of `path` without waiting: `None` when another process holds it. The lock
+/// goes with the returned file.
+pub fn try_lock(path: &Path) -> Option<File> {
+    let file = fsutil::open_ours(path, fsutil::Access::Append).ok()?;
+    flock(&file).then_some(file)
+}
+
+/// Whether another process holds the lock of `path` now.
+fn is_locked(path: &Path) -> bool {
+    match fsutil::open_ours(path, fsutil::Access::Append) {
+        Ok(file) => !flock(&file),
+        Err(_) => false,
+    }
+}
+
+/// An exclusive `flock` without waiting; the kernel drops it when the file is closed or the
+/// process dies.
+#[cfg(unix)]
+fn flock(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Elsewhere there is no lock: two maintenance runs at once do the same idempotent work.
+#[cfg(not(unix))]
+fn flock(_file: &File) -> bool {
+    true
+}

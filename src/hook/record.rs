@@ -1,0 +1,222 @@
+//! Getting a hook's write to disk: into the database within the wait budget, else into the
+//! spill folder, never lost in silence.
+//!
+//! Spilled writes are older than this one, so a small slice of them is applied first: a
+//! spilled prompt should be numbered before the captures of its turn. A run that finds the
+//! database busy keeps its write in the spill folder *before* it waits, so that Claude Code
+//! killing it while it waits loses nothing; the file is removed once the write is in. A WAL
+//! grown huge behind a reader would make opening the database itself slow: then the write is
+//! spilled without opening it, and the maintenance process catches up.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::log::Log;
+use crate::notice::{PILE_AGE_MS, PILE_FILES, Problem};
+use crate::ops::Write;
+use crate::spill::{self, Backlog, Slice};
+use crate::store::{self, Maintenance, Store};
+use crate::{detach, fsutil};
+
+pub struct Recorded {
+    /// The open store, when the write went into the database.
+    pub store: Option<Store>,
+    /// What the user must be told, if anything.
+    pub problem: Option<Problem>,
+}
+
+/// Applies `write` within the wait budget, taking in `slice` of the spill backlog first; on
+/// failure keeps it in the spill folder.
+pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Recorded {
+    if store::wal_bytes(config) > store::WAL_OPEN_MAX {
+        detach::maintain(config);
+        return keep(
+            config,
+            write,
+            log,
+            &anyhow::anyhow!(
+                "the WAL is too large to open now (a reader held it); the maintenance process is shrinking it"
+            ),
+        );
+    }
+    let deadline = Instant::now() + config.wait_budget;
+    let mut kept: Option<PathBuf> = None;
+    let mut attempt = 0u32;
+    let failure = loop {
+        attempt += 1;
+        let wait = kept.is_some();
+        // A panic in SQLite or here must not cost the event: it is spilled like any failure.
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            let mut store = Store::open(config, deadline)?;
+            let backlog = take_in(&mut store, config, log, slice);
+            // Without waiting first: only a run that has to wait pays for the spill file.
+            store.wait_until(if wait { deadline } else { Instant::now() })?;
+            store.apply(write)?;
+            anyhow::Ok((store, backlog))
+        }))
+        .unwrap_or_else(|_| {
+            Err(anyhow::anyhow!(
+                "a panic while writing (see the line above)"
+            ))
+        });
+        match result {
+            Ok((store, backlog)) => {
+                if let Some(path) = kept {
+                    let _ = std::fs::remove_file(path);
+                }
+                after(config, &store, &backlog);
+                let problem = piling(&backlog);
+                return Recorded {
+                    store: Some(store),
+                    problem,
+                };
+            }
+            Err(err) if store::is_busy(&err) => {
+                if kept.is_none() {
+                    match spill::keep(config, write) {
+                        Ok(k) => {
+                            kept = Some(k.path);
+                            continue;
+                        }
+                        Err(spill_err) => log.important(
+                            "WARN",
+                            &format!("could not keep the event before waiting: {spill_err:#}"),
+                        ),
+                    };
+                }
+                // A brand-new database can refuse at once (switching to WAL takes an exclusive
+                // lock that the busy timeout does not cover): retry, jittered, within the budget.
+                let pause = jitter(attempt);
+                if Instant::now() + pause >= deadline {
+                    break err;
+                }
+                thread::sleep(pause);
+            }
+            Err(err) => break err,
+        }
+    };
+    match kept {
+        Some(path) => {
+            log.important(
+                "WARN",
+                &format!(
+                    "database unavailable ({failure:#}); event kept in {} for a later run",
+                    path.display()
+                ),
+            );
+            Recorded {
+                store: None,
+                problem: refused(&failure, &path),
+            }
+        }
+        None => keep(config, write, log, &failure),
+    }
+}
+
+/// Keeps `write` in the spill folder after the database failed with `failure`.
+fn keep(config: &Config, write: &Write, log: &Log, failure: &anyhow::Error) -> Recorded {
+    match spill::keep(config, write) {
+        Ok(kept) => {
+            let how = if kept.reserve {
+                " (in a reserve slot: the disk is full)"
+            } else {
+                ""
+            };
+            log.important(
+                "WARN",
+                &format!(
+                    "database unavailable ({failure:#}); event kept in {}{how} for a later run",
+                    kept.path.display()
+                ),
+            );
+            Recorded {
+                store: None,
+                problem: refused(failure, &kept.path),
+            }
+        }
+        Err(err) => {
+            log.important(
+                "ERROR",
+                &format!(
+                    "database unavailable ({failure:#}) and the event could not be kept: {err:#}"
+                ),
+            );
+            Recorded {
+                store: None,
+                problem: Some(Problem::EventLost {
+                    why: short_reason(&err),
+                }),
+            }
+        }
+    }
+}
+
+/// Applies a slice of the spill backlog, unless the maintenance process is at it already.
+fn take_in(store: &mut Store, config: &Config, log: &Log, slice: Slice) -> Backlog {
+    if !config.spill_dir().exists() && !config.fallback_dir().exists() {
+        return Backlog::default();
+    }
+    let Some(_lock) = detach::try_lock(&config.maintain_lock()) else {
+        return Backlog::default();
+    };
+    spill::ingest(store, config, log, slice)
+}
+
+/// Hands what a hook must not do itself to the maintenance process.
+fn after(config: &Config, store: &Store, backlog: &Backlog) {
+    let maintenance = store.maintenance();
+    if maintenance == Some(Maintenance::Scrub) {
+        // Remembered across runs: until a checkpoint truncates the WAL, it holds old pages.
+        let _ = fsutil::create_private(&config.scrub_flag());
+    }
+    if maintenance.is_some() || backlog.waiting > 0 {
+        detach::maintain(config);
+    }
+}
+
+fn refused(failure: &anyhow::Error, kept: &std::path::Path) -> Option<Problem> {
+    store::is_refused(failure).then(|| Problem::Refused {
+        why: short_reason(failure),
+        kept_in: kept.parent().unwrap_or(kept).to_path_buf(),
+    })
+}
+
+/// Spill files waiting too long or in too great a number.
+fn piling(backlog: &Backlog) -> Option<Problem> {
+    let since = backlog.oldest.as_deref().and_then(uuid_v7_millis)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let old = now.saturating_sub(since) > PILE_AGE_MS;
+    (old || backlog.waiting > PILE_FILES).then(|| Problem::Piling {
+        waiting: backlog.waiting,
+        since: chrono::DateTime::from_timestamp_millis(since as i64)
+            .map_or_else(String::new, |t| t.format("%Y-%m-%d %H:%M UTC").to_string()),
+    })
+}
+
+/// The creation time of a UUID v7 (its first 48 bits), from a spill file name.
+fn uuid_v7_millis(name: &str) -> Option<u64> {
+    let hex: String = name.chars().filter(|c| *c != '-').take(12).collect();
+    u64::from_str_radix(&hex, 16).ok()
+}
+
+/// The last cause of an error, which is the part a user can act on.
+fn short_reason(err: &anyhow::Error) -> String {
+    err.chain()
+        .last()
+        .map_or_else(String::new, |cause| cause.to_string())
+}
+
+/// 1 to 16 ms, growing with the attempt, spread by the clock so racing processes part ways.
+fn jitter(attempt: u32) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let spread = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % 1000;
+    let base = 1u64 << attempt.min(4);
+    Duration::from_micros(base * 1000 + u64::from(spread) * base)
+}

@@ -1,0 +1,93 @@
+//! `claude-mem maintain`: the work no hook may pay for, done in a process of its own. Hooks
+//! start it detached (see `detach`) when the WAL has grown past what a hook may checkpoint,
+//! when a private turn's deleted pages are still in the WAL, or when the spill folder holds
+//! more than a hook's slice. It applies every spilled write, checkpoints and truncates the WAL
+//! (waiting for readers to let go, as a hook never may), and exits: at once when there is
+//! nothing left, or when its time is up and a later hook will start it again.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::config::Config;
+use crate::log::Log;
+use crate::spill::{self, FULL_SLICE};
+use crate::store::{self, Store};
+use crate::{detach, fsutil};
+
+/// How long one run keeps trying while a reader holds the WAL.
+const LIFETIME: Duration = Duration::from_secs(60);
+/// With deleted private pages in the WAL, a run waits longer for the reader to let go.
+const SCRUB_LIFETIME: Duration = Duration::from_secs(15 * 60);
+const PAUSE: Duration = Duration::from_millis(250);
+/// Another run may be taking the lock for a moment (a hook applying its slice).
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// What one run did, for the person who ran it by hand.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub applied: usize,
+    pub waiting: usize,
+    pub wal_before: u64,
+    pub wal_after: u64,
+    /// Another maintenance process holds the lock.
+    pub busy: bool,
+}
+
+pub fn run(config: &Config) -> Result<Report> {
+    let log = Log::new(config, "maintain");
+    fsutil::our_dir(&config.data_dir)
+        .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
+    let Some(_lock) = lock(config) else {
+        return Ok(Report {
+            busy: true,
+            ..Report::default()
+        });
+    };
+    let started = Instant::now();
+    let mut report = Report {
+        wal_before: store::wal_bytes(config),
+        ..Report::default()
+    };
+    loop {
+        let scrub = config.scrub_flag().exists();
+        let mut store = Store::open(config, Instant::now() + Duration::from_secs(5))?;
+        let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
+        report.applied += backlog.applied;
+        report.waiting = backlog.waiting;
+        let truncated = checkpoint(&store);
+        if truncated && scrub {
+            let _ = std::fs::remove_file(config.scrub_flag());
+            log.line("INFO", "the WAL no longer holds pages of deleted rows");
+        }
+        report.wal_after = store.wal_bytes();
+        drop(store);
+        let limit = if scrub { SCRUB_LIFETIME } else { LIFETIME };
+        if (truncated && backlog.waiting == 0) || started.elapsed() > limit {
+            break;
+        }
+        std::thread::sleep(PAUSE);
+    }
+    Ok(report)
+}
+
+/// Copies the WAL back and truncates it, waiting a little for readers. Returns whether the WAL
+/// is now empty.
+fn checkpoint(store: &Store) -> bool {
+    let _ = store.set_wait(Duration::from_millis(200));
+    store.checkpoint("PASSIVE");
+    store.checkpoint("TRUNCATE")
+}
+
+fn lock(config: &Config) -> Option<std::fs::File> {
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        if let Some(lock) = detach::try_lock(&config.maintain_lock()) {
+            return Some(lock);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

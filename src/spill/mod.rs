@@ -1,0 +1,380 @@
+//! The spill folder: where a write goes when the database cannot take it in time (locked past
+//! the wait budget, read-only, corrupt, newer schema, disk full), and where later runs pick it
+//! up again.
+//!
+//! A spill file is written atomically (temp file, fsync, rename), named by the write's UUID v7
+//! id so names sort oldest first, and removed only after its write is committed. Applying a
+//! write is idempotent (its id is the key of what it inserts), so a run killed between commit
+//! and removal, or two runs ingesting the same file, still store it once.
+//!
+//! Nothing in the folder is trusted blindly: a file is applied only when it is a regular file
+//! of ours of a sane size that parses; anything else is set aside in the quarantine folder with
+//! the reason in the log, so that one bad file never blocks the ones behind it. A hook applies
+//! only a small slice of a backlog; a larger one is left to the maintenance process.
+//!
+//! File names carry the format: `<id>.json` is format 1, and a later format must name itself
+//! `<id>.v<N>.json`, which this version skips without opening.
+
+mod reserve;
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::fsutil::{self, Access};
+use crate::log::Log;
+use crate::ops::Write;
+use crate::store::Store;
+
+pub use reserve::replenish;
+
+/// Version of the spill file format written into every file.
+const FORMAT: u32 = 1;
+/// Nothing we write comes near this; a larger file in the folder is not ours to read.
+const MAX_FILE_BYTES: u64 = 1 << 30;
+/// A temp file this old belongs to no living run, whatever its pid says.
+const STALE_TEMP: Duration = Duration::from_secs(600);
+
+/// How much of a backlog one pass may take in.
+#[derive(Debug, Clone, Copy)]
+pub struct Slice {
+    pub max_files: usize,
+    pub max_time: Duration,
+    /// Larger files are left for a pass that may take longer.
+    pub max_file_bytes: u64,
+}
+
+/// What a hook may spend on someone else's backlog: a few small files, a few milliseconds.
+pub const HOOK_SLICE: Slice = Slice {
+    max_files: 8,
+    max_time: Duration::from_millis(10),
+    max_file_bytes: 2 << 20,
+};
+
+/// The maintenance process takes everything.
+pub const FULL_SLICE: Slice = Slice {
+    max_files: usize::MAX,
+    max_time: Duration::from_secs(30),
+    max_file_bytes: MAX_FILE_BYTES,
+};
+
+/// `W` is `&Write` when keeping (no copy of a large payload) and `Write` when reading back.
+#[derive(Serialize, Deserialize)]
+struct SpillFile<W> {
+    format: u32,
+    write: W,
+}
+
+/// Where a kept write went.
+#[derive(Debug)]
+pub struct Kept {
+    pub path: PathBuf,
+    /// The disk was full: the write went to a pre-allocated slot, cut to fit it if need be.
+    pub reserve: bool,
+}
+
+/// Keeps `write` in the data dir's spill folder; when that fails, in a pre-allocated reserve
+/// slot (a full disk); else in the temp-dir fallback (an unwritable data dir).
+pub fn keep(config: &Config, write: &Write) -> Result<Kept> {
+    let bytes = serde_json::to_vec(&SpillFile {
+        format: FORMAT,
+        write,
+    })?;
+    let name = file_name(write);
+    let primary = config.spill_dir();
+    let first = fsutil::our_dir(&config.data_dir)
+        .and_then(|_| fsutil::our_dir(&primary))
+        .and_then(|_| fsutil::write_atomic(&primary, &name, &bytes));
+    let Err(first) = first else {
+        return Ok(Kept {
+            path: primary.join(name),
+            reserve: false,
+        });
+    };
+    if let Ok(path) = reserve::keep(config, write, &name) {
+        return Ok(Kept {
+            path,
+            reserve: true,
+        });
+    }
+    let fallback = config.fallback_dir();
+    let dir = fallback.join("spill");
+    fsutil::private_temp_dir(&fallback)
+        .and_then(|()| fsutil::private_dir(&dir))
+        .and_then(|()| fsutil::write_atomic(&dir, &name, &bytes))
+        .with_context(|| format!("{}: {first}; and {}", primary.display(), dir.display()))?;
+    Ok(Kept {
+        path: dir.join(name),
+        reserve: false,
+    })
+}
+
+fn file_name(write: &Write) -> String {
+    format!("{}.json", write.id)
+}
+
+/// What one pass over the spill folders did and left.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    pub applied: usize,
+    /// Files still waiting after this pass (an estimate when the pass stopped early).
+    pub waiting: usize,
+    /// Name of the oldest file still waiting (names sort by time).
+    pub oldest: Option<String>,
+}
+
+/// Applies the oldest spilled writes, within `slice`: the data dir's spill folder, then the
+/// fallback folder's when it exists (a `stat` says it does not, almost always). Never waits for
+/// a lock: this is a chore any later run can do, not something to hold Claude Code up for.
+pub fn ingest(store: &mut Store, config: &Config, log: &Log, slice: Slice) -> Backlog {
+    let started = Instant::now();
+    let mut backlog = Backlog::default();
+    if store.wait_until(started).is_err() {
+        return backlog;
+    }
+    let mut dirs = vec![config.spill_dir()];
+    dirs.extend(fallback_spill(config, log));
+    let mut pass = Pass {
+        store,
+        quarantine: config.quarantine_dir(),
+        log,
+        slice,
+        started,
+        taken: 0,
+        stopped: false,
+    };
+    for dir in dirs {
+        pass.dir(&dir, &mut backlog);
+    }
+    backlog
+}
+
+/// The fallback folder's spill folder, when the folder exists and is ours.
+fn fallback_spill(config: &Config, log: &Log) -> Option<PathBuf> {
+    let fallback = config.fallback_dir();
+    if !fallback.exists() {
+        return None;
+    }
+    match fsutil::private_temp_dir(&fallback) {
+        Ok(()) => Some(fallback.join("spill")),
+        Err(err) => {
+            log.line("WARN", &format!("ignored the fallback folder: {err}"));
+            None
+        }
+    }
+}
+
+struct Pass<'a> {
+    store: &'a mut Store,
+    quarantine: PathBuf,
+    log: &'a Log,
+    slice: Slice,
+    started: Instant,
+    taken: usize,
+    /// The database cannot take writes now: leave everything for later.
+    stopped: bool,
+}
+
+impl Pass<'_> {
+    fn dir(&mut self, dir: &Path, backlog: &mut Backlog) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        let mut names: Vec<String> = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if let Some(temp) = name.strip_prefix('.') {
+                recover_temp(dir, temp, &entry, self.log);
+            } else if is_current_format(&name) {
+                names.push(name);
+            }
+        }
+        names.sort_unstable();
+        for (index, name) in names.iter().enumerate() {
+            if self.stopped
+                || self.taken >= self.slice.max_files
+                || self.started.elapsed() > self.slice.max_time
+            {
+                backlog.waiting += names.len() - index;
+                backlog.oldest = backlog.oldest.take().or_else(|| Some(name.clone()));
+                return;
+            }
+            self.taken += 1;
+            self.one(&dir.join(name), name, backlog);
+        }
+    }
+
+    fn one(&mut self, path: &Path, name: &str, backlog: &mut Backlog) {
+        match take(self.store, path, self.slice.max_file_bytes) {
+            Taken::Applied => {
+                let _ = fs::remove_file(path);
+                backlog.applied += 1;
+                self.log.line(
+                    "INFO",
+                    &format!("applied the spilled write {}", path.display()),
+                );
+            }
+            Taken::Gone => {}
+            Taken::Later => {
+                backlog.waiting += 1;
+                backlog.oldest = backlog.oldest.take().or_else(|| Some(name.into()));
+            }
+            Taken::Stop(err) => {
+                self.stopped = true;
+                backlog.waiting += 1;
+                backlog.oldest = backlog.oldest.take().or_else(|| Some(name.into()));
+                if !crate::store::is_busy(&err) {
+                    self.log.line(
+                        "WARN",
+                        &format!("left {} for later ({err:#})", path.display()),
+                    );
+                }
+            }
+            Taken::Reject(why) => self.set_aside(path, name, &why),
+        }
+    }
+
+    /// Moves a file that cannot be applied out of the way, never deleting it.
+    fn set_aside(&self, path: &Path, name: &str, why: &str) {
+        let aside = self.quarantine.join(name);
+        let moved = fsutil::our_dir(&self.quarantine).and_then(|_| fs::rename(path, &aside));
+        match moved {
+            Ok(()) => self.log.line(
+                "WARN",
+                &format!("set aside {} in {}: {why}", name, self.quarantine.display()),
+            ),
+            Err(err) => self.log.line(
+                "WARN",
+                &format!("could not set aside {} ({why}): {err}", path.display()),
+            ),
+        }
+    }
+}
+
+/// `<uuid>.json`; anything else, `<id>.v2.json` of a later format included, is not ours to read.
+fn is_current_format(name: &str) -> bool {
+    name.strip_suffix(".json")
+        .is_some_and(|stem| !stem.is_empty() && !stem.contains('.'))
+}
+
+/// What became of one spill file.
+enum Taken {
+    Applied,
+    /// Another run took it first.
+    Gone,
+    /// Too large for this slice: for a longer pass.
+    Later,
+    /// The database cannot take writes now.
+    Stop(anyhow::Error),
+    /// Can never be applied: set it aside.
+    Reject(String),
+}
+
+fn take(store: &mut Store, path: &Path, max_bytes: u64) -> Taken {
+    let bytes = match read_ours(path, max_bytes) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Taken::Later,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Taken::Gone,
+        Err(err) => return Taken::Reject(err.to_string()),
+    };
+    let file: SpillFile<Write> = match serde_json::from_slice(&bytes) {
+        Ok(file) => file,
+        Err(err) => return Taken::Reject(format!("damaged: {err}")),
+    };
+    if file.format != FORMAT {
+        return Taken::Reject(format!(
+            "format {} in a file named as format {FORMAT}",
+            file.format
+        ));
+    }
+    match store.apply(&file.write) {
+        Ok(()) => Taken::Applied,
+        Err(err) if crate::store::is_transient(&err) => Taken::Stop(err),
+        Err(err) => Taken::Reject(format!("the database refuses it: {err:#}")),
+    }
+}
+
+/// The bytes of a spill file of ours, or `None` when it is larger than `max_bytes`.
+fn read_ours(path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
+    let file = fsutil::open_ours(path, Access::Read)?;
+    let len = file.metadata()?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(io::Error::other(format!(
+            "{len} bytes, far more than we write"
+        )));
+    }
+    if len > max_bytes {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(len).read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// A temp file (`.<name>.tmp-<pid>`) of a run that died before its rename: when it is whole,
+/// its write was kept and must not be lost, so it becomes a spill file; a torn one held an
+/// event that never became durable and is removed.
+fn recover_temp(dir: &Path, temp: &str, entry: &fs::DirEntry, log: &Log) {
+    let Some((name, pid)) = temp.rsplit_once(".tmp-") else {
+        return;
+    };
+    let old = entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > STALE_TEMP));
+    let dead = pid.parse().is_ok_and(|pid| !process_alive(pid));
+    if !(dead || old) || !is_current_format(name) {
+        return;
+    }
+    let path = entry.path();
+    let whole = read_ours(&path, MAX_FILE_BYTES)
+        .ok()
+        .flatten()
+        .is_some_and(|bytes| serde_json::from_slice::<SpillFile<Write>>(&bytes).is_ok());
+    if whole && fs::rename(&path, dir.join(name)).is_ok() {
+        log.line(
+            "INFO",
+            &format!("recovered the spill file {name} of a run that died before renaming it"),
+        );
+    } else if !whole {
+        let _ = fs::remove_file(&path);
+    }
+}
+
+/// Whether a process with this pid may still be running.
+#[cfg(unix)]
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: i32) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_current_format_names_are_read() {
+        assert!(is_current_format(
+            "0191a2b3-0000-7000-8000-000000000000.json"
+        ));
+        assert!(!is_current_format(
+            "0191a2b3-0000-7000-8000-000000000000.v2.json"
+        ));
+        assert!(!is_current_format(".json"));
+        assert!(!is_current_format("x.json.tmp-12"));
+    }
+}

@@ -1,0 +1,348 @@
+//! Applying a hook's [`Write`] in one IMMEDIATE transaction.
+//!
+//! Idempotent: the write's id is the key of what it inserts, so a spill file applied twice
+//! stores once. Writes may arrive out of order (a spilled prompt lands after the captures of
+//! its turn), so each change also repairs what an earlier-applied, later-made write assumed.
+//! Every statement is an index probe: a hook costs the same in a session of five captures and
+//! in one of two hundred thousand.
+
+use anyhow::Result;
+use rusqlite::{Transaction, params};
+
+use crate::ops::{Change, Observation, SessionRef, Write};
+
+/// The raw backlog Stop records is counted up to this many items.
+const RAW_BACKLOG_CAP: i64 = 1000;
+
+/// What a committed write leaves for after the commit.
+pub struct Applied {
+    /// Rows of a private turn were deleted: their old pages must leave the WAL too.
+    pub purged: bool,
+}
+
+pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
+    upsert_session(tx, write)?;
+    let s = &write.session;
+    let mut purged = false;
+    match &write.change {
+        Change::Observation(o) => observation(tx, write, o)?,
+        Change::Prompt {
+            prompt_id,
+            text,
+            truncated,
+        } => prompt(tx, write, prompt_id.as_deref(), text, *truncated)?,
+        Change::PrivatePrompt { prompt_id } => {
+            purged = private_prompt(tx, write, prompt_id.as_deref())?;
+        }
+        Change::SessionStart { source, model } => {
+            tx.execute(
+                "UPDATE sessions SET source = ?2, model = COALESCE(?3, model),
+                     project_dir = COALESCE(?4, project_dir), status = 'active',
+                     ended_at = NULL, end_reason = NULL
+                 WHERE session_id = ?1 AND (ended_at IS NULL OR ended_at <= ?5)",
+                params![s.session_id, source, model, s.project_dir, write.at],
+            )?;
+            log_event(
+                tx,
+                write,
+                "session_start",
+                serde_json::json!({"source": source}),
+            )?;
+        }
+        Change::SummaryRequest {
+            prompt_id,
+            last_assistant_message,
+        } => summary_request(tx, write, prompt_id.as_deref(), last_assistant_message)?,
+        Change::SessionEnd { reason } => {
+            tx.execute(
+                "UPDATE sessions SET status = 'closed', ended_at = ?2, end_reason = ?3
+                 WHERE session_id = ?1 AND NOT EXISTS (
+                     SELECT 1 FROM event_log WHERE session_id = ?1
+                        AND event = 'session_start' AND created_at > ?2)",
+                params![s.session_id, write.at, reason],
+            )?;
+            log_event(
+                tx,
+                write,
+                "session_end",
+                serde_json::json!({"reason": reason}),
+            )?;
+        }
+    }
+    Ok(Applied { purged })
+}
+
+/// Stored unless its turn is private.
+fn observation(tx: &Transaction, write: &Write, o: &Observation) -> Result<()> {
+    let s = &write.session;
+    if turn_is_private(tx, &s.session_id, o.prompt_id.as_deref(), &write.at)? {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT OR IGNORE INTO pending_queue (id, kind, session_id, tool_use_id,
+             prompt_id, prompt_number, event, tool_name, project_dir, raw_output,
+             files_touched, priority, payload_bytes, truncated, created_at, updated_at)
+         VALUES (?1, 'observation', ?2, ?3, ?4,
+             (SELECT prompt_number FROM user_prompts
+               WHERE session_id = ?2 AND prompt_id = ?4),
+             ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
+        params![
+            write.id,
+            s.session_id,
+            o.tool_use_id,
+            o.prompt_id,
+            o.event,
+            o.tool_name,
+            s.project_dir,
+            o.raw_output,
+            o.files_touched,
+            o.priority.rank(),
+            o.payload_bytes as i64,
+            o.truncated,
+            write.at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Whether the turn a write belongs to is private: by its prompt_id, or, without one (Claude
+/// Code before 2.1.196 sends none), when the session's last prompt before `at` was private.
+fn turn_is_private(
+    tx: &Transaction,
+    session_id: &str,
+    prompt_id: Option<&str>,
+    at: &str,
+) -> rusqlite::Result<bool> {
+    match prompt_id {
+        Some(prompt_id) => tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM private_turns WHERE prompt_id = ?1)",
+            [prompt_id],
+            |row| row.get(0),
+        ),
+        None => tx.query_row(
+            "SELECT EXISTS (
+                 SELECT 1 FROM private_turns t
+                  WHERE t.session_id = ?1 AND t.created_at <= ?2
+                    AND t.created_at >= COALESCE(
+                        (SELECT p.created_at FROM user_prompts p
+                          WHERE p.session_id = ?1 AND p.created_at <= ?2
+                          ORDER BY p.prompt_number DESC LIMIT 1), ''))",
+            params![session_id, at],
+            |row| row.get(0),
+        ),
+    }
+}
+
+fn prompt(
+    tx: &Transaction,
+    write: &Write,
+    prompt_id: Option<&str>,
+    text: &str,
+    truncated: bool,
+) -> Result<()> {
+    let s = &write.session;
+    let inserted = tx.execute(
+        "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_id, prompt_number,
+             prompt_text, truncated, created_at)
+         VALUES (?1, ?2, ?3,
+             (SELECT prompt_count + 1 FROM sessions WHERE session_id = ?2), ?4, ?5, ?6)",
+        params![write.id, s.session_id, prompt_id, text, truncated, write.at],
+    )?;
+    if inserted == 1 {
+        count_prompt(tx, &s.session_id)?;
+        // Captures applied before their (spilled) prompt learn its number now.
+        tx.execute(
+            "UPDATE pending_queue SET prompt_number =
+                 (SELECT prompt_number FROM user_prompts WHERE id = ?1)
+             WHERE session_id = ?2 AND prompt_id = ?3 AND prompt_number IS NULL",
+            params![write.id, s.session_id, prompt_id],
+        )?;
+    }
+    Ok(())
+}
+
+/// Records the turn as private and removes what was stored of it before this write landed.
+/// Returns whether anything was removed.
+fn private_prompt(tx: &Transaction, write: &Write, prompt_id: Option<&str>) -> Result<bool> {
+    let s = &write.session;
+    let key = prompt_id.unwrap_or(&write.id);
+    let inserted = tx.execute(
+        "INSERT OR IGNORE INTO private_turns (prompt_id, session_id, created_at)
+         VALUES (?1, ?2, ?3)",
+        params![key, s.session_id, write.at],
+    )?;
+    if inserted == 0 {
+        return Ok(false);
+    }
+    count_prompt(tx, &s.session_id)?;
+    forget_turn(tx, &s.session_id, prompt_id, &write.at)
+}
+
+/// Removes the captures and summary request of a private turn, overwriting the freed pages.
+/// Captures of a private turn never got a prompt number (its prompt is not stored), so the
+/// partial index `pending_queue_unnumbered` finds them. Without a prompt_id, the turn is the
+/// time from its prompt to the session's next one.
+fn forget_turn(
+    tx: &Transaction,
+    session_id: &str,
+    prompt_id: Option<&str>,
+    at: &str,
+) -> Result<bool> {
+    tx.execute_batch("PRAGMA secure_delete = ON")?;
+    let removed = match prompt_id {
+        Some(prompt_id) => {
+            tx.execute(
+                "DELETE FROM pending_queue
+                  WHERE session_id = ?1 AND prompt_id = ?2 AND prompt_number IS NULL",
+                params![session_id, prompt_id],
+            )? + tx.execute(
+                "DELETE FROM pending_queue
+                  WHERE kind = 'summary' AND session_id = ?1 AND prompt_id = ?2",
+                params![session_id, prompt_id],
+            )?
+        }
+        None => {
+            let turn = "session_id = ?1 AND prompt_id IS NULL AND created_at >= ?2
+                AND created_at < COALESCE((SELECT MIN(created_at) FROM user_prompts
+                                            WHERE session_id = ?1 AND created_at > ?2), '~')";
+            tx.execute(
+                &format!("DELETE FROM pending_queue WHERE prompt_number IS NULL AND {turn}"),
+                params![session_id, at],
+            )? + tx.execute(
+                &format!("DELETE FROM pending_queue WHERE kind = 'summary' AND {turn}"),
+                params![session_id, at],
+            )?
+        }
+    };
+    if removed > 0 {
+        tx.execute(
+            "UPDATE sessions SET last_assistant_message =
+                 (SELECT json_extract(raw_output, '$.last_assistant_message') FROM pending_queue
+                   WHERE session_id = ?1 AND kind = 'summary' ORDER BY created_at DESC LIMIT 1)
+             WHERE session_id = ?1",
+            [session_id],
+        )?;
+    }
+    Ok(removed > 0)
+}
+
+fn summary_request(
+    tx: &Transaction,
+    write: &Write,
+    prompt_id: Option<&str>,
+    last_assistant_message: &Option<String>,
+) -> Result<()> {
+    let s = &write.session;
+    let private = turn_is_private(tx, &s.session_id, prompt_id, &write.at)?;
+    // The message of a private turn is about private things: it is not kept.
+    if !private {
+        let prompt_number: i64 = tx.query_row(
+            "SELECT prompt_count FROM sessions WHERE session_id = ?1",
+            [&s.session_id],
+            |row| row.get(0),
+        )?;
+        let raw = serde_json::json!({
+            "last_assistant_message": last_assistant_message,
+            "prompt_number": prompt_number,
+            "project_dir": s.project_dir,
+            "transcript_path": s.transcript_path,
+        });
+        tx.execute(
+            "INSERT OR IGNORE INTO pending_queue (id, kind, session_id, prompt_id,
+                 prompt_number, event, project_dir, raw_output, priority,
+                 payload_bytes, created_at, updated_at)
+             VALUES (?1, 'summary', ?2, ?3, ?4, 'Stop', ?5, ?6, 1, ?7, ?8, ?8)",
+            params![
+                write.id,
+                s.session_id,
+                prompt_id,
+                prompt_number,
+                s.project_dir,
+                raw.to_string(),
+                last_assistant_message
+                    .as_ref()
+                    .map_or(0, |m| m.len() as i64),
+                write.at
+            ],
+        )?;
+        if last_assistant_message.is_some() {
+            tx.execute(
+                "UPDATE sessions SET last_assistant_message = ?2
+                 WHERE session_id = ?1 AND NOT EXISTS (
+                     SELECT 1 FROM pending_queue WHERE session_id = ?1
+                        AND kind = 'summary' AND created_at > ?3)",
+                params![s.session_id, last_assistant_message, write.at],
+            )?;
+        }
+    }
+    // What waits for a consumer, counted up to a cap: a consumer (or the compressor) starts
+    // past a threshold, and a cap keeps this one index range short however long the backlog.
+    let raw_backlog: i64 = tx.query_row(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM pending_queue WHERE status = 'raw' LIMIT ?1)",
+        [RAW_BACKLOG_CAP],
+        |row| row.get(0),
+    )?;
+    log_event(
+        tx,
+        write,
+        "stop",
+        serde_json::json!({"private_turn": private, "raw_backlog": raw_backlog}),
+    )?;
+    Ok(())
+}
+
+/// Creates the session on the first write that sees it; later writes fill in what was missing.
+/// SessionStart's own values win (see its UPDATE). A capture, the most frequent write, changes
+/// the row only when it brings something new: rewriting an unchanged row and moving its index
+/// entry cost two WAL pages on every tool call.
+fn upsert_session(tx: &Transaction, write: &Write) -> rusqlite::Result<()> {
+    let s: &SessionRef = &write.session;
+    let bump = !matches!(write.change, Change::Observation(_));
+    tx.execute(
+        "INSERT INTO sessions (session_id, project_dir, cwd, transcript_path, started_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+         ON CONFLICT (session_id) DO UPDATE SET
+             project_dir = COALESCE(sessions.project_dir, excluded.project_dir),
+             cwd = CASE WHEN excluded.updated_at >= sessions.updated_at
+                        THEN COALESCE(excluded.cwd, sessions.cwd) ELSE sessions.cwd END,
+             transcript_path = COALESCE(excluded.transcript_path, sessions.transcript_path),
+             updated_at = CASE WHEN ?6 THEN MAX(sessions.updated_at, excluded.updated_at)
+                               ELSE sessions.updated_at END
+         WHERE ?6
+            OR (sessions.project_dir IS NULL AND excluded.project_dir IS NOT NULL)
+            OR (excluded.cwd IS NOT sessions.cwd AND excluded.cwd IS NOT NULL
+                AND excluded.updated_at >= sessions.updated_at)
+            OR (excluded.transcript_path IS NOT sessions.transcript_path
+                AND excluded.transcript_path IS NOT NULL)",
+        params![s.session_id, s.project_dir, s.cwd, s.transcript_path, write.at, bump],
+    )?;
+    Ok(())
+}
+
+fn count_prompt(tx: &Transaction, session_id: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE sessions SET prompt_count = prompt_count + 1 WHERE session_id = ?1",
+        [session_id],
+    )?;
+    Ok(())
+}
+
+fn log_event(
+    tx: &Transaction,
+    write: &Write,
+    event: &str,
+    detail: serde_json::Value,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT OR IGNORE INTO event_log (id, session_id, event, detail, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            write.id,
+            write.session.session_id,
+            event,
+            detail.to_string(),
+            write.at
+        ],
+    )?;
+    Ok(())
+}

@@ -137,11 +137,6 @@ impl Config {
         self.data_dir.join("spill-quarantine")
     }
 
-    /// Pre-allocated slots that keep an event when the disk is full.
-    pub fn reserve_dir(&self) -> PathBuf {
-        self.data_dir.join("reserve")
-    }
-
     /// Marks of turns that are private as a whole, checked before a capture is even spilled.
     pub fn private_marks_dir(&self) -> PathBuf {
         self.data_dir.join("private")

@@ -48,7 +48,8 @@ impl Problem {
                 kept_in.display()
             ),
             Problem::Piling { waiting, since } => format!(
-                "claude-mem has {waiting} events waiting to be saved since {since} in {}.",
+                "claude-mem has {waiting} event{} waiting to be saved since {since} in {}.",
+                if *waiting == 1 { "" } else { "s" },
                 config.spill_dir().display()
             ),
         };

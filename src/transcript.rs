@@ -2,13 +2,16 @@
 //! whose Stop event does not carry `last_assistant_message`.
 //!
 //! Transcripts grow to many megabytes; the last message is at the end. So the file is read
-//! backwards in blocks, line by line, and only up to a bound.
+//! backwards in blocks, line by line, and only up to a bound. The path comes from the event:
+//! it is opened like a file of ours (no symlink, never blocking on a FIFO, a regular file of
+//! this user's), since a hook must not hang on whatever it is handed.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde_json::Value;
+
+use crate::fsutil::{self, Access};
 
 const BLOCK: u64 = 64 * 1024;
 /// How far from the end to look before giving up.
@@ -16,7 +19,7 @@ const MAX_SCAN: u64 = 8 * 1024 * 1024;
 
 /// The text of the last assistant entry that has text, if one is within reach.
 pub fn last_assistant_text(path: &Path) -> Option<String> {
-    let mut file = File::open(path).ok()?;
+    let mut file = fsutil::open_ours(path, Access::Read).ok()?;
     let len = file.metadata().ok()?.len();
     let mut end = len;
     // Bytes of a line that started before the block we have read.
@@ -69,6 +72,7 @@ fn assistant_text(line: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
     use std::io::Write;
 
     #[test]

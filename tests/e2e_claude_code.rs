@@ -140,6 +140,54 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
         )
         .unwrap();
     assert_eq!(status, "closed", "the second session was not closed");
+    drop(db);
+
+    assert_a_refused_database_is_told_once(&run, &mock);
+}
+
+/// Fail loud, once: with a database claude-mem must not touch (here: from a newer version), the
+/// hooks keep every event in the spill folder and say so through `systemMessage`, which Claude
+/// Code shows the user as a notice; none of them counts as a failed hook.
+fn assert_a_refused_database_is_told_once(run: &Run, mock: &MockApi) {
+    let db = Connection::open(run.data_dir.join("claude-mem.db")).unwrap();
+    db.execute_batch("PRAGMA user_version = 99").unwrap();
+    drop(db);
+    mock.set_script(vec![
+        Reply::ToolUse {
+            id: "toolu_e2e_refused".into(),
+            name: "Bash".into(),
+            input: json!({"command": "echo refused", "description": "Echo"}),
+        },
+        Reply::Text(SECOND_ANSWER.into()),
+    ]);
+    let events = run.session_events("refused", SECOND_PROMPT);
+    let notices: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "system" && e["subtype"] == "informational")
+        .filter_map(|e| e["content"].as_str())
+        .filter(|text| text.contains("claude-mem"))
+        .collect();
+    assert_eq!(
+        notices.len(),
+        1,
+        "the user should be told once; notices: {notices:#?}"
+    );
+    assert!(
+        notices[0].contains("claude-mem is not recording")
+            && notices[0].contains("newer than this claude-mem"),
+        "{}",
+        notices[0]
+    );
+    let failed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["subtype"] == "hook_response" && e["outcome"] != "success")
+        .collect();
+    assert!(failed.is_empty(), "hooks counted as failed: {failed:#?}");
+    let spilled = fs::read_dir(run.data_dir.join("spill")).unwrap().count();
+    assert!(
+        spilled >= 3,
+        "the session's events were not kept: {spilled}"
+    );
 }
 
 /// What a user would look for after one session: it is there, closed, with its prompt, both tool
@@ -343,19 +391,47 @@ impl Run {
 
     /// One non-interactive session; panics unless it ends in time with a JSON result.
     fn session(&self, label: &str, prompt: &str) -> Session {
+        let stdout = self.run_claude(label, prompt, &["--output-format", "json"]);
+        let result: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|err| panic!("claude -p ({label}) printed no JSON result: {err}"));
+        Session {
+            session_id: result["session_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            answer: result["result"].as_str().unwrap_or_default().to_string(),
+        }
+    }
+
+    /// One non-interactive session, as the stream of events Claude Code reports (hook runs and
+    /// the notices a user sees included).
+    fn session_events(&self, label: &str, prompt: &str) -> Vec<Value> {
+        let stdout = self.run_claude(
+            label,
+            prompt,
+            &["--output-format", "stream-json", "--verbose"],
+        );
+        stdout
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| {
+                serde_json::from_str(line)
+                    .unwrap_or_else(|err| panic!("claude -p ({label}) printed {line:?}: {err}"))
+            })
+            .collect()
+    }
+
+    /// Runs `claude -p prompt` with `format_args`; panics unless it ends in time and well.
+    /// Returns its stdout.
+    fn run_claude(&self, label: &str, prompt: &str, format_args: &[&str]) -> String {
         let debug = self.logs.join(format!("claude-{label}.debug.log"));
         let stdout_path = self.logs.join(format!("claude-{label}.stdout"));
         let stderr_path = self.logs.join(format!("claude-{label}.stderr"));
         let started = Instant::now();
         let mut child = self
             .scrubbed(&self.claude)
-            .args([
-                "-p",
-                prompt,
-                "--dangerously-skip-permissions",
-                "--output-format",
-                "json",
-            ])
+            .args(["-p", prompt, "--dangerously-skip-permissions"])
+            .args(format_args)
             .arg("--debug-file")
             .arg(&debug)
             .stdout(File::create(&stdout_path).unwrap())
@@ -369,15 +445,7 @@ impl Run {
         eprintln!("e2e: {label} session took {:.1?}", started.elapsed());
         let stdout = fs::read_to_string(&stdout_path).unwrap();
         assert!(status.success(), "claude -p ({label}) exited with {status}");
-        let result: Value = serde_json::from_str(stdout.trim())
-            .unwrap_or_else(|err| panic!("claude -p ({label}) printed no JSON result: {err}"));
-        Session {
-            session_id: result["session_id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            answer: result["result"].as_str().unwrap_or_default().to_string(),
-        }
+        stdout
     }
 }
 

@@ -207,9 +207,13 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
         private_turn::forget_session(config, &write.session.session_id);
         notice::forget_session(config, &write.session.session_id);
     }
+    // Claude Code drops a SessionEnd hook's systemMessage, and does not show SessionStart's in
+    // every mode: the session's first prompt carries the notice instead.
+    let tells = matches!(hook, Hook::Prompt | Hook::Capture | Hook::Summary);
     let notice = recorded
         .problem
         .as_ref()
+        .filter(|_| tells)
         .and_then(|problem| notice::once(config, &write.session.session_id, problem));
     let output = match hook {
         Hook::Context => context::answer(recorded.store, config, &write.session),

@@ -47,6 +47,8 @@ pub struct Slice {
     pub max_time: Duration,
     /// Larger files are left for a pass that may take longer.
     pub max_file_bytes: u64,
+    /// Whether to take in the reserve's chunks (hundreds of writes each).
+    pub reserve: bool,
 }
 
 /// What a hook may spend on someone else's backlog: a few small files, a few milliseconds.
@@ -54,6 +56,7 @@ pub const HOOK_SLICE: Slice = Slice {
     max_files: 8,
     max_time: Duration::from_millis(10),
     max_file_bytes: 2 << 20,
+    reserve: false,
 };
 
 /// The maintenance process takes everything.
@@ -61,6 +64,7 @@ pub const FULL_SLICE: Slice = Slice {
     max_files: usize::MAX,
     max_time: Duration::from_secs(30),
     max_file_bytes: MAX_FILE_BYTES,
+    reserve: true,
 };
 
 /// `W` is `&Write` when keeping (no copy of a large payload) and `Write` when reading back.
@@ -96,7 +100,7 @@ pub fn keep(config: &Config, write: &Write) -> Result<Kept> {
             reserve: false,
         });
     };
-    if let Ok(path) = reserve::keep(config, write, &name) {
+    if let Ok(path) = reserve::keep(config, write) {
         return Ok(Kept {
             path,
             reserve: true,
@@ -190,7 +194,9 @@ impl Pass<'_> {
             let Ok(name) = entry.file_name().into_string() else {
                 continue;
             };
-            if let Some(temp) = name.strip_prefix('.') {
+            if reserve::is_used_chunk(&name) {
+                self.reserve_chunk(&entry.path(), backlog);
+            } else if let Some(temp) = name.strip_prefix('.') {
                 recover_temp(dir, temp, &entry, self.log);
             } else if is_current_format(&name) {
                 names.push(name);
@@ -239,6 +245,52 @@ impl Pass<'_> {
             }
             Taken::Reject(why) => self.set_aside(path, name, &why),
         }
+    }
+
+    /// Applies the writes a full disk left in a reserve chunk, then frees the chunk. Only whole:
+    /// a chunk is freed once every write in it is in the database.
+    fn reserve_chunk(&mut self, path: &Path, backlog: &mut Backlog) {
+        if self.stopped || !self.slice.reserve {
+            backlog.waiting += 1;
+            return;
+        }
+        let writes = match reserve::writes_in(path) {
+            Ok(writes) => writes,
+            Err(err) => {
+                self.log
+                    .line("WARN", &format!("cannot read {}: {err}", path.display()));
+                return;
+            }
+        };
+        for write in &writes {
+            if let Err(err) = self.store.apply(write) {
+                // A write the database refuses for good is dropped with the chunk; one it cannot
+                // take now keeps the chunk for a later pass.
+                if crate::store::is_transient(&err) {
+                    self.log.line(
+                        "WARN",
+                        &format!("left {} for later ({err:#})", path.display()),
+                    );
+                    self.stopped = true;
+                    backlog.waiting += writes.len();
+                    return;
+                }
+                self.log
+                    .line("WARN", &format!("dropped a reserved write: {err:#}"));
+            }
+        }
+        backlog.applied += writes.len();
+        if let Err(err) = reserve::release(path) {
+            self.log
+                .line("WARN", &format!("cannot free {}: {err}", path.display()));
+        }
+        self.log.line(
+            "INFO",
+            &format!(
+                "applied {} writes kept in the reserve while the disk was full",
+                writes.len()
+            ),
+        );
     }
 
     /// Moves a file that cannot be applied out of the way, never deleting it.

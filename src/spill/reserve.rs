@@ -1,45 +1,49 @@
-//! Reserve slots: space set aside in advance, so that an event still has somewhere to go when
-//! the disk is full (on the usual one-partition laptop the temp dir is full too).
+//! The reserve: space set aside in advance, so that events still have somewhere to go when the
+//! disk is full (on the usual one-partition laptop the temp dir is full too).
 //!
-//! A slot is a file of spaces written while there was room. Keeping an event in one needs no
-//! new block: the slot is claimed by an atomic rename, the event's JSON is written over its
-//! start (the spaces after it are white space a JSON reader skips), and the slot is renamed
-//! into the spill folder, where it is applied like any spill file. Session starts put back the
-//! slots that were used.
+//! A few chunk files of spaces live in the spill folder, written while there was room. Keeping
+//! an event in one needs no new block: under the reserve's lock, the event's JSON is written as
+//! one line over the spaces after the chunk's last line, in place (a JSON reader skips the
+//! spaces), and a chunk in use is renamed `.reserve-N.used` (a rename needs no data block
+//! either) so that the next pass over the spill folder sees it without opening anything. That
+//! pass applies its events and turns it back into spaces. Session starts put back missing
+//! chunks.
 
-use std::fs;
-use std::io::{self, Write as _};
+use std::fs::{self, File};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
-use crate::fsutil;
+use crate::fsutil::{self, Access};
 use crate::ops::Write;
 
-const SLOTS: usize = 16;
-/// An event larger than a slot is cut to fit (see [`Write::shrunk`]).
-pub const SLOT_BYTES: usize = 64 * 1024;
+const CHUNKS: usize = 8;
+const CHUNK_BYTES: usize = 256 * 1024;
+/// An event larger than this is cut to fit (see [`Write::shrunk`]).
+const MAX_EVENT_BYTES: usize = 64 * 1024;
+const LOCK: &str = ".reserve.lock";
+const USED: &str = ".used";
 
-/// Puts back missing slots. Costs a `stat` per slot when all are there. Returns how many were
-/// created.
+/// Puts back missing chunks. Costs a `stat` per chunk when all are there. Returns how many
+/// were created.
 pub fn replenish(config: &Config) -> io::Result<usize> {
-    let dir = config.reserve_dir();
+    fsutil::our_dir(&config.data_dir)?;
+    let dir = config.spill_dir();
     fsutil::our_dir(&dir)?;
-    // The spill folder must exist before the disk fills: creating it then could fail.
-    fsutil::our_dir(&config.spill_dir())?;
-    recover_claimed(&dir, &config.spill_dir());
     let mut created = 0;
-    for slot in 0..SLOTS {
-        let path = slot_path(&dir, slot);
-        if fs::symlink_metadata(&path).is_ok() {
+    for chunk in 0..CHUNKS {
+        let free = chunk_path(&dir, chunk);
+        let used = used_path(&dir, chunk);
+        if fs::symlink_metadata(&free).is_ok() || fs::symlink_metadata(&used).is_ok() {
             continue;
         }
-        let temp = dir.join(format!(".slot-{slot}.tmp-{}", std::process::id()));
-        let written = fsutil::create_private(&temp).and_then(|mut file| {
-            file.write_all(&[b' '; SLOT_BYTES])?;
+        let temp = dir.join(format!(".reserve-{chunk}.tmp-{}", std::process::id()));
+        let written = fsutil::create_private(&temp).and_then(|file| {
+            write_spaces(&file, CHUNK_BYTES)?;
             // Allocated for real, not promised: a delayed allocation could still fail later.
             file.sync_all()
         });
-        match written.and_then(|()| fs::rename(&temp, &path)) {
+        match written.and_then(|()| fs::rename(&temp, &free)) {
             Ok(()) => created += 1,
             Err(err) => {
                 let _ = fs::remove_file(&temp);
@@ -47,67 +51,76 @@ pub fn replenish(config: &Config) -> io::Result<usize> {
             }
         }
     }
+    if created > 0 {
+        fsutil::sync_dir(&dir);
+    }
     Ok(created)
 }
 
-/// A slot claimed by a run that died before renaming it into the spill folder: if it holds a
-/// whole spill file, it goes there now; otherwise it is removed, and a fresh slot takes its place.
-fn recover_claimed(dir: &Path, spill: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(".claimed-") else {
+/// Keeps `write` in the reserve, cut to fit. Returns the chunk it went to.
+pub fn keep(config: &Config, write: &Write) -> io::Result<PathBuf> {
+    let line = fitting(write)?;
+    let dir = config.spill_dir();
+    let _lock = lock(&dir)?;
+    // Chunks in use first, so that free ones stay free as long as possible.
+    let order = (0..CHUNKS)
+        .map(|c| (used_path(&dir, c), None))
+        .chain((0..CHUNKS).map(|c| (chunk_path(&dir, c), Some(used_path(&dir, c)))));
+    for (path, rename_to) in order {
+        let Ok(file) = open_chunk(&path) else {
             continue;
         };
-        let pid = rest.split('-').next().and_then(|pid| pid.parse().ok());
-        if pid.is_some_and(super::process_alive) {
+        let Some(end) = end_of_data(&file)? else {
+            continue;
+        };
+        if end + line.len() > CHUNK_BYTES {
             continue;
         }
-        let path = entry.path();
-        let spilled = super::read_ours(&path, SLOT_BYTES as u64)
-            .ok()
-            .flatten()
-            .and_then(|bytes| serde_json::from_slice::<super::SpillFile<Write>>(&bytes).ok());
-        match spilled {
-            Some(file) => {
-                let _ = fs::rename(&path, spill.join(super::file_name(&file.write)));
+        write_at(&file, &line, end as u64)?;
+        file.sync_data()?;
+        return match rename_to {
+            Some(used) => {
+                fs::rename(&path, &used)?;
+                fsutil::sync_dir(&dir);
+                Ok(used)
             }
-            None => {
-                let _ = fs::remove_file(&path);
-            }
-        }
+            None => Ok(path),
+        };
     }
+    Err(io::Error::other("the reserve is full"))
 }
 
-/// Keeps `write` in a free slot, cut to fit. Returns the spill file it became.
-pub fn keep(config: &Config, write: &Write, name: &str) -> io::Result<PathBuf> {
-    let bytes = fitting(write)?;
-    let dir = config.reserve_dir();
-    let spill = config.spill_dir();
-    for slot in 0..SLOTS {
-        let claimed = dir.join(format!(".claimed-{}-{slot}", std::process::id()));
-        // Whoever renames a slot first owns it; the others try the next one.
-        if fs::rename(slot_path(&dir, slot), &claimed).is_err() {
-            continue;
-        }
-        let result = fill(&claimed, &bytes).and_then(|()| fs::rename(&claimed, spill.join(name)));
-        match result {
-            Ok(()) => {
-                fsutil::sync_dir(&spill);
-                return Ok(spill.join(name));
-            }
-            Err(err) => {
-                let _ = fs::rename(&claimed, slot_path(&dir, slot));
-                return Err(err);
-            }
-        }
-    }
-    Err(io::Error::other("no reserve slot is left"))
+/// The writes kept in a chunk in use, for a pass that can apply them; lines that do not
+/// parse (a write torn by a kill) are skipped, as their hook never finished.
+pub fn writes_in(path: &Path) -> io::Result<Vec<Write>> {
+    let mut bytes = Vec::with_capacity(CHUNK_BYTES);
+    open_chunk(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<super::SpillFile<Write>>(line).ok())
+        .map(|file| file.write)
+        .collect())
 }
 
-/// The spill file bytes of `write`, cut until they fit in a slot.
+/// Turns a chunk whose writes are all applied back into a free one.
+pub fn release(path: &Path) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let _lock = lock(dir)?;
+    let file = open_chunk(path)?;
+    let end = end_of_data(&file)?.unwrap_or(CHUNK_BYTES);
+    write_at(&file, &vec![b' '; end], 0)?;
+    file.sync_data()?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let free = path.with_file_name(name.trim_end_matches(USED));
+    fs::rename(path, free)
+}
+
+/// Whether a spill folder entry is a chunk in use.
+pub fn is_used_chunk(name: &str) -> bool {
+    name.starts_with(".reserve-") && name.ends_with(USED)
+}
+
+/// One line: a newline, then the spill file's JSON, cut until it fits.
 fn fitting(write: &Write) -> io::Result<Vec<u8>> {
     let encode = |write: &Write| {
         serde_json::to_vec(&super::SpillFile {
@@ -116,40 +129,84 @@ fn fitting(write: &Write) -> io::Result<Vec<u8>> {
         })
         .map_err(io::Error::other)
     };
-    let bytes = encode(write)?;
-    if bytes.len() <= SLOT_BYTES {
-        return Ok(bytes);
+    let mut bytes = encode(write)?;
+    if bytes.len() > MAX_EVENT_BYTES {
+        // JSON escapes can make text up to six times longer: cut with that margin.
+        bytes = encode(&write.shrunk(MAX_EVENT_BYTES / 8))?;
     }
-    // JSON escapes can make text up to six times longer: cut with that margin.
-    let bytes = encode(&write.shrunk(SLOT_BYTES / 8))?;
-    if bytes.len() > SLOT_BYTES {
-        return Err(io::Error::other("the event does not fit in a reserve slot"));
+    if bytes.len() > MAX_EVENT_BYTES {
+        return Err(io::Error::other("the event does not fit in the reserve"));
     }
+    bytes.insert(0, b'\n');
     Ok(bytes)
 }
 
-/// Writes `bytes` over the start of a claimed slot, in place: no new block is needed.
-fn fill(slot: &Path, bytes: &[u8]) -> io::Result<()> {
-    let file = fs::OpenOptions::new().write(true).open(slot)?;
-    if file.metadata()?.len() < bytes.len() as u64 {
-        return Err(io::Error::other(
-            "the reserve slot is smaller than expected",
-        ));
+/// Where the chunk's data ends (after its last byte that is not a space), or `None` when the
+/// file is not a chunk of the expected size.
+fn end_of_data(file: &File) -> io::Result<Option<usize>> {
+    if file.metadata()?.len() != CHUNK_BYTES as u64 {
+        return Ok(None);
     }
-    write_at_start(&file, bytes)?;
-    file.sync_data()
+    let mut bytes = Vec::with_capacity(CHUNK_BYTES);
+    let mut handle = file;
+    handle.read_to_end(&mut bytes)?;
+    Ok(Some(
+        bytes
+            .iter()
+            .rposition(|b| *b != b' ')
+            .map_or(0, |at| at + 1),
+    ))
+}
+
+fn open_chunk(path: &Path) -> io::Result<File> {
+    // Checked like every file of ours, then reopened for writing in place.
+    fsutil::open_ours(path, Access::Read)?;
+    fs::OpenOptions::new().read(true).write(true).open(path)
+}
+
+/// The reserve's lock: one writer at a time packs events into the chunks.
+fn lock(dir: &Path) -> io::Result<File> {
+    let file = fsutil::open_ours(&dir.join(LOCK), Access::Append)?;
+    lock_exclusive(&file)?;
+    Ok(file)
 }
 
 #[cfg(unix)]
-fn write_at_start(file: &fs::File, bytes: &[u8]) -> io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(file, bytes, 0)
+fn lock_exclusive(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor owned by `file` for the duration of the call. Holders keep it
+    // for one small write; the kernel drops it if a holder dies.
+    match unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 #[cfg(not(unix))]
-fn write_at_start(mut file: &fs::File, bytes: &[u8]) -> io::Result<()> {
+fn lock_exclusive(_file: &File) -> io::Result<()> {
+    Ok(())
+}
+
+fn write_spaces(file: &File, len: usize) -> io::Result<()> {
+    write_at(file, &vec![b' '; len], 0)
+}
+
+#[cfg(unix)]
+fn write_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(mut file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write as _};
+    file.seek(SeekFrom::Start(offset))?;
     file.write_all(bytes)
 }
 
-fn slot_path(dir: &Path, slot: usize) -> PathBuf {
-    dir.join(format!("slot-{slot}"))
+fn chunk_path(dir: &Path, chunk: usize) -> PathBuf {
+    dir.join(format!(".reserve-{chunk}"))
+}
+
+fn used_path(dir: &Path, chunk: usize) -> PathBuf {
+    dir.join(format!(".reserve-{chunk}{USED}"))
 }

@@ -120,9 +120,12 @@ impl Env {
         std::fs::read_to_string(self.data_dir.join("claude-mem.log")).unwrap_or_default()
     }
 
-    /// Files in the data dir's spill folder.
+    /// Spill files in the data dir's spill folder (not the reserve claude-mem keeps there).
     pub fn spilled(&self) -> Vec<PathBuf> {
         files_in(&self.data_dir.join("spill"))
+            .into_iter()
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .collect()
     }
 
     /// Everything under the temp dir's fallback folders (spill files and log).

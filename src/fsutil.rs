@@ -116,22 +116,46 @@ pub fn create_private(path: &Path) -> io::Result<File> {
     options.open(path)
 }
 
+/// How long a file must last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Through a power loss: fsync the file and the folder.
+    PowerLoss,
+    /// Through the writer being killed, which needs only the rename (the kernel keeps what was
+    /// written): for a copy that the writer itself is about to make redundant.
+    Kill,
+}
+
 /// Writes `bytes` to `path` so that a reader sees the old file or the new one, never a part:
-/// a temp file in the same folder, fsync, rename over, fsync the folder.
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+/// a temp file in the same folder, (fsync,) rename over, (fsync the folder).
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8], lasts: Durability) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = create_private(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if lasts == Durability::PowerLoss {
+            file.sync_all()?;
+        }
         fs::rename(&tmp, dir.join(name))?;
-        sync_dir(dir);
+        if lasts == Durability::PowerLoss {
+            sync_dir(dir);
+        }
         Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Makes a file written with [`Durability::Kill`] last a power loss. Best effort.
+pub fn sync_file(path: &Path) {
+    if let Ok(file) = File::open(path) {
+        let _ = file.sync_all();
+    }
+    if let Some(dir) = path.parent() {
+        sync_dir(dir);
+    }
 }
 
 /// Makes a rename durable. Best effort: not every platform can open a directory.

@@ -712,8 +712,7 @@ fn a_hook_applies_a_small_slice_of_a_backlog_and_maintenance_the_rest() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
     forty_spilled(&env);
     // With the maintenance lock held, the hook leaves the backlog alone entirely.
-    let lock = std::fs::File::open(env.data_dir.join("maintain.lock")).unwrap();
-    assert!(try_flock(&lock));
+    let lock = env.hold_maintenance();
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "busy", json!({}))));
     assert_eq!(env.spilled().len(), 40);
     drop(lock);

@@ -1,12 +1,13 @@
 //! Getting a hook's write to disk: into the database within the wait budget, else into the
 //! spill folder, never lost in silence.
 //!
-//! Spilled writes are older than this one, so a small slice of them is applied first: a
-//! spilled prompt should be numbered before the captures of its turn. A run that finds the
+//! The run's own write goes first, so that it is on disk as early as possible (a run killed
+//! before that loses it); a small slice of the spill backlog follows. A run that finds the
 //! database busy keeps its write in the spill folder *before* it waits, so that Claude Code
-//! killing it while it waits loses nothing; the file is removed once the write is in. A WAL
-//! grown huge behind a reader would make opening the database itself slow: then the write is
-//! spilled without opening it, and the maintenance process catches up.
+//! killing it while it waits loses nothing; that copy skips the fsync (a kill does not lose
+//! written data, only a power loss would) and is removed once the write is in. A WAL grown huge
+//! behind a reader would make opening the database itself slow: then the write is spilled
+//! without opening it, and the maintenance process catches up.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -14,12 +15,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
+use crate::detach;
+use crate::fsutil::{self, Durability};
 use crate::log::Log;
 use crate::notice::{PILE_AGE_MS, PILE_FILES, Problem};
 use crate::ops::Write;
 use crate::spill::{self, Backlog, Slice};
 use crate::store::{self, Maintenance, Store};
-use crate::{detach, fsutil};
 
 pub struct Recorded {
     /// The open store, when the write went into the database.
@@ -51,10 +53,10 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
         // A panic in SQLite or here must not cost the event: it is spilled like any failure.
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             let mut store = Store::open(config, deadline)?;
-            let backlog = take_in(&mut store, config, log, slice);
             // Without waiting first: only a run that has to wait pays for the spill file.
             store.wait_until(if wait { deadline } else { Instant::now() })?;
             store.apply(write)?;
+            let backlog = take_in(&mut store, config, log, slice);
             anyhow::Ok((store, backlog))
         }))
         .unwrap_or_else(|_| {
@@ -76,7 +78,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
             }
             Err(err) if store::is_busy(&err) => {
                 if kept.is_none() {
-                    match spill::keep(config, write) {
+                    match spill::keep(config, write, Durability::Kill) {
                         Ok(k) => {
                             kept = Some(k.path);
                             continue;
@@ -100,6 +102,8 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
     };
     match kept {
         Some(path) => {
+            // The copy kept before waiting now is the event: make it last a power loss too.
+            fsutil::sync_file(&path);
             log.important(
                 "WARN",
                 &format!(
@@ -118,7 +122,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
 
 /// Keeps `write` in the spill folder after the database failed with `failure`.
 fn keep(config: &Config, write: &Write, log: &Log, failure: &anyhow::Error) -> Recorded {
-    match spill::keep(config, write) {
+    match spill::keep(config, write, Durability::PowerLoss) {
         Ok(kept) => {
             let how = if kept.reserve {
                 " (in a reserve slot: the disk is full)"

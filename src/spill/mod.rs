@@ -26,7 +26,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::fsutil::{self, Access};
+use crate::fsutil::{self, Access, Durability};
 use crate::log::Log;
 use crate::ops::Write;
 use crate::store::Store;
@@ -82,9 +82,10 @@ pub struct Kept {
     pub reserve: bool,
 }
 
-/// Keeps `write` in the data dir's spill folder; when that fails, in a pre-allocated reserve
-/// slot (a full disk); else in the temp-dir fallback (an unwritable data dir).
-pub fn keep(config: &Config, write: &Write) -> Result<Kept> {
+/// Keeps `write` in the data dir's spill folder; when that fails, in the reserve (a full disk);
+/// else in the temp-dir fallback (an unwritable data dir). `lasts` says whether the copy must
+/// survive a power loss or only the hook being killed.
+pub fn keep(config: &Config, write: &Write, lasts: Durability) -> Result<Kept> {
     let bytes = serde_json::to_vec(&SpillFile {
         format: FORMAT,
         write,
@@ -93,7 +94,7 @@ pub fn keep(config: &Config, write: &Write) -> Result<Kept> {
     let primary = config.spill_dir();
     let first = fsutil::our_dir(&config.data_dir)
         .and_then(|_| fsutil::our_dir(&primary))
-        .and_then(|_| fsutil::write_atomic(&primary, &name, &bytes));
+        .and_then(|_| fsutil::write_atomic(&primary, &name, &bytes, lasts));
     let Err(first) = first else {
         return Ok(Kept {
             path: primary.join(name),
@@ -110,7 +111,7 @@ pub fn keep(config: &Config, write: &Write) -> Result<Kept> {
     let dir = fallback.join("spill");
     fsutil::private_temp_dir(&fallback)
         .and_then(|()| fsutil::private_dir(&dir))
-        .and_then(|()| fsutil::write_atomic(&dir, &name, &bytes))
+        .and_then(|()| fsutil::write_atomic(&dir, &name, &bytes, lasts))
         .with_context(|| format!("{}: {first}; and {}", primary.display(), dir.display()))?;
     Ok(Kept {
         path: dir.join(name),

@@ -100,6 +100,21 @@ impl Env {
         }
     }
 
+    /// Takes the maintenance lock of this data dir, as a running maintenance process holds it:
+    /// hooks then leave the spill backlog to it. Held until the file is dropped.
+    #[cfg(unix)]
+    pub fn hold_maintenance(&self) -> std::fs::File {
+        use std::os::unix::fs::OpenOptionsExt;
+        let lock = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(self.data_dir.join("maintain.lock"))
+            .unwrap();
+        assert!(try_flock(&lock), "the maintenance lock is taken");
+        lock
+    }
+
     pub fn hook(&self, name: &str, input: &[u8]) -> Output {
         self.spawn_hook(name, input).wait_with_output().unwrap()
     }

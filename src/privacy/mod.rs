@@ -4,12 +4,18 @@
 //! the context we injected ourselves, removed so memory never feeds on itself. Both are removed
 //! from every text a hook stores, before anything is written (the spill file included). Tag
 //! names match in any letter case: someone who typed `<PRIVATE>` meant it too. Tags nest; an
-//! opening tag without its closing tag removes everything after it (fail closed). Text without
-//! a tag is returned untouched, and finding that out costs one byte scan for `<`.
+//! opening tag without its closing tag removes everything after it (fail closed).
+//!
+//! In a JSON document (a tool's input, output or error) the tags are looked for in the decoded
+//! text of every string, keys included, so JSON escapes anywhere in a tag do not hide it; and
+//! the document is one text: a tag left open at the end of one string covers the strings after
+//! it, in document order, until it closes. Text that cannot hold a tag is returned untouched,
+//! and finding that out costs a scan for `<` and its escape.
+
+mod json;
+mod tags;
 
 use std::borrow::Cow;
-
-use serde_json::Value;
 
 /// What the user or we ourselves marked as never to be stored.
 const PRIVATE: &[&str] = &["private", "claude-mem-context"];
@@ -35,156 +41,78 @@ pub fn strip_message(text: &str) -> Cow<'_, str> {
     strip_tags(text, PRIVATE_AND_NOISE)
 }
 
-/// Removes private parts from every string (keys included) of a JSON document given as text.
-/// Returns the text unchanged, without parsing it, when it cannot hold a tag.
+fn strip_tags<'a>(text: &'a str, names: &[&'static str]) -> Cow<'a, str> {
+    match tags::strip(text, names, &mut None) {
+        Some(clean) => Cow::Owned(clean),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// Removes private parts from every string (keys included) of a JSON document given as text,
+/// copying the rest as written. While a tag is open (to the end of the document when it never
+/// closes), every string, key or value, becomes `""` and every number or boolean `null`: the
+/// document keeps its shape and stays valid JSON (several keys of one object may then read
+/// `""`, which parsers accept, keeping the last). Returned untouched, without a walk, when it
+/// cannot hold a tag; text that is not JSON and might hold one becomes `null` (fail closed).
 pub fn strip_json(json: &str) -> Cow<'_, str> {
     if !might_hold_tag(json) {
         return Cow::Borrowed(json);
     }
-    match serde_json::from_str::<Value>(json) {
-        Ok(mut value) => {
-            if strip_value(&mut value) {
-                Cow::Owned(value.to_string())
-            } else {
-                Cow::Borrowed(json)
-            }
-        }
-        // Not JSON we can walk: treat it as plain text, which errs on the side of removing.
-        Err(_) => strip(json),
+    json::rewrite(json, &mut PrivateParts::default()).unwrap_or(Cow::Borrowed("null"))
+}
+
+/// The walk's filter: the element a string left open carries into the next ones.
+#[derive(Default)]
+struct PrivateParts {
+    open: Option<tags::Open>,
+}
+
+impl json::Rewrite for PrivateParts {
+    fn string(&mut self, text: &str, _key: bool) -> Option<String> {
+        tags::strip(text, PRIVATE, &mut self.open)
+    }
+
+    fn keep_literal(&mut self) -> bool {
+        self.open.is_none()
     }
 }
 
-fn strip_value(value: &mut Value) -> bool {
-    match value {
-        Value::String(s) => match strip(s) {
-            Cow::Owned(clean) => {
-                *s = clean;
-                true
-            }
-            Cow::Borrowed(_) => false,
-        },
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |changed, v| strip_value(v) | changed),
-        Value::Object(map) => {
-            if map.keys().any(|k| might_hold_tag(k)) {
-                let old = std::mem::take(map);
-                for (key, mut v) in old {
-                    strip_value(&mut v);
-                    map.insert(strip(&key).into_owned(), v);
-                }
-                true
-            } else {
-                map.values_mut()
-                    .fold(false, |changed, v| strip_value(v) | changed)
-            }
-        }
-        _ => false,
-    }
-}
-
-/// Cheap pre-check on JSON text: a tag is `<` followed by one of our names, in any case. In JSON
-/// text `<` may also be written `\u003c`, and a name may hide behind escapes (`<\u0070rivate>`):
-/// an escape right after `<` counts as a possible tag, and the text is decoded to be sure.
-fn might_hold_tag(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let named = |at: usize| {
-        bytes.get(at) == Some(&b'\\')
-            || PRIVATE
-                .iter()
-                .any(|name| starts_with_ignore_case(&bytes[at.min(bytes.len())..], name))
-    };
+/// Cheap and sound pre-check on JSON text: whether some string may decode to an opening tag.
+/// In JSON text `<` is written `<` or `\u003c` (any case of `c`), and any character after it
+/// may be an escape too (`<p\u0072ivate>`): at each `<`, the characters that follow are
+/// decoded and compared with our names. A false alarm costs a walk; a miss would cost a secret.
+fn might_hold_tag(json: &str) -> bool {
+    let bytes = json.as_bytes();
     // memchr-backed searches: a byte-by-byte walk was 14% of a 5 MB capture.
-    text.match_indices('<').any(|(i, _)| named(i + 1))
-        || text
-            .match_indices("\\u003")
-            .any(|(i, _)| matches!(bytes.get(i + 5), Some(b'c' | b'C')) && named(i + 6))
+    let literal = json.match_indices('<').map(|(i, _)| i + 1);
+    let escaped = json
+        .match_indices("\\u003")
+        .filter(|(i, _)| matches!(bytes.get(i + 5), Some(b'c' | b'C')))
+        .map(|(i, _)| i + 6);
+    literal.chain(escaped).any(|after| {
+        PRIVATE.iter().any(|name| {
+            spelled(bytes, after, name).is_some_and(|end| spelled(bytes, end, ">").is_some())
+        })
+    })
 }
 
-fn strip_tags<'a>(text: &'a str, names: &[&str]) -> Cow<'a, str> {
-    let bytes = text.as_bytes();
-    if !bytes.contains(&b'<') {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::new();
-    let mut kept_from = 0;
-    let mut at = 0;
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
-        let pos = at + offset;
-        let Some((name, open_len)) = names
-            .iter()
-            .find_map(|n| open_tag(bytes, pos, n).map(|l| (*n, l)))
-        else {
-            at = pos + 1;
-            continue;
-        };
-        out.push_str(&text[kept_from..pos]);
-        match close_of(bytes, pos + open_len, name) {
-            Some(end) => {
-                kept_from = end;
-                at = end;
-            }
-            None => {
-                kept_from = text.len();
-                break;
-            }
+/// Where `word` (ASCII) ends if the JSON text at `at` spells it, each character written as
+/// itself or as an escape, in any letter case.
+fn spelled(bytes: &[u8], mut at: usize, word: &str) -> Option<usize> {
+    for want in word.chars() {
+        let (c, next) = json::char_at(bytes, at)?;
+        if !c.eq_ignore_ascii_case(&want) {
+            return None;
         }
+        at = next;
     }
-    if kept_from == 0 {
-        return Cow::Borrowed(text);
-    }
-    out.push_str(&text[kept_from..]);
-    Cow::Owned(out)
-}
-
-/// Length of an opening tag `<name>` at `pos`, if there is one. No attributes: `<private key>`
-/// is a phrase people write, not a mark, and a bounded tag keeps the scan linear.
-fn open_tag(bytes: &[u8], pos: usize, name: &str) -> Option<usize> {
-    let rest = &bytes[pos + 1..];
-    (starts_with_ignore_case(rest, name) && rest.get(name.len()) == Some(&b'>'))
-        .then_some(name.len() + 2)
-}
-
-/// Length of a closing tag `</name>` at `pos`, if there is one.
-fn close_tag(bytes: &[u8], pos: usize, name: &str) -> Option<usize> {
-    let rest = &bytes[pos + 1..];
-    if rest.first() != Some(&b'/') || !starts_with_ignore_case(&rest[1..], name) {
-        return None;
-    }
-    let after = &rest[1 + name.len()..];
-    let spaces = after.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    (after.get(spaces) == Some(&b'>')).then_some(name.len() + spaces + 3)
-}
-
-/// Where the element opened just before `from` ends, counting nested tags of the same name.
-fn close_of(bytes: &[u8], from: usize, name: &str) -> Option<usize> {
-    let mut depth = 1usize;
-    let mut at = from;
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
-        let pos = at + offset;
-        if let Some(len) = close_tag(bytes, pos, name) {
-            depth -= 1;
-            if depth == 0 {
-                return Some(pos + len);
-            }
-            at = pos + len;
-        } else if let Some(len) = open_tag(bytes, pos, name) {
-            depth += 1;
-            at = pos + len;
-        } else {
-            at = pos + 1;
-        }
-    }
-    None
-}
-
-fn starts_with_ignore_case(haystack: &[u8], name: &str) -> bool {
-    haystack.len() >= name.len() && haystack[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+    Some(at)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn tag_table() {
@@ -261,6 +189,67 @@ mod tests {
         assert_eq!(strip_json(raw), r#"{"a":"ok"}"#);
         let raw = r#"{"a":"<\u0070rivate>pw</private>ok"}"#;
         assert_eq!(strip_json(raw), r#"{"a":"ok"}"#);
+    }
+
+    #[test]
+    fn an_escape_anywhere_in_a_tag_is_seen() {
+        let tag = "<PriVate>";
+        // Every choice of characters written as escapes, in both cases of hex digits.
+        for mask in 0..1u32 << tag.len() {
+            let spelled: String = tag
+                .chars()
+                .enumerate()
+                .map(|(i, c)| match (mask >> i & 1, i % 2) {
+                    (0, _) => c.to_string(),
+                    (_, 0) => format!("\\u{:04x}", c as u32),
+                    _ => format!("\\u{:04X}", c as u32),
+                })
+                .collect();
+            let raw = format!(r#"{{"a":"{spelled}pw</private>ok"}}"#);
+            assert!(might_hold_tag(&raw), "{raw}");
+            assert_eq!(strip_json(&raw), r#"{"a":"ok"}"#, "{raw}");
+        }
+    }
+
+    #[test]
+    fn what_only_looks_like_an_escaped_tag_is_kept_as_written() {
+        // An escaped backslash: the text is `\u003cprivate>`, not a tag.
+        for raw in [r#"{"a":"\\u003cprivate>x"}"#, r#"{"a":"<\\u0070rivate>x"}"#] {
+            assert!(matches!(strip_json(raw), Cow::Borrowed(_)), "{raw}");
+        }
+    }
+
+    #[test]
+    fn every_value_of_a_repeated_key_is_stripped() {
+        let raw = r#"{"c":"<private>pw</private>a","c":"b"}"#;
+        assert_eq!(strip_json(raw), r#"{"c":"a","c":"b"}"#);
+    }
+
+    #[test]
+    fn documents_no_tree_can_hold_are_stripped_and_copied_as_written() {
+        let deep = format!(
+            r#"{}"\u003cprivate>pw</private>ok"{}"#,
+            "[".repeat(1000),
+            "]".repeat(1000)
+        );
+        let want = format!(r#"{}"ok"{}"#, "[".repeat(1000), "]".repeat(1000));
+        assert_eq!(strip_json(&deep), want);
+        let raw = r#"{"n":1e400,"m":1.50,"a":"\u003cprivate>pw</private>ok"}"#;
+        assert_eq!(strip_json(raw), r#"{"n":1e400,"m":1.50,"a":"ok"}"#);
+    }
+
+    #[test]
+    fn a_tag_open_at_the_end_of_a_string_covers_the_next_ones() {
+        let raw = r#"{"a":"x <private>1","b":["2",3],"c":"4</private> y","d":5}"#;
+        assert_eq!(strip_json(raw), r#"{"a":"x ","":["",null],"":" y","d":5}"#);
+        let raw = r#"{"a":"x <private>1","k":{"k2":[true,null,"s"]}}"#;
+        assert_eq!(strip_json(raw), r#"{"a":"x ","":{"":[null,null,""]}}"#);
+    }
+
+    #[test]
+    fn text_that_is_not_json_and_might_hold_a_tag_fails_closed() {
+        assert_eq!(strip_json(r#"{"a":"<private>x""#), "null");
+        assert_eq!(strip_json(r#"{"a":"<b>x""#), r#"{"a":"<b>x""#);
     }
 
     #[test]

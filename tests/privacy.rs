@@ -418,3 +418,87 @@ fn a_tag_left_open_in_one_string_covers_the_next_ones() {
         "{raw}"
     );
 }
+
+/// One turn of session `id` in project /p: its prompt, a file written, Claude's reply.
+fn turn(env: &Env, id: &str, prompt: &str, file: &str, reply: &str) {
+    let of_session = |name: &str, mut extra: Value| {
+        extra["session_id"] = id.into();
+        extra["prompt_id"] = format!("{id}-p").into();
+        event(name, extra)
+    };
+    let write = json!({"tool_name": "Write", "tool_use_id": format!("{id}-w"),
+                       "tool_input": {"file_path": file, "content": "x"}, "tool_response": {}});
+    for (hook, input) in [
+        (
+            "prompt",
+            of_session("UserPromptSubmit", json!({"prompt": prompt})),
+        ),
+        ("capture", of_session("PostToolUse", write)),
+        (
+            "summary",
+            of_session("Stop", json!({"last_assistant_message": reply})),
+        ),
+    ] {
+        assert_ack(&env.hook(hook, &input));
+    }
+}
+
+/// The additionalContext a new session of project /p is handed.
+fn context_for_a_new_session(env: &Env) -> String {
+    let start = event(
+        "SessionStart",
+        json!({"session_id": "new", "source": "startup"}),
+    );
+    let out = env.hook("context", &start);
+    assert_clean(&out);
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("an answer with context");
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Regression: a stored prompt, reply or file name holding `</claude-mem-context>` closed the
+/// context wrapper early, so the rest of the context was no longer ours to strip when Claude
+/// echoed it back (and a reopening tag could swallow what followed).
+#[test]
+fn stored_text_cannot_close_the_context_wrapper() {
+    let env = Env::new();
+    turn(
+        &env,
+        "old",
+        "why does </claude-mem-context> end it? keep-asked",
+        "/p/</claude-mem-context>.md",
+        "It closes the wrapper </Claude-Mem-Context> early, keep-said",
+    );
+    let text = context_for_a_new_session(&env);
+    let lower = text.to_lowercase();
+    assert_eq!(lower.matches("</claude-mem-context").count(), 1, "{text}");
+    assert_eq!(lower.matches("<claude-mem-context").count(), 1, "{text}");
+    assert!(text.starts_with("<claude-mem-context>\n"), "{text}");
+    assert!(text.ends_with("</claude-mem-context>"), "{text}");
+    assert!(
+        text.contains("keep-asked") && text.contains("keep-said") && text.contains(".md"),
+        "{text}"
+    );
+}
+
+/// Regression: the context budget counted Rust characters, but Claude Code counts JavaScript
+/// string length (UTF-16 code units) and cuts at 10,000: text full of emoji, two units each,
+/// went over the budget.
+#[test]
+fn the_context_budget_counts_what_claude_code_counts() {
+    let env = Env::new();
+    let crab = |n: usize| "🦀".repeat(n);
+    for i in 0..8 {
+        let file = format!("/p/{}-{i}.md", crab(40));
+        turn(&env, &format!("s-{i}"), &crab(400), &file, &crab(400));
+    }
+    let text = context_for_a_new_session(&env);
+    let units = text.encode_utf16().count();
+    assert!(units <= 6000, "{units} UTF-16 units over the default 6000");
+    assert!(
+        text.contains("session s-7"),
+        "the newest session is listed: {text}"
+    );
+}

@@ -8,6 +8,7 @@
 //! tree is built, numbers stay text, and nesting costs one bit per level.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// What to do with each value of a document, in document order. Implemented by each filter
 /// (private tags, and later secret redaction) that shares the one walk.
@@ -40,91 +41,108 @@ enum Expect {
 
 /// Passes every string and literal of `json` through `rewrite`. Borrowed when nothing changed.
 pub fn rewrite<'a>(json: &'a str, rewrite: &mut impl Rewrite) -> Result<Cow<'a, str>, Invalid> {
-    let bytes = json.as_bytes();
-    let mut out = Splice::new(json);
-    let mut nesting = Nesting::default();
+    let mut walk = Walk {
+        json,
+        at: 0,
+        out: Splice::new(json),
+        nesting: Nesting::default(),
+    };
     let mut expect = Expect::Value;
-    let mut at = 0;
-    loop {
-        at += bytes[at..]
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-        let Some(&byte) = bytes.get(at) else { break };
-        let value = matches!(expect, Expect::Value | Expect::ValueOrClose);
-        let key = matches!(expect, Expect::Key | Expect::KeyOrClose);
-        let next = match byte {
-            b'{' | b'[' if value => {
-                nesting.push(byte == b'{');
-                at += 1;
-                if byte == b'{' {
-                    Expect::KeyOrClose
-                } else {
-                    Expect::ValueOrClose
-                }
-            }
-            b'}' if matches!(expect, Expect::KeyOrClose | Expect::CommaOrClose)
-                && nesting.pop() == Some(true) =>
-            {
-                at += 1;
-                nesting.after_value()
-            }
-            b']' if matches!(expect, Expect::ValueOrClose | Expect::CommaOrClose)
-                && nesting.pop() == Some(false) =>
-            {
-                at += 1;
-                nesting.after_value()
-            }
-            b',' if expect == Expect::CommaOrClose => {
-                at += 1;
-                if nesting.in_object() {
-                    Expect::Key
-                } else {
-                    Expect::Value
-                }
-            }
-            b':' if expect == Expect::Colon => {
-                at += 1;
-                Expect::Value
-            }
-            b'"' if value || key => {
-                let (end, escaped) = string_end(bytes, at)?;
-                let raw = &json[at + 1..end - 1];
-                let text = if escaped {
-                    Cow::Owned(decode(raw).ok_or(Invalid(at))?)
-                } else {
-                    Cow::Borrowed(raw)
-                };
-                if let Some(new) = rewrite.string(&text, key) {
-                    out.replace(at..end, |o| encode_into(o, &new));
-                }
-                at = end;
-                if key {
-                    Expect::Colon
-                } else {
-                    nesting.after_value()
-                }
-            }
-            b'-' | b'0'..=b'9' | b'a'..=b'z' if value => {
-                let end = at
-                    + bytes[at..]
-                        .iter()
-                        .take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
-                        .count();
-                if &json[at..end] != "null" && !rewrite.keep_literal() {
-                    out.replace(at..end, |o| o.push_str("null"));
-                }
-                at = end;
-                nesting.after_value()
-            }
-            _ => return Err(Invalid(at)),
-        };
-        expect = next;
+    while let Some(byte) = walk.next_token() {
+        expect = walk.token(byte, expect, rewrite)?;
     }
     if expect != Expect::End {
-        return Err(Invalid(at));
+        return Err(Invalid(walk.at));
     }
-    Ok(out.finish())
+    walk.out.finish()
+}
+
+/// Where the walk is in the document.
+struct Walk<'a> {
+    json: &'a str,
+    at: usize,
+    out: Splice<'a>,
+    nesting: Nesting,
+}
+
+impl Walk<'_> {
+    /// The first byte of the next token, whitespace skipped.
+    fn next_token(&mut self) -> Option<u8> {
+        let bytes = &self.json.as_bytes()[self.at..];
+        self.at += bytes.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        self.json.as_bytes().get(self.at).copied()
+    }
+
+    /// Reads the token that starts with `byte` where `expect` is what may come; what may come
+    /// after it.
+    fn token(
+        &mut self,
+        byte: u8,
+        expect: Expect,
+        rewrite: &mut impl Rewrite,
+    ) -> Result<Expect, Invalid> {
+        use Expect::*;
+        let value = matches!(expect, Value | ValueOrClose);
+        let closes = |object| {
+            matches!(
+                (object, expect),
+                (true, KeyOrClose | CommaOrClose) | (false, ValueOrClose | CommaOrClose)
+            )
+        };
+        let next = match byte {
+            b'"' if value || matches!(expect, Key | KeyOrClose) => {
+                return self.string(expect == Key || expect == KeyOrClose, rewrite);
+            }
+            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' if value => return Ok(self.literal(rewrite)),
+            b'{' if value => {
+                self.nesting.push(true);
+                KeyOrClose
+            }
+            b'[' if value => {
+                self.nesting.push(false);
+                ValueOrClose
+            }
+            b'}' | b']' if closes(byte == b'}') && self.nesting.pop() == Some(byte == b'}') => {
+                self.nesting.after_value()
+            }
+            b',' if expect == CommaOrClose && self.nesting.in_object() => Key,
+            b',' if expect == CommaOrClose => Value,
+            b':' if expect == Colon => Value,
+            _ => return Err(Invalid(self.at)),
+        };
+        self.at += 1;
+        Ok(next)
+    }
+
+    fn string(&mut self, key: bool, rewrite: &mut impl Rewrite) -> Result<Expect, Invalid> {
+        let start = self.at;
+        let (end, text) = read_string(self.json, start)?;
+        if let Some(new) = rewrite.string(&text, key) {
+            self.out.string(start..end, &new)?;
+        }
+        self.at = end;
+        Ok(if key {
+            Expect::Colon
+        } else {
+            self.nesting.after_value()
+        })
+    }
+
+    /// A number, `true`, `false` or `null`, read loosely: it is copied, never interpreted.
+    fn literal(&mut self, rewrite: &mut impl Rewrite) -> Expect {
+        let start = self.at;
+        let rest = &self.json.as_bytes()[start..];
+        let end = start
+            + rest
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+                .count();
+        if &self.json[start..end] != "null" && !rewrite.keep_literal() {
+            self.out.null(start..end);
+        }
+        self.at = end;
+        self.nesting.after_value()
+    }
 }
 
 /// The open containers, innermost last: a bit each, set for an object.
@@ -168,10 +186,11 @@ impl Nesting {
     }
 }
 
-/// The output, copied from the input only once something changes.
+/// The output, copied from the input only once something changes. Bytes, so that serde_json's
+/// string encoder can write into it; only whole UTF-8 pieces are ever written.
 struct Splice<'a> {
     input: &'a str,
-    out: Option<String>,
+    out: Option<Vec<u8>>,
     copied_to: usize,
 }
 
@@ -184,60 +203,63 @@ impl<'a> Splice<'a> {
         }
     }
 
-    /// Writes what `write` writes instead of the input's `range`.
-    fn replace(&mut self, range: std::ops::Range<usize>, write: impl FnOnce(&mut String)) {
+    /// Writes `text` as a JSON string instead of the input's `range`.
+    fn string(&mut self, range: Range<usize>, text: &str) -> Result<(), Invalid> {
+        let at = range.start;
+        serde_json::to_writer(self.replacing(range), text).map_err(|_| Invalid(at))
+    }
+
+    /// Writes `null` instead of the input's `range`.
+    fn null(&mut self, range: Range<usize>) {
+        self.replacing(range).extend_from_slice(b"null");
+    }
+
+    /// The output, ready to take what replaces `range`: the input before it is copied.
+    fn replacing(&mut self, range: Range<usize>) -> &mut Vec<u8> {
         let out = self
             .out
-            .get_or_insert_with(|| String::with_capacity(self.input.len()));
-        out.push_str(&self.input[self.copied_to..range.start]);
-        write(out);
+            .get_or_insert_with(|| Vec::with_capacity(self.input.len()));
+        out.extend_from_slice(&self.input.as_bytes()[self.copied_to..range.start]);
         self.copied_to = range.end;
+        out
     }
 
-    fn finish(self) -> Cow<'a, str> {
-        match self.out {
-            None => Cow::Borrowed(self.input),
-            Some(mut out) => {
-                out.push_str(&self.input[self.copied_to..]);
-                Cow::Owned(out)
-            }
-        }
+    fn finish(self) -> Result<Cow<'a, str>, Invalid> {
+        let Some(mut out) = self.out else {
+            return Ok(Cow::Borrowed(self.input));
+        };
+        out.extend_from_slice(&self.input.as_bytes()[self.copied_to..]);
+        String::from_utf8(out)
+            .map(Cow::Owned)
+            .map_err(|err| Invalid(err.utf8_error().valid_up_to()))
     }
 }
 
-/// The end (just past the closing quote) of the string that opens at `at`, and whether it holds
-/// an escape.
-fn string_end(bytes: &[u8], at: usize) -> Result<(usize, bool), Invalid> {
-    let mut escaped = false;
-    let mut i = at + 1;
-    while let Some(offset) = bytes[i..].iter().position(|&b| b == b'"' || b == b'\\') {
-        i += offset;
-        if bytes[i] == b'"' {
-            return Ok((i + 1, escaped));
+/// The string that opens at `at`: where it ends (just past its closing quote) and its text,
+/// borrowed unless it holds an escape. A lone surrogate (half an emoji, which JavaScript writes
+/// and serde_json lets through unparsed) becomes U+FFFD.
+fn read_string(json: &str, at: usize) -> Result<(usize, Cow<'_, str>), Invalid> {
+    let bytes = json.as_bytes();
+    let mut decoded: Option<String> = None;
+    let mut from = at + 1;
+    loop {
+        let stop = from + memchr::memchr2(b'"', b'\\', &bytes[from..]).ok_or(Invalid(at))?;
+        if bytes[stop] == b'"' {
+            let text = match decoded {
+                None => Cow::Borrowed(&json[from..stop]),
+                Some(mut text) => {
+                    text.push_str(&json[from..stop]);
+                    Cow::Owned(text)
+                }
+            };
+            return Ok((stop + 1, text));
         }
-        escaped = true;
-        i += 2;
-        if i > bytes.len() {
-            break;
-        }
+        let text = decoded.get_or_insert_with(String::new);
+        text.push_str(&json[from..stop]);
+        let (c, next) = escape_at(bytes, stop).ok_or(Invalid(stop))?;
+        text.push(c);
+        from = next;
     }
-    Err(Invalid(at))
-}
-
-/// The text of a string's body (between its quotes). A lone surrogate (half an emoji, which
-/// JavaScript writes and serde_json lets through unparsed) becomes U+FFFD.
-fn decode(raw: &str) -> Option<String> {
-    let bytes = raw.as_bytes();
-    let mut out = String::with_capacity(raw.len());
-    let mut at = 0;
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'\\') {
-        out.push_str(&raw[at..at + offset]);
-        let (c, next) = escape_at(bytes, at + offset)?;
-        out.push(c);
-        at = next;
-    }
-    out.push_str(&raw[at..]);
-    Some(out)
 }
 
 /// The character an escape at `at` (a backslash) stands for, and where the escape ends.
@@ -284,34 +306,6 @@ pub fn char_at(bytes: &[u8], at: usize) -> Option<(char, usize)> {
         b if b.is_ascii() => Some((char::from(b), at + 1)),
         _ => Some(('\u{fffd}', at + 1)),
     }
-}
-
-/// Appends `text` as a JSON string, escaped as serde_json escapes it.
-fn encode_into(out: &mut String, text: &str) {
-    out.push('"');
-    let mut from = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let escape = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0C => "\\f",
-            0..0x20 => "",
-            _ => continue,
-        };
-        out.push_str(&text[from..i]);
-        if escape.is_empty() {
-            out.push_str(&format!("\\u{b:04x}"));
-        } else {
-            out.push_str(escape);
-        }
-        from = i + 1;
-    }
-    out.push_str(&text[from..]);
-    out.push('"');
 }
 
 #[cfg(test)]
@@ -369,16 +363,15 @@ mod tests {
     }
 
     #[test]
-    fn escapes_decode_and_reencode_like_serde_json() {
+    fn escapes_decode_and_changed_strings_reencode() {
         let json = r#"["\"\\\/\b\f\n\r\t\u00e9\ud83e\udd80 \ud83e x\u0001"]"#;
-        let (_, seen) = shout(json);
+        let (out, seen) = shout(json);
         assert_eq!(
             seen[0].0,
             "\"\\/\u{8}\u{c}\n\r\t\u{e9}\u{1f980} \u{fffd} x\u{1}"
         );
-        let mut out = String::new();
-        encode_into(&mut out, &seen[0].0);
-        assert_eq!(out, serde_json::to_string(&seen[0].0).unwrap());
+        let back: Vec<String> = serde_json::from_str(&out.unwrap()).unwrap();
+        assert_eq!(back[0], seen[0].0.to_uppercase());
     }
 
     #[test]

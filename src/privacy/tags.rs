@@ -28,7 +28,7 @@ pub fn strip(text: &str, names: &[&'static str], open: &mut Option<Open>) -> Opt
         }
     }
     let mut at = kept_from;
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
+    while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
         let pos = at + offset;
         let Some((name, open_len)) = names
             .iter()
@@ -37,6 +37,9 @@ pub fn strip(text: &str, names: &[&'static str], open: &mut Option<Open>) -> Opt
             at = pos + 1;
             continue;
         };
+        if out.capacity() == 0 {
+            out.reserve(text.len());
+        }
         out.push_str(&text[kept_from..pos]);
         match close_of(bytes, pos + open_len, Open { name, depth: 1 }) {
             Ok(end) => {
@@ -81,7 +84,7 @@ fn close_tag(bytes: &[u8], pos: usize, name: &str) -> Option<usize> {
 fn close_of(bytes: &[u8], from: usize, element: Open) -> Result<usize, Open> {
     let Open { name, mut depth } = element;
     let mut at = from;
-    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
+    while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
         let pos = at + offset;
         if let Some(len) = close_tag(bytes, pos, name) {
             depth -= 1;

@@ -10,15 +10,17 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// What to do with each value of a document, in document order. Implemented by each filter
-/// (private tags, and later secret redaction) that shares the one walk.
+/// What to do with each value of a document, called in document order. Implemented by each
+/// filter (private tags, and later secret redaction) that shares the one walk. The key of an
+/// object's value is the string handed over just before it, with `key` set.
 pub trait Rewrite {
     /// The new text of a string, or `None` to keep it as written. `key` tells an object's key
     /// from a value.
     fn string(&mut self, text: &str, key: bool) -> Option<String>;
 
-    /// Whether a number, `true` or `false` is kept as written; when not, it becomes `null`.
-    fn keep_literal(&mut self) -> bool {
+    /// Whether a number, `true` or `false` (`literal`, as written) is kept; when not, it
+    /// becomes `null`.
+    fn keep_literal(&mut self, _literal: &str) -> bool {
         true
     }
 }
@@ -137,7 +139,8 @@ impl Walk<'_> {
                 .iter()
                 .take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
                 .count();
-        if &self.json[start..end] != "null" && !rewrite.keep_literal() {
+        let literal = &self.json[start..end];
+        if literal != "null" && !rewrite.keep_literal(literal) {
             self.out.null(start..end);
         }
         self.at = end;
@@ -381,7 +384,7 @@ mod tests {
             fn string(&mut self, _: &str, _: bool) -> Option<String> {
                 None
             }
-            fn keep_literal(&mut self) -> bool {
+            fn keep_literal(&mut self, _: &str) -> bool {
                 false
             }
         }

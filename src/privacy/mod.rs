@@ -72,7 +72,7 @@ impl json::Rewrite for PrivateParts {
         tags::strip(text, PRIVATE, &mut self.open)
     }
 
-    fn keep_literal(&mut self) -> bool {
+    fn keep_literal(&mut self, _literal: &str) -> bool {
         self.open.is_none()
     }
 }

@@ -293,7 +293,7 @@ fn escape_at(bytes: &[u8], at: usize) -> Option<(char, usize)> {
 }
 
 /// The UTF-16 unit of a `\uXXXX` escape at `at`.
-pub fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
+fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
     let escape = bytes.get(at..at + 6)?;
     if &escape[..2] != b"\\u" || !escape[2..].iter().all(u8::is_ascii_hexdigit) {
         return None;

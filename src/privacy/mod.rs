@@ -83,16 +83,21 @@ impl json::Rewrite for PrivateParts {
 /// decoded and compared with our names. A false alarm costs a walk; a miss would cost a secret.
 fn might_hold_tag(json: &str) -> bool {
     let bytes = json.as_bytes();
-    // memchr-backed searches: a byte-by-byte walk was 14% of a 5 MB capture.
-    let literal = json.match_indices('<').map(|(i, _)| i + 1);
-    let escaped = json
-        .match_indices("\\u003")
-        .filter(|(i, _)| matches!(bytes.get(i + 5), Some(b'c' | b'C')))
-        .map(|(i, _)| i + 6);
+    // SIMD searches: a byte-by-byte walk was 14% of a 5 MB capture.
+    let literal = memchr::memchr_iter(b'<', bytes).map(|i| i + 1);
+    let escaped = memchr::memmem::find_iter(bytes, b"\\u003")
+        .filter(|i| matches!(bytes.get(i + 5), Some(b'c' | b'C')))
+        .map(|i| i + 6);
     literal.chain(escaped).any(|after| {
-        PRIVATE.iter().any(|name| {
-            spelled(bytes, after, name).is_some_and(|end| spelled(bytes, end, ">").is_some())
-        })
+        // Most `<` start no tag (`Vec<u8>`, `a < b`): the next byte tells, unless escaped.
+        let next = bytes.get(after).copied().unwrap_or_default();
+        (next == b'\\'
+            || PRIVATE
+                .iter()
+                .any(|n| n.as_bytes()[0] == next.to_ascii_lowercase()))
+            && PRIVATE.iter().any(|name| {
+                spelled(bytes, after, name).is_some_and(|end| spelled(bytes, end, ">").is_some())
+            })
     })
 }
 

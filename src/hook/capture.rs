@@ -21,23 +21,26 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     }
     let session = ctx.session(event, session_id);
 
-    // Private parts go first, before anything reads or cuts the pieces: the files touched are
-    // read from the clean input, as a tag left open in an earlier string may cover a path.
-    let tool_input = privacy::strip_json(event.tool_input.map_or("null", |raw| raw.get()));
+    // Private parts go first, before anything reads or cuts the pieces. The input is stripped
+    // whole, as the files touched are read from it (a tag left open in an earlier string may
+    // cover a path); of the second piece, the filter walks only what its share keeps.
+    let all = usize::MAX;
+    let tool_input = privacy::strip_json(event.tool_input.map_or("null", |raw| raw.get()), all);
     let (second_key, second) = if failure {
         ("error", event.error)
     } else {
         ("tool_response", event.tool_response)
     };
-    let second = privacy::strip_json(second.map_or("null", |raw| raw.get()));
+    let second = second.map_or("null", |raw| raw.get());
     let over_cap = ctx
         .config
         .max_payload_bytes
         .filter(|max| ctx.payload_bytes > *max);
     let (input_max, second_max) = match over_cap {
         Some(max) => share(tool_input.len(), second.len(), max),
-        None => (usize::MAX, usize::MAX),
+        None => (all, all),
     };
+    let second = privacy::strip_json(second, second_max);
 
     let mut raw = String::with_capacity(tool_input.len() + second.len() + 256);
     let mut cut = Vec::new();

@@ -42,7 +42,13 @@ enum Expect {
 }
 
 /// Passes every string and literal of `json` through `rewrite`. Borrowed when nothing changed.
-pub fn rewrite<'a>(json: &'a str, rewrite: &mut impl Rewrite) -> Result<Cow<'a, str>, Invalid> {
+/// Stops once more than `keep` bytes are written: the answer then starts as the whole answer
+/// would (the output is never revisited) and is longer than `keep`; the rest is not checked.
+pub fn rewrite<'a>(
+    json: &'a str,
+    rewrite: &mut impl Rewrite,
+    keep: usize,
+) -> Result<Cow<'a, str>, Invalid> {
     let mut walk = Walk {
         json,
         at: 0,
@@ -52,11 +58,14 @@ pub fn rewrite<'a>(json: &'a str, rewrite: &mut impl Rewrite) -> Result<Cow<'a, 
     let mut expect = Expect::Value;
     while let Some(byte) = walk.next_token() {
         expect = walk.token(byte, expect, rewrite)?;
+        if walk.out.written(walk.at) > keep {
+            return walk.out.finish(walk.at);
+        }
     }
     if expect != Expect::End {
         return Err(Invalid(walk.at));
     }
-    walk.out.finish()
+    walk.out.finish(json.len())
 }
 
 /// Where the walk is in the document.
@@ -120,7 +129,7 @@ impl Walk<'_> {
         let start = self.at;
         let (end, text) = read_string(self.json, start)?;
         if let Some(new) = rewrite.string(&text, key) {
-            self.out.string(start..end, &new)?;
+            self.out.string(start..end, &new);
         }
         self.at = end;
         Ok(if key {
@@ -189,8 +198,8 @@ impl Nesting {
     }
 }
 
-/// The output, copied from the input only once something changes. Bytes, so that serde_json's
-/// string encoder can write into it; only whole UTF-8 pieces are ever written.
+/// The output, copied from the input only once something changes. Bytes, as the string encoder
+/// writes bytes; only whole UTF-8 pieces are ever written.
 struct Splice<'a> {
     input: &'a str,
     out: Option<Vec<u8>>,
@@ -207,9 +216,8 @@ impl<'a> Splice<'a> {
     }
 
     /// Writes `text` as a JSON string instead of the input's `range`.
-    fn string(&mut self, range: Range<usize>, text: &str) -> Result<(), Invalid> {
-        let at = range.start;
-        serde_json::to_writer(self.replacing(range), text).map_err(|_| Invalid(at))
+    fn string(&mut self, range: Range<usize>, text: &str) {
+        encode_into(self.replacing(range), text);
     }
 
     /// Writes `null` instead of the input's `range`.
@@ -227,11 +235,19 @@ impl<'a> Splice<'a> {
         out
     }
 
-    fn finish(self) -> Result<Cow<'a, str>, Invalid> {
+    /// How long the output is once the input up to `at` is in it.
+    fn written(&self, at: usize) -> usize {
+        self.out
+            .as_ref()
+            .map_or(at, |out| out.len() + at - self.copied_to)
+    }
+
+    /// The output, once the input up to `at` is in it; unchanged, the whole input.
+    fn finish(self, at: usize) -> Result<Cow<'a, str>, Invalid> {
         let Some(mut out) = self.out else {
             return Ok(Cow::Borrowed(self.input));
         };
-        out.extend_from_slice(&self.input.as_bytes()[self.copied_to..]);
+        out.extend_from_slice(&self.input.as_bytes()[self.copied_to..at]);
         String::from_utf8(out)
             .map(Cow::Owned)
             .map_err(|err| Invalid(err.utf8_error().valid_up_to()))
@@ -292,6 +308,57 @@ fn escape_at(bytes: &[u8], at: usize) -> Option<(char, usize)> {
     Some((c, at + 2))
 }
 
+/// Appends `text` as a JSON string, escaped as serde_json escapes it. A changed string can be
+/// a whole 5 MB file: the bytes that need no escape are skipped a word at a time.
+fn encode_into(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut from = 0;
+    loop {
+        let stop = from + plain_run(&bytes[from..]);
+        out.extend_from_slice(&bytes[from..stop]);
+        let Some(&byte) = bytes.get(stop) else { break };
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(format!("\\u{byte:04x}").as_bytes()),
+        }
+        from = stop + 1;
+    }
+    out.push(b'"');
+}
+
+/// How many bytes at the start of `bytes` a JSON string holds as they are: up to the first `"`,
+/// `\` or control character. Eight at a time (the bit tricks of "has a zero byte").
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES << 7;
+    let zero_in = |word: u64| word.wrapping_sub(ONES) & !word;
+    let mut run = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let word = chunk.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        let quote = zero_in(word ^ (ONES * u64::from(b'"')));
+        let backslash = zero_in(word ^ (ONES * u64::from(b'\\')));
+        let control = word.wrapping_sub(ONES * 0x20) & !word;
+        // The lowest flag is exact; flags above a real one may be borrows.
+        let found = (quote | backslash | control) & HIGH;
+        if found != 0 {
+            return run + found.trailing_zeros() as usize / 8;
+        }
+        run += 8;
+    }
+    run + bytes[run..]
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .unwrap_or(bytes.len() - run)
+}
+
 /// The UTF-16 unit of a `\uXXXX` escape at `at`.
 fn hex_unit(bytes: &[u8], at: usize) -> Option<u16> {
     let escape = bytes.get(at..at + 6)?;
@@ -333,7 +400,7 @@ mod tests {
 
     fn shout(json: &str) -> (Result<Cow<'_, str>, Invalid>, Seen) {
         let mut shout = Shout::default();
-        (rewrite(json, &mut shout), shout.seen)
+        (rewrite(json, &mut shout, usize::MAX), shout.seen)
     }
 
     #[test]
@@ -358,6 +425,21 @@ mod tests {
     }
 
     #[test]
+    fn stopping_early_gives_the_start_of_the_whole_answer() {
+        let json = r#"{"a":"x","bb":["y\n",12,{"c":"zz"}],"d":"w"}"#;
+        let whole = shout(json).0.unwrap();
+        for keep in 0..whole.len() + 2 {
+            let part = rewrite(json, &mut Shout::default(), keep).unwrap();
+            if whole.len() <= keep {
+                assert_eq!(part, whole);
+            } else {
+                assert!(part.len() > keep, "{keep}: {part}");
+                assert_eq!(part.as_bytes()[..keep], whole.as_bytes()[..keep], "{keep}");
+            }
+        }
+    }
+
+    #[test]
     fn nesting_has_no_depth_limit() {
         let json = format!("{}\"a\"{}", "[{\"k\":".repeat(5000), "}]".repeat(5000));
         let (out, seen) = shout(&json);
@@ -378,6 +460,23 @@ mod tests {
     }
 
     #[test]
+    fn strings_are_encoded_as_serde_json_encodes_them() {
+        let mut texts: Vec<String> = (0u8..0x80)
+            .map(|b| format!("ab{}cdefghij\u{e9}", b as char))
+            .collect();
+        texts.push("🦀 \"quoted\"\n\\ end".repeat(9));
+        texts.push(String::new());
+        for text in texts {
+            let mut out = Vec::new();
+            encode_into(&mut out, &text);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&text).unwrap()
+            );
+        }
+    }
+
+    #[test]
     fn literals_can_be_dropped_to_null() {
         struct DropAll;
         impl Rewrite for DropAll {
@@ -388,7 +487,12 @@ mod tests {
                 false
             }
         }
-        let out = rewrite(r#"{"n":[12,true,false,null,"s"]}"#, &mut DropAll).unwrap();
+        let out = rewrite(
+            r#"{"n":[12,true,false,null,"s"]}"#,
+            &mut DropAll,
+            usize::MAX,
+        )
+        .unwrap();
         assert_eq!(out, r#"{"n":[null,null,null,null,"s"]}"#);
     }
 

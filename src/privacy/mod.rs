@@ -54,11 +54,15 @@ fn strip_tags<'a>(text: &'a str, names: &[&'static str]) -> Cow<'a, str> {
 /// document keeps its shape and stays valid JSON (several keys of one object may then read
 /// `""`, which parsers accept, keeping the last). Returned untouched, without a walk, when it
 /// cannot hold a tag; text that is not JSON and might hold one becomes `null` (fail closed).
-pub fn strip_json(json: &str) -> Cow<'_, str> {
-    if !might_hold_tag(json) {
+///
+/// `keep` is how many bytes of the result the caller keeps (`usize::MAX` for all): as what is
+/// written is never revisited, the work may stop once more than that is known, and the answer
+/// is then longer than `keep`, its first `keep` bytes those of the whole result.
+pub fn strip_json(json: &str, keep: usize) -> Cow<'_, str> {
+    if !might_hold_tag(json, keep) {
         return Cow::Borrowed(json);
     }
-    json::rewrite(json, &mut PrivateParts::default()).unwrap_or(Cow::Borrowed("null"))
+    json::rewrite(json, &mut PrivateParts::default(), keep).unwrap_or(Cow::Borrowed("null"))
 }
 
 /// The walk's filter: the element a string left open carries into the next ones.
@@ -81,11 +85,16 @@ impl json::Rewrite for PrivateParts {
 /// In JSON text `<` is written `<` or `\u003c` (any case of `c`), and any character after it
 /// may be an escape too (`<p\u0072ivate>`): at each `<`, the characters that follow are
 /// decoded and compared with our names. A false alarm costs a walk; a miss would cost a secret.
-fn might_hold_tag(json: &str) -> bool {
+/// Only tags that start within the first `keep` bytes can change those bytes.
+fn might_hold_tag(json: &str, keep: usize) -> bool {
     let bytes = json.as_bytes();
+    let within = |at: &usize| *at <= keep;
     // SIMD searches: a byte-by-byte walk was 14% of a 5 MB capture.
-    let literal = memchr::memchr_iter(b'<', bytes).map(|i| i + 1);
+    let literal = memchr::memchr_iter(b'<', bytes)
+        .take_while(within)
+        .map(|i| i + 1);
     let escaped = memchr::memmem::find_iter(bytes, b"\\u003")
+        .take_while(within)
         .filter(|i| matches!(bytes.get(i + 5), Some(b'c' | b'C')))
         .map(|i| i + 6);
     literal.chain(escaped).any(|after| {
@@ -118,6 +127,10 @@ fn spelled(bytes: &[u8], mut at: usize, word: &str) -> Option<usize> {
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    fn whole(json: &str) -> Cow<'_, str> {
+        strip_json(json, usize::MAX)
+    }
 
     #[test]
     fn tag_table() {
@@ -156,7 +169,7 @@ mod tests {
     #[test]
     fn untagged_text_is_borrowed_not_copied() {
         assert!(matches!(strip("plain <b>html</b>"), Cow::Borrowed(_)));
-        assert!(matches!(strip_json(r#"{"a":"<div>"}"#), Cow::Borrowed(_)));
+        assert!(matches!(whole(r#"{"a":"<div>"}"#), Cow::Borrowed(_)));
     }
 
     #[test]
@@ -180,7 +193,7 @@ mod tests {
     #[test]
     fn json_strings_and_keys_are_stripped() {
         let raw = r#"{"cmd":"echo <private>pw</private>","list":["a<private>b</private>"],"<private>k</private>x":1}"#;
-        let clean = strip_json(raw);
+        let clean = whole(raw);
         assert!(!clean.contains("pw") && !clean.contains("\"b\"") && !clean.contains('k'));
         let value: Value = serde_json::from_str(&clean).unwrap();
         assert_eq!(value["cmd"], "echo ");
@@ -191,9 +204,9 @@ mod tests {
     #[test]
     fn escaped_tags_are_seen() {
         let raw = r#"{"a":"\u003cprivate>pw\u003c/private>ok"}"#;
-        assert_eq!(strip_json(raw), r#"{"a":"ok"}"#);
+        assert_eq!(whole(raw), r#"{"a":"ok"}"#);
         let raw = r#"{"a":"<\u0070rivate>pw</private>ok"}"#;
-        assert_eq!(strip_json(raw), r#"{"a":"ok"}"#);
+        assert_eq!(whole(raw), r#"{"a":"ok"}"#);
     }
 
     #[test]
@@ -211,8 +224,8 @@ mod tests {
                 })
                 .collect();
             let raw = format!(r#"{{"a":"{spelled}pw</private>ok"}}"#);
-            assert!(might_hold_tag(&raw), "{raw}");
-            assert_eq!(strip_json(&raw), r#"{"a":"ok"}"#, "{raw}");
+            assert!(might_hold_tag(&raw, usize::MAX), "{raw}");
+            assert_eq!(whole(&raw), r#"{"a":"ok"}"#, "{raw}");
         }
     }
 
@@ -220,14 +233,14 @@ mod tests {
     fn what_only_looks_like_an_escaped_tag_is_kept_as_written() {
         // An escaped backslash: the text is `\u003cprivate>`, not a tag.
         for raw in [r#"{"a":"\\u003cprivate>x"}"#, r#"{"a":"<\\u0070rivate>x"}"#] {
-            assert!(matches!(strip_json(raw), Cow::Borrowed(_)), "{raw}");
+            assert!(matches!(whole(raw), Cow::Borrowed(_)), "{raw}");
         }
     }
 
     #[test]
     fn every_value_of_a_repeated_key_is_stripped() {
         let raw = r#"{"c":"<private>pw</private>a","c":"b"}"#;
-        assert_eq!(strip_json(raw), r#"{"c":"a","c":"b"}"#);
+        assert_eq!(whole(raw), r#"{"c":"a","c":"b"}"#);
     }
 
     #[test]
@@ -238,23 +251,50 @@ mod tests {
             "]".repeat(1000)
         );
         let want = format!(r#"{}"ok"{}"#, "[".repeat(1000), "]".repeat(1000));
-        assert_eq!(strip_json(&deep), want);
+        assert_eq!(whole(&deep), want);
         let raw = r#"{"n":1e400,"m":1.50,"a":"\u003cprivate>pw</private>ok"}"#;
-        assert_eq!(strip_json(raw), r#"{"n":1e400,"m":1.50,"a":"ok"}"#);
+        assert_eq!(whole(raw), r#"{"n":1e400,"m":1.50,"a":"ok"}"#);
     }
 
     #[test]
     fn a_tag_open_at_the_end_of_a_string_covers_the_next_ones() {
         let raw = r#"{"a":"x <private>1","b":["2",3],"c":"4</private> y","d":5}"#;
-        assert_eq!(strip_json(raw), r#"{"a":"x ","":["",null],"":" y","d":5}"#);
+        assert_eq!(whole(raw), r#"{"a":"x ","":["",null],"":" y","d":5}"#);
         let raw = r#"{"a":"x <private>1","k":{"k2":[true,null,"s"]}}"#;
-        assert_eq!(strip_json(raw), r#"{"a":"x ","":{"":[null,null,""]}}"#);
+        assert_eq!(whole(raw), r#"{"a":"x ","":{"":[null,null,""]}}"#);
+    }
+
+    #[test]
+    fn a_caller_that_keeps_a_part_gets_the_start_of_the_whole_answer() {
+        let docs = [
+            r#"{"a":"keep <private>x</private> kept","b":"<private>y","c":["z</private>!",1]}"#,
+            r#"{"long":"nothing to hide here at all","late":"<private>x</private>"}"#,
+            r#"["\u003cprivate>x\u003c/private>","ok"]"#,
+        ];
+        for doc in docs {
+            let all = whole(doc);
+            for keep in 0..doc.len() + 2 {
+                let part = strip_json(doc, keep);
+                if all.len() <= keep {
+                    assert_eq!(part, all, "{doc} {keep}");
+                } else {
+                    assert!(part.len() > keep, "{doc} {keep}: {part}");
+                    assert_eq!(
+                        part.as_bytes()[..keep],
+                        all.as_bytes()[..keep],
+                        "{doc} {keep}"
+                    );
+                }
+            }
+        }
+        // A tag past what is kept is not looked for.
+        assert!(matches!(strip_json(docs[1], 20), Cow::Borrowed(_)));
     }
 
     #[test]
     fn text_that_is_not_json_and_might_hold_a_tag_fails_closed() {
-        assert_eq!(strip_json(r#"{"a":"<private>x""#), "null");
-        assert_eq!(strip_json(r#"{"a":"<b>x""#), r#"{"a":"<b>x""#);
+        assert_eq!(whole(r#"{"a":"<private>x""#), "null");
+        assert_eq!(whole(r#"{"a":"<b>x""#), r#"{"a":"<b>x""#);
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //!
 //! Budgets (median of the case / median of the floor, on the 2-core dev machine):
 //! no-op (a PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB
-//! capture with the default payload cap at most 40x. A missed budget, or a case that did not do
+//! capture with the default payload cap at most 40x; a 1 KB capture holding a `<private>` tag,
+//! which the privacy filter walks, at most 2.5x too. A missed budget, or a case that did not do
 //! what it is meant to measure (see `verify`), exits non-zero so this can gate a change.
 // The bench's output is its report: it prints, unlike the crate.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -116,6 +117,12 @@ fn run() -> Result<bool> {
         bash_1k: write_event(dir, "bash-1k.json", &bash_event(1024))?,
         todo_1k: write_event(dir, "todo-1k.json", &todo_event(1024))?,
         read_5m: write_event(dir, "read-5m.json", &read_event(5 * 1024 * 1024))?,
+        private_1k: write_event(dir, "private-1k.json", &with_private(bash_event(1024)))?,
+        private_5m: write_event(
+            dir,
+            "private-5m.json",
+            &with_private(read_event(5 * 1024 * 1024)),
+        )?,
     };
     let mut cases = vec![Case {
         args: &[],
@@ -178,6 +185,9 @@ struct Inputs {
     bash_1k: PathBuf,
     todo_1k: PathBuf,
     read_5m: PathBuf,
+    /// The same events with a `<private>` tag: the privacy filter walks them whole.
+    private_1k: PathBuf,
+    private_5m: PathBuf,
 }
 
 impl Case {
@@ -257,6 +267,24 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
                 "capture 5 MB, capped at 1 MiB",
                 bin,
                 &copy(&inputs.read_5m, "5m")?,
+                row(true),
+            )
+        },
+        Case {
+            budget: own(CAPTURE_1K_BUDGET),
+            ..Case::new(
+                "capture 1 KB with a <private> tag",
+                bin,
+                &copy(&inputs.private_1k, "1kp")?,
+                row(false),
+            )
+        },
+        Case {
+            big: true,
+            ..Case::new(
+                "capture 5 MB with a <private> tag, capped",
+                bin,
+                &copy(&inputs.private_5m, "5mp")?,
                 row(true),
             )
         },
@@ -577,6 +605,18 @@ fn bash_event(size: usize) -> Value {
         stdout.push_str(&line);
     }
     event(&stdout)
+}
+
+/// `event` with a private part at the start of its first string: a token in a Bash command,
+/// a key at the top of a file read.
+fn with_private(mut event: Value) -> Value {
+    let first = match event["tool_name"].as_str() {
+        Some("Bash") => &mut event["tool_input"]["command"],
+        _ => &mut event["tool_response"]["file"]["content"],
+    };
+    let text = first.as_str().unwrap_or_default();
+    *first = format!("<private>token: sk-0123456789abcdef</private>{text}").into();
+    event
 }
 
 /// A TodoWrite call (a tool skipped by default), about `size` bytes.

@@ -24,7 +24,8 @@ pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_WAIT_BUDGET: Duration = Duration::from_millis(1000);
 /// A hook holds Claude Code up while it waits: never longer than this, whatever is configured.
 const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
-/// Character budget of the context handed to Claude at session start (Claude Code cuts at 10,000).
+/// Budget of the context handed to Claude at session start, in UTF-16 units: Claude Code (in
+/// JavaScript) cuts strings at 10,000 of those.
 pub const DEFAULT_CONTEXT_CHARS: usize = 6000;
 /// How many recent sessions the start-of-session context lists.
 pub const DEFAULT_CONTEXT_SESSIONS: usize = 8;

@@ -23,7 +23,8 @@ fn capture(tool_use_id: &str, input: Value, response: Value) -> Vec<u8> {
     )
 }
 
-/// Every byte the data dir holds (database, WAL, shared memory, spill files, log).
+/// Every byte the data dir and the temp dir hold (database, WAL, shared memory, spill files,
+/// log, and the fallback folder's spill files and log).
 fn everything_on_disk(env: &Env) -> Vec<u8> {
     fn walk(dir: &std::path::Path, out: &mut Vec<u8>) {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -36,7 +37,11 @@ fn everything_on_disk(env: &Env) -> Vec<u8> {
         }
     }
     let mut all = Vec::new();
-    walk(&env.data_dir, &mut all);
+    for dir in [env.data_dir.clone(), env.tmp()] {
+        if dir.exists() {
+            walk(&dir, &mut all);
+        }
+    }
     all
 }
 
@@ -274,4 +279,226 @@ fn escaped_tags_are_found_in_cut_and_whole_events() {
     let disk = everything_on_disk(&env);
     assert!(!contains(&disk, "SECRET"));
     assert!(contains(&disk, "keep-1") && contains(&disk, "keep-3"));
+}
+
+/// A capture whose tool_input is `tool_input` exactly as written (escapes, duplicate keys and
+/// all), which `json!` could not express.
+fn raw_capture(tool_use_id: &str, tool_input: &str) -> Vec<u8> {
+    format!(
+        r#"{{"session_id":"s","cwd":"/p","hook_event_name":"PostToolUse","prompt_id":"turn-1","tool_name":"Bash","tool_use_id":"{tool_use_id}","tool_input":{tool_input},"tool_response":{{"stdout":"keep-{tool_use_id}"}}}}"#
+    )
+    .into_bytes()
+}
+
+/// The raw_output stored for `tool_use_id`, as text.
+fn stored_raw(env: &Env, tool_use_id: &str) -> String {
+    env.db()
+        .query_row(
+            "SELECT raw_output FROM pending_queue WHERE tool_use_id = ?1",
+            [tool_use_id],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+/// The tool_input stored for `tool_use_id`, which must still be JSON.
+fn stored_input(env: &Env, tool_use_id: &str) -> Value {
+    serde_json::from_str::<Value>(&stored_raw(env, tool_use_id)).unwrap()["tool_input"].take()
+}
+
+/// Captures each case and checks that no `SECRET` reached any file, that the row was stored,
+/// and that its `keep-` text was kept.
+fn assert_captured_without_secrets(env: &Env, cases: &[(&str, String)]) {
+    for (id, tool_input) in cases {
+        assert_ack(&env.hook("capture", &raw_capture(id, tool_input)));
+        let disk = everything_on_disk(env);
+        assert!(!contains(&disk, "SECRET"), "{id}: private text on disk");
+        assert!(contains(&disk, &format!("keep-{id}")), "{id}: row lost");
+    }
+}
+
+/// Regression: an escape anywhere in a tag but right after `<` hid it from the pre-check, so
+/// the text was stored whole.
+#[test]
+fn escapes_anywhere_in_a_tag_are_seen() {
+    let env = Env::new();
+    let cases = [
+        ("r", r#"{"c":"<p\u0072ivate>SECRET-1</private>keep-r-in"}"#),
+        ("e", r#"{"c":"<privat\u0065>SECRET-2</private>"}"#),
+        ("gt", r#"{"c":"<private\u003eSECRET-3</private>"}"#),
+        (
+            "caps",
+            r#"{"c":"\u003CPRIV\u0041TE\u003ESECRET-4\u003c/private>"}"#,
+        ),
+        (
+            "ctx",
+            r#"{"c":"<claude-mem-conte\u0078t>SECRET-5</claude-mem-context>"}"#,
+        ),
+        ("key", r#"{"<pr\u0069vate>SECRET-6</private>k":1}"#),
+    ];
+    let cases: Vec<(&str, String)> = cases.iter().map(|(i, t)| (*i, t.to_string())).collect();
+    assert_captured_without_secrets(&env, &cases);
+    assert_eq!(stored_input(&env, "r")["c"], "keep-r-in");
+    assert_eq!(stored_input(&env, "key")["k"], 1);
+}
+
+/// Regression: tool_input was parsed into a tree that keeps only the last of two equal keys,
+/// found nothing to strip, and stored the original text with the first, private, value.
+#[test]
+fn every_value_of_a_repeated_key_is_stripped() {
+    let env = Env::new();
+    let cases = [(
+        "dup",
+        r#"{"command":"echo <private>SECRET-pw</private>","command":"ls"}"#.to_string(),
+    )];
+    assert_captured_without_secrets(&env, &cases);
+}
+
+/// Regression: when tool_input held something serde_json cannot build a tree of (a number out
+/// of range, nesting deeper than 128), it was stripped as raw text, and escaped tags survived.
+#[test]
+fn escaped_tags_are_stripped_where_no_tree_can_be_built() {
+    let env = Env::new();
+    let tag = r#""\u003cprivate>SECRET-1\u003c/private>keep""#;
+    let deep = format!("{}{tag}{}", "[".repeat(300), "]".repeat(300));
+    let cases = [
+        ("huge", format!(r#"{{"n":1e400,"c":{tag}}}"#)),
+        ("deep", format!(r#"{{"c":{deep}}}"#)),
+    ];
+    assert_captured_without_secrets(&env, &cases);
+    // Copied as written: the number, and the nesting.
+    assert!(
+        stored_raw(&env, "huge").starts_with(r#"{"tool_input":{"n":1e400,"c":"keep"},"#),
+        "{}",
+        stored_raw(&env, "huge")
+    );
+    let deep_kept = format!(r#""c":{}"keep"{}"#, "[".repeat(300), "]".repeat(300));
+    assert!(stored_raw(&env, "deep").contains(&deep_kept));
+}
+
+/// Regression: a tag opened in one string and closed in another stored what lay between.
+/// Private state now runs through the document in order until the tag closes; a tag that never
+/// closes removes everything after it: each string (keys too) is emptied, each number and
+/// boolean becomes null, and the JSON keeps its shape.
+#[test]
+fn a_tag_left_open_in_one_string_covers_the_next_ones() {
+    let env = Env::new();
+    let cases = [
+        (
+            "across",
+            r#"{"command":"keep-across <private>SECRET-1","description":"SECRET-2</private> kept"}"#
+                .to_string(),
+        ),
+        (
+            "path",
+            r#"{"description":"keep-path <private>","file_path":"/p/SECRET-8.md","n":"</private>"}"#
+                .to_string(),
+        ),
+        (
+            "never",
+            r#"{"a":"keep-never <private>SECRET-3","SECRET-4":"SECRET-5","n":[987654321,true,{"SECRET-6":"SECRET-7"}]}"#
+                .to_string(),
+        ),
+    ];
+    assert_captured_without_secrets(&env, &cases);
+    // The key `description` lies between the tags too.
+    assert_eq!(
+        stored_input(&env, "across"),
+        json!({"command": "keep-across ", "": " kept"})
+    );
+    assert_eq!(stored_input(&env, "path")["file_path"], Value::Null);
+    assert_eq!(
+        env.count("SELECT files_touched = '[]' FROM pending_queue WHERE tool_use_id = 'path'"),
+        1
+    );
+    assert!(!contains(&everything_on_disk(&env), "987654321"));
+    let raw = stored_raw(&env, "never");
+    assert!(
+        raw.starts_with(r#"{"tool_input":{"a":"keep-never ","":"","":[null,null,{"":""}]},"#),
+        "{raw}"
+    );
+}
+
+/// One turn of session `id` in project /p: its prompt, a file written, Claude's reply.
+fn turn(env: &Env, id: &str, prompt: &str, file: &str, reply: &str) {
+    let of_session = |name: &str, mut extra: Value| {
+        extra["session_id"] = id.into();
+        extra["prompt_id"] = format!("{id}-p").into();
+        event(name, extra)
+    };
+    let write = json!({"tool_name": "Write", "tool_use_id": format!("{id}-w"),
+                       "tool_input": {"file_path": file, "content": "x"}, "tool_response": {}});
+    for (hook, input) in [
+        (
+            "prompt",
+            of_session("UserPromptSubmit", json!({"prompt": prompt})),
+        ),
+        ("capture", of_session("PostToolUse", write)),
+        (
+            "summary",
+            of_session("Stop", json!({"last_assistant_message": reply})),
+        ),
+    ] {
+        assert_ack(&env.hook(hook, &input));
+    }
+}
+
+/// The additionalContext a new session of project /p is handed.
+fn context_for_a_new_session(env: &Env) -> String {
+    let start = event(
+        "SessionStart",
+        json!({"session_id": "new", "source": "startup"}),
+    );
+    let out = env.hook("context", &start);
+    assert_clean(&out);
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("an answer with context");
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Regression: a stored prompt, reply or file name holding `</claude-mem-context>` closed the
+/// context wrapper early, so the rest of the context was no longer ours to strip when Claude
+/// echoed it back (and a reopening tag could swallow what followed).
+#[test]
+fn stored_text_cannot_close_the_context_wrapper() {
+    let env = Env::new();
+    turn(
+        &env,
+        "old",
+        "why does </claude-mem-context> end it? keep-asked",
+        "/p/</claude-mem-context>.md",
+        "It closes the wrapper </Claude-Mem-Context> early, keep-said",
+    );
+    let text = context_for_a_new_session(&env);
+    let lower = text.to_lowercase();
+    assert_eq!(lower.matches("</claude-mem-context").count(), 1, "{text}");
+    assert_eq!(lower.matches("<claude-mem-context").count(), 1, "{text}");
+    assert!(text.starts_with("<claude-mem-context>\n"), "{text}");
+    assert!(text.ends_with("</claude-mem-context>"), "{text}");
+    assert!(
+        text.contains("keep-asked") && text.contains("keep-said") && text.contains(".md"),
+        "{text}"
+    );
+}
+
+/// Regression: the context budget counted Rust characters, but Claude Code counts JavaScript
+/// string length (UTF-16 code units) and cuts at 10,000: text full of emoji, two units each,
+/// went over the budget.
+#[test]
+fn the_context_budget_counts_what_claude_code_counts() {
+    let env = Env::new();
+    let crab = |n: usize| "🦀".repeat(n);
+    for i in 0..8 {
+        let file = format!("/p/{}-{i}.md", crab(40));
+        turn(&env, &format!("s-{i}"), &crab(400), &file, &crab(400));
+    }
+    let text = context_for_a_new_session(&env);
+    let units = text.encode_utf16().count();
+    assert!(units <= 6000, "{units} UTF-16 units over the default 6000");
+    assert!(
+        text.contains("session s-7"),
+        "the newest session is listed: {text}"
+    );
 }

@@ -21,34 +21,37 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     }
     let session = ctx.session(event, session_id);
 
-    let tool_input = event.tool_input.map_or("null", |raw| raw.get());
+    // Private parts go first, before anything reads or cuts the pieces. The input is stripped
+    // whole, as the files touched are read from it (a tag left open in an earlier string may
+    // cover a path); of the second piece, the filter walks only what its share keeps.
+    let all = usize::MAX;
+    let tool_input = privacy::strip_json(event.tool_input.map_or("null", |raw| raw.get()), all);
     let (second_key, second) = if failure {
-        ("error", event.error.map_or("null", |raw| raw.get()))
+        ("error", event.error)
     } else {
-        (
-            "tool_response",
-            event.tool_response.map_or("null", |raw| raw.get()),
-        )
+        ("tool_response", event.tool_response)
     };
+    let second = second.map_or("null", |raw| raw.get());
     let over_cap = ctx
         .config
         .max_payload_bytes
         .filter(|max| ctx.payload_bytes > *max);
     let (input_max, second_max) = match over_cap {
         Some(max) => share(tool_input.len(), second.len(), max),
-        None => (usize::MAX, usize::MAX),
+        None => (all, all),
     };
+    let second = privacy::strip_json(second, second_max);
 
     let mut raw = String::with_capacity(tool_input.len() + second.len() + 256);
     let mut cut = Vec::new();
     raw.push_str("{\"tool_input\":");
-    if push_piece(&mut raw, tool_input, input_max) {
+    if push_piece(&mut raw, &tool_input, input_max) {
         cut.push("tool_input");
     }
     raw.push_str(",\"");
     raw.push_str(second_key);
     raw.push_str("\":");
-    if push_piece(&mut raw, second, second_max) {
+    if push_piece(&mut raw, &second, second_max) {
         cut.push(second_key);
     }
     if failure {
@@ -73,7 +76,7 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
         tool_use_id: meta(&event.tool_use_id),
         prompt_id: meta(&event.prompt_id),
         raw_output: raw,
-        files_touched: files_touched(tool_input),
+        files_touched: files_touched(&tool_input),
         priority: priority(tool_name),
         payload_bytes: ctx.payload_bytes as u64,
         truncated: !cut.is_empty(),
@@ -113,16 +116,15 @@ fn share(a: usize, b: usize, max: usize) -> (usize, usize) {
     }
 }
 
-/// Appends a raw JSON piece, stripped of private parts. A piece over its share is kept as a JSON
-/// string holding the start of its text; returns whether it was cut. Stripping comes first and
-/// works on the decoded strings, so neither a cut nor a JSON escape can hide a tag.
-fn push_piece(out: &mut String, raw: &str, max: usize) -> bool {
-    let clean = privacy::strip_json(raw);
+/// Appends a JSON piece already stripped of private parts. A piece over its share is kept as a
+/// JSON string holding the start of its text; returns whether it was cut. Stripping came first
+/// and worked on the decoded strings, so neither a cut nor a JSON escape can hide a tag.
+fn push_piece(out: &mut String, clean: &str, max: usize) -> bool {
     if clean.len() <= max {
-        out.push_str(&clean);
+        out.push_str(clean);
         false
     } else {
-        out.push_str(&json(truncate(&clean, max)));
+        out.push_str(&json(truncate(clean, max)));
         true
     }
 }
@@ -132,7 +134,8 @@ fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
 }
 
 /// The files a tool call names: `file_path` (Write, Edit, MultiEdit, Read, …) and
-/// `notebook_path` (NotebookEdit). Parsed only when the input mentions one of them.
+/// `notebook_path` (NotebookEdit), from its input stripped of private parts. Parsed only when
+/// the input mentions one of them.
 fn files_touched(tool_input: &str) -> String {
     #[derive(Deserialize)]
     struct Paths<'a> {
@@ -154,9 +157,8 @@ fn files_touched(tool_input: &str) -> String {
     };
     let mut files: Vec<String> = Vec::new();
     for path in [paths.file_path, paths.notebook_path].into_iter().flatten() {
-        let path = privacy::strip(&path).into_owned();
-        if !path.is_empty() && !files.contains(&path) {
-            files.push(path);
+        if !path.is_empty() && !files.iter().any(|f| *f == path) {
+            files.push(path.into_owned());
         }
     }
     json(&files)

@@ -4,6 +4,11 @@
 //!
 //! Always the JSON form with `hookEventName` (plain stdout is not injected for new sessions on
 //! some versions), wrapped in `<claude-mem-context>` so that the capture hooks never store it.
+//! Stored text inside the wrapper is escaped as XML text is, so that a prompt or a file name
+//! holding `</claude-mem-context>` cannot close it early. Lengths are counted as Claude Code
+//! counts them: JavaScript string length, in UTF-16 code units.
+
+use std::borrow::Cow;
 
 use super::wire::Event;
 use super::{Ctx, meta};
@@ -49,21 +54,24 @@ pub fn answer(store: Option<Store>, config: &Config, session: &SessionRef) -> Ho
     }
 }
 
-/// The context text, within `budget` characters, or `None` when there is nothing to say.
+/// The context text, within `budget` UTF-16 units, or `None` when there is nothing to say.
 fn render(recent: &[RecentSession], project: &str, binary: &str, budget: usize) -> Option<String> {
     const OPEN: &str = "<claude-mem-context>\n";
     const CLOSE: &str = "</claude-mem-context>";
     let head = "Recent sessions in this project (claude-mem memory, newest first):\n";
     let tail = format!(
-        "More with `{binary}`: `show <session id>` prints a session, `search <words>` searches them all.\n"
+        "More with `{}`: `show <session id>` prints a session, `search <words>` searches them all.\n",
+        escaped(binary)
     );
-    let fixed = OPEN.len() + head.len() + tail.len() + CLOSE.len();
+    let mut used = units(OPEN) + units(head) + units(&tail) + units(CLOSE);
     let mut entries = String::new();
     for session in recent {
         let entry = entry(session, project);
-        if fixed + entries.chars().count() + entry.chars().count() > budget {
+        let cost = units(&entry);
+        if used + cost > budget {
             break;
         }
+        used += cost;
         entries.push_str(&entry);
     }
     if entries.is_empty() {
@@ -78,7 +86,7 @@ fn entry(session: &RecentSession, project: &str) -> String {
         .get(..16)
         .unwrap_or(&session.updated_at)
         .replace('T', " ");
-    let mut line = format!("- {when} UTC, session {}", session.session_id);
+    let mut line = format!("- {when} UTC, session {}", escaped(&session.session_id));
     if session.prompt_count > 0 {
         let plural = if session.prompt_count == 1 { "" } else { "s" };
         line.push_str(&format!(", {} prompt{plural}", session.prompt_count));
@@ -87,22 +95,22 @@ fn entry(session: &RecentSession, project: &str) -> String {
     if let Some(prompt) = &session.first_prompt {
         line.push_str(&format!(
             "  asked: {}\n",
-            shorten(prompt, FIRST_PROMPT_CHARS)
+            escaped(&shorten(prompt, FIRST_PROMPT_CHARS))
         ));
     }
     if let Some(message) = &session.last_assistant_message {
         line.push_str(&format!(
             "  Claude: {}\n",
-            shorten(message, LAST_MESSAGE_CHARS)
+            escaped(&shorten(message, LAST_MESSAGE_CHARS))
         ));
     }
     if !session.files_changed.is_empty() {
         let prefix = format!("{}/", project.trim_end_matches('/'));
-        let mut files: Vec<&str> = session
+        let mut files: Vec<Cow<str>> = session
             .files_changed
             .iter()
             .take(FILES_SHOWN)
-            .map(|f| f.strip_prefix(&prefix).unwrap_or(f))
+            .map(|f| escaped(f.strip_prefix(&prefix).unwrap_or(f)))
             .collect();
         let more = session.files_changed.len().saturating_sub(FILES_SHOWN);
         let more = if more > 0 {
@@ -116,15 +124,38 @@ fn entry(session: &RecentSession, project: &str) -> String {
     line
 }
 
-/// One line of at most `max` characters.
+/// One line of at most `max` UTF-16 units (before escaping).
 fn shorten(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
+    if units(&flat) <= max {
         return flat;
     }
-    let mut cut: String = flat.chars().take(max - 1).collect();
+    // One unit is kept for the ellipsis.
+    let mut room = max - 1;
+    let mut cut: String = flat
+        .chars()
+        .take_while(|c| {
+            let fits = c.len_utf16() <= room;
+            room = room.saturating_sub(c.len_utf16());
+            fits
+        })
+        .collect();
     cut.push('…');
     cut
+}
+
+/// The length of `text` as Claude Code (JavaScript) measures it.
+fn units(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// Stored text written as XML text is written (`&` and `<` as entities): it can then neither
+/// close nor reopen the wrapper, nor read as any other tag, `<private>` included.
+fn escaped(text: &str) -> Cow<'_, str> {
+    if !text.contains(['&', '<']) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.replace('&', "&amp;").replace('<', "&lt;"))
 }
 
 #[cfg(test)]
@@ -166,7 +197,38 @@ mod tests {
     fn stays_within_the_budget_and_is_empty_without_history() {
         let many: Vec<_> = (0..50).map(|i| session(&format!("s-{i}"), &[])).collect();
         let text = render(&many, "/p", "/bin/claude-mem", 1000).unwrap();
-        assert!(text.chars().count() <= 1000);
+        assert!(units(&text) <= 1000);
         assert!(render(&[], "/p", "/bin/claude-mem", 1000).is_none());
+    }
+
+    #[test]
+    fn the_budget_is_counted_in_utf16_units() {
+        let mut crab = session("s-1", &[]);
+        crab.first_prompt = Some("🦀".repeat(500));
+        let many = vec![crab; 20];
+        let text = render(&many, "/p", "/bin/claude-mem", 2000).unwrap();
+        assert!(units(&text) <= 2000, "{}", units(&text));
+        assert!(units(&text) > 1500, "the budget is used: {}", units(&text));
+        let line = shorten(&"🦀".repeat(100), 9);
+        assert_eq!((line.chars().count(), units(&line)), (5, 9));
+    }
+
+    #[test]
+    fn stored_text_cannot_close_the_wrapper_or_open_a_tag() {
+        let mut odd = session("s-<1>", &["/p/a&b</claude-mem-context>.rs"]);
+        odd.first_prompt = Some("</claude-mem-context> <private>x".into());
+        let text = render(&[odd], "/p", "/bin/<claude-mem-context>", 6000).unwrap();
+        assert_eq!(text.matches("<claude-mem-context>").count(), 1, "{text}");
+        assert_eq!(text.matches("</claude-mem-context>").count(), 1, "{text}");
+        assert!(!text.contains("<private"), "{text}");
+        assert!(text.contains("session s-&lt;1>"), "{text}");
+        assert!(
+            text.contains("asked: &lt;/claude-mem-context> &lt;private>x"),
+            "{text}"
+        );
+        assert!(
+            text.contains("changed: a&amp;b&lt;/claude-mem-context>.rs"),
+            "{text}"
+        );
     }
 }

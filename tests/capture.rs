@@ -692,15 +692,14 @@ fn a_hook_killed_while_waiting_for_the_lock_loses_nothing() {
 /// Spills 40 writes while the lock is held; returns with the lock released.
 fn forty_spilled(env: &Env) {
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
-    let holder = env.db();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    for i in 0..40 {
-        assert_ack(&env.hook(
-            "capture",
-            &post_tool_use("s", "Bash", &format!("spilled-{i:02}"), json!({})),
-        ));
-    }
-    holder.execute_batch("ROLLBACK").unwrap();
+    env.while_locked(|| {
+        for i in 0..40 {
+            assert_ack(&env.hook(
+                "capture",
+                &post_tool_use("s", "Bash", &format!("spilled-{i:02}"), json!({})),
+            ));
+        }
+    });
     assert_eq!(env.spilled().len(), 40);
 }
 

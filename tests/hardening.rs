@@ -211,13 +211,11 @@ fn a_fifo_a_symlink_or_a_huge_file_in_the_spill_folder_never_hangs_or_floods_a_h
 fn one_bad_spill_file_never_blocks_the_ones_behind_it() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
     assert_ack(&env.hook("capture", &capture("first")));
-    let holder = env.db();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    for i in 0..10 {
-        assert_ack(&env.hook("capture", &capture(&format!("good-{i}"))));
-    }
-    holder.execute_batch("ROLLBACK").unwrap();
-    drop(holder);
+    env.while_locked(|| {
+        for i in 0..10 {
+            assert_ack(&env.hook("capture", &capture(&format!("good-{i}"))));
+        }
+    });
     let spill = env.data_dir.join("spill");
     // At the head of the queue: a folder named like a spill file, a file nobody can read,
     // and more files of a later format than a hook's slice.
@@ -269,11 +267,9 @@ fn one_bad_spill_file_never_blocks_the_ones_behind_it() {
 fn a_whole_temp_file_of_a_killed_run_is_applied_not_deleted() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "100");
     assert_ack(&env.hook("capture", &capture("first")));
-    let holder = env.db();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    assert_ack(&env.hook("capture", &capture("killed-before-rename")));
-    holder.execute_batch("ROLLBACK").unwrap();
-    drop(holder);
+    env.while_locked(|| {
+        assert_ack(&env.hook("capture", &capture("killed-before-rename")));
+    });
     // Turn the spill file back into the temp file of a run that is gone (pid 0x7fffffff).
     let spilled = env.spilled().pop().unwrap();
     let name = spilled.file_name().unwrap().to_string_lossy().into_owned();
@@ -423,14 +419,7 @@ impl Drop for Unmount {
 #[test]
 fn stdin_left_open_after_a_whole_event_does_not_hold_the_hook() {
     let env = Env::new();
-    let mut child = env
-        .command()
-        .args(["hook", "capture"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.hook_process("capture");
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&capture("open-pipe")).unwrap();
     stdin.flush().unwrap();
@@ -461,14 +450,7 @@ fn endless_or_silent_stdin_ends_within_the_deadline() {
     assert_silent(&out);
     assert!(!env.data_dir.exists());
     // A pipe that never sends a byte nor closes.
-    let mut child = env
-        .command()
-        .args(["hook", "capture"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.hook_process("capture");
     let stdin = child.stdin.take();
     let out = finish(child, HANG).expect("the hook waited forever for a silent pipe");
     drop(stdin);
@@ -608,13 +590,11 @@ fn a_wal_grown_behind_a_reader_is_shrunk_by_maintenance_not_by_a_hook() {
 fn spill_files_piling_up_are_told_once() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
     assert_ack(&env.hook("capture", &capture("first")));
-    let holder = env.db();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    for i in 0..320 {
-        assert_ack(&env.hook("capture", &capture(&format!("pile-{i:03}"))));
-    }
-    holder.execute_batch("ROLLBACK").unwrap();
-    drop(holder);
+    env.while_locked(|| {
+        for i in 0..320 {
+            assert_ack(&env.hook("capture", &capture(&format!("pile-{i:03}"))));
+        }
+    });
     let out = env.hook("capture", &capture("second"));
     assert_ack_telling(&out, "events waiting to be saved");
     env.wait_for_maintenance();
@@ -704,18 +684,17 @@ fn a_private_turn_without_prompt_ids_stores_nothing_of_it() {
 fn a_private_turn_is_never_spilled_while_the_database_is_busy() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "50");
     assert_ack(&env.hook("capture", &capture("first")));
-    let holder = env.db();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let prompt = json!({"session_id": "s", "hook_event_name": "UserPromptSubmit", "cwd": "/w",
-                        "prompt_id": "p-priv", "prompt": "<private>whole turn</private>"});
-    assert_ack(&env.hook("prompt", prompt.to_string().as_bytes()));
-    let tool = json!({"session_id": "s", "hook_event_name": "PostToolUse", "cwd": "/w",
-                      "prompt_id": "p-priv", "tool_name": "Bash", "tool_use_id": "t-priv",
-                      "tool_input": {"command": "cat SECRET-BUSY-1"}, "tool_response": {"stdout": "SECRET-BUSY-2"}});
-    assert_ack(&env.hook("capture", tool.to_string().as_bytes()));
-    // Checked while the database is still locked: nothing of the turn anywhere.
-    assert!(files_holding(env.root.path(), "SECRET-BUSY").is_empty());
-    holder.execute_batch("ROLLBACK").unwrap();
+    env.while_locked(|| {
+        let prompt = json!({"session_id": "s", "hook_event_name": "UserPromptSubmit", "cwd": "/w",
+                            "prompt_id": "p-priv", "prompt": "<private>whole turn</private>"});
+        assert_ack(&env.hook("prompt", prompt.to_string().as_bytes()));
+        let tool = json!({"session_id": "s", "hook_event_name": "PostToolUse", "cwd": "/w",
+                          "prompt_id": "p-priv", "tool_name": "Bash", "tool_use_id": "t-priv",
+                          "tool_input": {"command": "cat SECRET-BUSY-1"}, "tool_response": {"stdout": "SECRET-BUSY-2"}});
+        assert_ack(&env.hook("capture", tool.to_string().as_bytes()));
+        // Checked while the database is still locked: nothing of the turn anywhere.
+        assert!(files_holding(env.root.path(), "SECRET-BUSY").is_empty());
+    });
 }
 
 /// Regression: rows of a private turn that were stored before the turn was known to be private

@@ -66,19 +66,33 @@ impl Env {
 
     /// Starts `claude-mem hook <name>` with `input` on stdin, without waiting for it.
     pub fn spawn_hook(&self, name: &str, input: &[u8]) -> std::process::Child {
-        let mut child = self
-            .command()
-            .args(["hook", name])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = self.hook_process(name);
         let mut stdin = child.stdin.take().unwrap();
         // A hook may stop reading early; a broken pipe is its right, not a test failure.
         let _ = stdin.write_all(input);
         drop(stdin);
         child
+    }
+
+    /// Runs `during` while another connection holds the database's write lock, as a long
+    /// writer would: hooks then wait their budget and spill.
+    pub fn while_locked<T>(&self, during: impl FnOnce() -> T) -> T {
+        let holder = self.db();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let result = during();
+        holder.execute_batch("ROLLBACK").unwrap();
+        result
+    }
+
+    /// Starts `claude-mem hook <name>` with piped stdio, stdin left for the caller.
+    pub fn hook_process(&self, name: &str) -> std::process::Child {
+        self.command()
+            .args(["hook", name])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     /// Waits until no detached maintenance process runs for this data dir (hooks start one for

@@ -117,6 +117,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             .map(|change| line(change, dry)),
     );
     out.push_str(&format!("Binary: {}\n", exe.display()));
+    out.extend(outcome.split_links_note(&path));
     match &outcome.written {
         Written::Replaced {
             backup: Some(backup),

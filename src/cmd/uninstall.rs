@@ -35,6 +35,7 @@ pub fn uninstall(args: &SettingsArgs) -> Result<String> {
     for change in &outcome.report {
         out.push_str(&format!("  {:<20} hook {}\n", change.event, change.hook));
     }
+    out.extend(outcome.split_links_note(&path));
     if let Written::Replaced {
         backup: Some(backup),
     } = &outcome.written

@@ -10,6 +10,8 @@ mod document;
 mod location;
 mod lock;
 pub mod merge;
+mod open;
+mod replace;
 mod write;
 
 pub use location::settings_path;

@@ -6,6 +6,8 @@
 //! stands for this binary's path) and, where the original already held claude-mem hooks,
 //! `uninstalled.json`.
 
+mod not_files;
+mod race;
 mod schema;
 
 use std::fs;

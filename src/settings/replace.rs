@@ -1,0 +1,128 @@
+//! Putting the new settings file in place of the old one, and noticing when the old one was no
+//! longer the file our change was based on.
+//!
+//! The last check that the file is unchanged and the rename that replaces it are two system
+//! calls; another program can write in between. On Linux the rename is an exchange
+//! (`renameat2(RENAME_EXCHANGE)`): the file we displaced stays reachable at our temp path,
+//! so we can look at it. If it is not the file we checked (someone renamed theirs over it), or
+//! it was written since (someone rewrote it in place), we exchange again, which puts their file
+//! back, and the caller merges into it. That closes the gap for writers that replace the file
+//! by a rename. For a writer that rewrites in place without a lock, as Claude Code does, a gap
+//! stays that no rename can close: a write that opened the old file before our exchange and
+//! lands after our look at it goes into a file that is no longer settings.json. Elsewhere (or
+//! on a file system without the exchange) a plain rename is used, and the gap is the time
+//! between the last check and the rename.
+
+use std::io;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use tempfile::NamedTempFile;
+
+use super::open::{self, Snapshot, Stamp};
+
+pub enum Replaced {
+    Done,
+    /// Someone else's write landed in the gap; their file is back in place, ours is gone.
+    Raced,
+}
+
+/// Replaces `target` by `temp`, expecting `target` to be what `expected` saw (or to be missing
+/// when `expected` is `None`).
+pub fn replace(
+    temp: NamedTempFile,
+    target: &Path,
+    expected: Option<&Snapshot>,
+) -> Result<Replaced> {
+    let cannot = || format!("cannot replace {}", target.display());
+    let Some(expected) = expected else {
+        // A new file: never over one that someone created meanwhile.
+        return match temp.persist_noclobber(target) {
+            Ok(_) => Ok(Replaced::Done),
+            Err(err) if err.error.kind() == io::ErrorKind::AlreadyExists => Ok(Replaced::Raced),
+            Err(err) => Err(err.error).with_context(cannot),
+        };
+    };
+    let ours = Stamp::of(&temp.as_file().metadata().with_context(cannot)?);
+    let temp = temp.into_temp_path();
+    match exchange(&temp, target) {
+        Ok(()) => {}
+        Err(err) if exchange_unsupported(&err) => {
+            temp.persist(target)
+                .map_err(|err| err.error)
+                .with_context(cannot)?;
+            return Ok(Replaced::Done);
+        }
+        // Removed since the last check: the next round creates it.
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Replaced::Raced),
+        Err(err) => return Err(err).with_context(cannot),
+    }
+    // `temp` now names the file we displaced; dropping it removes that file.
+    let displaced = open::read(&temp).with_context(cannot)?;
+    if displaced.as_ref() == Some(expected) {
+        return Ok(Replaced::Done);
+    }
+    if let Err(err) = put_back(&temp, target, &ours) {
+        // Their file must not go with our temp file: leave it where it is, and say where.
+        let kept = temp.keep().unwrap_or_default();
+        return Err(err).with_context(|| {
+            format!(
+                "another program wrote {} at the same moment, and its version could not be put \
+                 back; it is in {}",
+                target.display(),
+                kept.display()
+            )
+        });
+    }
+    Ok(Replaced::Raced)
+}
+
+/// Exchanges back, so that the file someone else wrote is settings.json again.
+fn put_back(temp: &Path, target: &Path, ours: &Stamp) -> Result<()> {
+    exchange(temp, target)?;
+    let back = open::read(temp)?;
+    if back.is_some_and(|back| !back.stamp.same_file(ours)) {
+        // Yet another write replaced ours in the microseconds between: that one is the newest.
+        exchange(temp, target)?;
+    }
+    Ok(())
+}
+
+/// Swaps two paths atomically.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::ffi::{CString, c_char, c_int, c_uint};
+    use std::os::unix::ffi::OsStrExt;
+
+    unsafe extern "C" {
+        fn renameat2(
+            olddirfd: c_int,
+            oldpath: *const c_char,
+            newdirfd: c_int,
+            newpath: *const c_char,
+            flags: c_uint,
+        ) -> c_int;
+    }
+    const AT_FDCWD: c_int = -100;
+    const RENAME_EXCHANGE: c_uint = 2;
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both pointers are NUL-terminated strings that outlive the call, which keeps
+    // neither.
+    let status = unsafe { renameat2(AT_FDCWD, a.as_ptr(), AT_FDCWD, b.as_ptr(), RENAME_EXCHANGE) };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+/// The kernel or the file system has no exchange (EINVAL, ENOSYS, ENOTSUP).
+fn exchange_unsupported(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::Unsupported || matches!(err.raw_os_error(), Some(22 | 38 | 95))
+}

@@ -3,6 +3,7 @@
 //! entries, and replaces it atomically, so that no run of ours leaves it broken or drops a
 //! change someone else made.
 
+mod chain;
 pub mod command;
 pub mod compat;
 mod diff;
@@ -12,6 +13,7 @@ mod lock;
 pub mod merge;
 mod open;
 mod replace;
+mod shape;
 mod write;
 
 pub use location::settings_path;

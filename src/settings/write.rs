@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use tempfile::NamedTempFile;
 
 use super::diff;
-use super::document::Document;
+use super::document::{self, Document};
 use super::lock::Lock;
 use super::open::{self, Snapshot};
 use super::replace::{Replaced, replace};
@@ -125,6 +125,7 @@ pub fn update<T>(
                 links,
             }));
         }
+        document::check_numbers(bytes).with_context(unchanged)?;
         if dry_run {
             let old = String::from_utf8_lossy(bytes);
             let new = String::from_utf8_lossy(&after);

@@ -8,7 +8,9 @@
 
 mod not_files;
 mod race;
+mod refused_shapes;
 mod schema;
+mod what_is_ours;
 
 use std::fs;
 use std::path::{Path, PathBuf};

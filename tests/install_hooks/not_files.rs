@@ -154,3 +154,34 @@ fn something_planted_as_the_backup_is_refused() {
         );
     }
 }
+
+/// Replacing a hard-linked file by a rename splits it from its twin, which keeps the old
+/// contents: the output says so (and a dry run says it would), instead of nothing.
+#[test]
+fn a_hard_linked_settings_file_is_split_and_the_output_says_so() {
+    let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
+    let path = sandbox.settings_from("realistic");
+    let twin = sandbox.root.join("twin.json");
+    fs::hard_link(&path, &twin).expect("hard link");
+    for (args, says) in [
+        (&["install-hooks", "--dry-run"][..], "would be replaced"),
+        (&["install-hooks"][..], "was replaced"),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--settings", path_arg(&path)]);
+        let output = sandbox.cmd(&all).output().expect("run");
+        assert!(output.status.success(), "{}", stderr(&output));
+        let report = super::stdout(&output);
+        let line = report
+            .lines()
+            .find(|l| l.contains("hard link"))
+            .unwrap_or_else(|| panic!("{args:?}: nothing about the hard link: {report}"));
+        assert!(line.contains(says), "{line}");
+        assert!(line.contains("2 hard links"), "{line}");
+        assert!(line.contains(path_arg(&path)), "{line}");
+    }
+    assert_eq!(
+        fs::read(&twin).expect("twin"),
+        read_fixture("realistic", "before.json")
+    );
+}

@@ -70,8 +70,8 @@ fn split(line: &str) -> Option<List> {
         match bytes[i] {
             b'\'' => i += line[i + 1..].find('\'')? + 1,
             b'"' => i = closing_quote(line, i + 1)?,
-            b'\\' => i += 1,
-            b'`' | b'(' | b')' => return None,
+            b'\\' if next.is_some() => i += 1,
+            b'\\' | b'`' | b'(' | b')' => return None,
             b'$' if matches!(next, Some(b'(' | b'{' | b'\'')) => return None,
             b'#' if word_start => return None,
             b'<' if next == Some(b'<') => return None,
@@ -282,6 +282,7 @@ mod tests {
             format!("{OURS} && (cd x; y)"),
             format!("if x; then {OURS}; fi"),
             format!("{OURS} # note; x"),
+            format!("{OURS} && x \\"),
         ] {
             assert!(
                 matches!(remove_ours(&line), Removal::Kept(_)),

@@ -93,6 +93,8 @@ pub fn update<T>(
     let unchanged = || format!("left {} unchanged", path.display());
     let target = resolve_links(path).with_context(unchanged)?;
     let mut earlier: Option<Outcome<T>> = None;
+    // Made at most once, by the first round that gets as far as writing.
+    let mut backup = None;
     for _ in 0..ATTEMPTS {
         let before = settled_read(&target).with_context(unchanged)?;
         let links = before.as_ref().map_or(1, |b| b.links);
@@ -153,10 +155,9 @@ pub fn update<T>(
         if open::read(&target).with_context(unchanged)? != before {
             continue;
         }
-        let backup = match (&before, &earlier) {
-            (Some(before), None) => keep_backup(path, &before.bytes).with_context(unchanged)?,
-            _ => None,
-        };
+        if let (Some(before), None, None) = (&before, &earlier, &backup) {
+            backup = keep_backup(path, &before.bytes).with_context(unchanged)?;
+        }
         let temp = write_temp(&target, &after, existing.as_ref()).with_context(unchanged)?;
         if open::read(&target).with_context(unchanged)? != before {
             continue;
@@ -172,7 +173,9 @@ pub fn update<T>(
         let written = match (before, earlier.take()) {
             (_, Some(first)) => first.written,
             (None, None) => Written::Created,
-            (Some(_), None) => Written::Replaced { backup },
+            (Some(_), None) => Written::Replaced {
+                backup: backup.take(),
+            },
         };
         let outcome = Outcome {
             written,

@@ -19,22 +19,29 @@ fn mkfifo(path: &Path) {
     assert!(status.success(), "mkfifo {}", path.display());
 }
 
+/// Runs `command` on `settings`, checks that it fails within seconds (not blocked) with one
+/// line, and returns that line.
+fn refusal(sandbox: &Sandbox, command: &str, settings: &Path) -> String {
+    let output = sandbox
+        .cmd(&[command, "--settings", path_arg(settings)])
+        .timeout(Duration::from_secs(5))
+        .output()
+        .expect("run");
+    let message = stderr(&output);
+    assert!(!output.status.success(), "{command} accepted it");
+    assert_eq!(
+        message.lines().count(),
+        1,
+        "{command}: one line: {message:?}"
+    );
+    message
+}
+
 /// Runs each command on `settings` and checks that it fails at once with one line naming
 /// `named` and saying `what`.
 fn assert_refused_quickly(sandbox: &Sandbox, settings: &Path, named: &Path, what: &str) {
     for command in ["install-hooks", "uninstall-hooks"] {
-        let output = sandbox
-            .cmd(&[command, "--settings", path_arg(settings)])
-            .timeout(Duration::from_secs(5))
-            .output()
-            .expect("run");
-        let message = stderr(&output);
-        assert!(!output.status.success(), "{command} accepted it");
-        assert_eq!(
-            message.lines().count(),
-            1,
-            "{command}: one line: {message:?}"
-        );
+        let message = refusal(sandbox, command, settings);
         assert!(message.contains(path_arg(named)), "{command}: {message}");
         assert!(message.contains(what), "{command}: {message}");
         assert!(
@@ -112,14 +119,7 @@ fn a_fifo_planted_as_the_lock_file_is_refused_at_once() {
             mkfifo(&lock);
         }
         let before = fs::read(&path).expect("read");
-        let output = sandbox
-            .cmd(&[command, "--settings", path_arg(&path)])
-            .timeout(Duration::from_secs(5))
-            .output()
-            .expect("run");
-        let message = stderr(&output);
-        assert!(!output.status.success(), "{command}");
-        assert_eq!(message.lines().count(), 1, "{message:?}");
+        let message = refusal(&sandbox, command, &path);
         assert!(message.contains(path_arg(&lock)), "{message}");
         assert!(message.contains("a FIFO"), "{message}");
         assert_eq!(fs::read(&path).expect("read"), before, "{command}");
@@ -138,15 +138,8 @@ fn something_planted_as_the_backup_is_refused() {
             "fifo" => mkfifo(&backup),
             _ => fs::create_dir(&backup).expect("dir"),
         }
-        let output = sandbox
-            .cmd(&["install-hooks", "--settings", path_arg(&path)])
-            .timeout(Duration::from_secs(5))
-            .output()
-            .expect("run");
-        let message = stderr(&output);
-        assert!(!output.status.success(), "{plant}");
-        assert_eq!(message.lines().count(), 1, "{message:?}");
-        assert!(message.contains(path_arg(&backup)), "{message}");
+        let message = refusal(&sandbox, "install-hooks", &path);
+        assert!(message.contains(path_arg(&backup)), "{plant}: {message}");
         assert!(message.contains("not a regular file"), "{message}");
         assert_eq!(
             fs::read(&path).expect("read"),

@@ -15,6 +15,19 @@ fn stop_handler(command: &str) -> String {
         .to_string()
 }
 
+/// Runs `command` on a settings file holding `content`: what it printed, and the file after.
+fn run(command: &str, content: &str) -> (String, String) {
+    let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
+    let path = sandbox.root.join("settings.json");
+    fs::write(&path, content).expect("write");
+    let output = sandbox
+        .cmd(&[command, "--settings", path_arg(&path)])
+        .output()
+        .expect("run");
+    assert!(output.status.success(), "{}", stderr(&output));
+    (stdout(&output), fs::read_to_string(&path).expect("read"))
+}
+
 fn stop_commands(settings: &Value) -> Vec<String> {
     settings["hooks"]["Stop"]
         .as_array()
@@ -35,17 +48,8 @@ fn uninstall_takes_only_our_part_out_of_a_chained_command() {
         (format!("x && {ours} && y"), "x && y"),
     ];
     for (command, left) in cases {
-        let sandbox = Sandbox::new();
-        let path = sandbox.root.join("settings.json");
-        fs::write(&path, stop_handler(&command)).expect("write");
-        let output = sandbox
-            .cmd(&["uninstall-hooks", "--settings", path_arg(&path)])
-            .output()
-            .expect("run");
-        assert!(output.status.success(), "{}", stderr(&output));
-        let settings = parse(&fs::read(&path).expect("read"));
-        assert_eq!(stop_commands(&settings), [left], "{command}");
-        let report = stdout(&output);
+        let (report, after) = run("uninstall-hooks", &stop_handler(&command));
+        assert_eq!(stop_commands(&parse(after.as_bytes())), [left], "{command}");
         assert!(report.contains(&format!("{left:?}")), "{report}");
     }
 }
@@ -60,17 +64,9 @@ fn uninstall_keeps_a_command_it_cannot_take_apart_and_says_so() {
         (format!("{ours} | tee -a log"), "`|`"),
         (format!("{ours} && echo $(date)"), "cannot take apart"),
     ] {
-        let sandbox = Sandbox::new();
-        let path = sandbox.root.join("settings.json");
         let original = stop_handler(&command);
-        fs::write(&path, &original).expect("write");
-        let output = sandbox
-            .cmd(&["uninstall-hooks", "--settings", path_arg(&path)])
-            .output()
-            .expect("run");
-        assert!(output.status.success(), "{}", stderr(&output));
-        assert_eq!(fs::read_to_string(&path).expect("read"), original);
-        let report = stdout(&output);
+        let (report, after) = run("uninstall-hooks", &original);
+        assert_eq!(after, original);
         let line = report
             .lines()
             .find(|l| l.contains("kept"))
@@ -99,17 +95,13 @@ fn install_repoints_our_part_of_a_chained_command_and_keeps_the_rest() {
             format!("notify-send a; {}", command_for(&this_binary(), "summary")),
         ),
     ] {
-        let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
-        let path = sandbox.root.join("settings.json");
-        fs::write(&path, stop_handler(command)).expect("write");
-        let output = sandbox
-            .cmd(&["install-hooks", "--settings", path_arg(&path)])
-            .output()
-            .expect("run");
-        assert!(output.status.success(), "{}", stderr(&output));
-        let settings = parse(&fs::read(&path).expect("read"));
-        assert_eq!(stop_commands(&settings), [expected], "{command}");
-        let line = stdout(&output)
+        let (report, after) = run("install-hooks", &stop_handler(command));
+        assert_eq!(
+            stop_commands(&parse(after.as_bytes())),
+            [expected],
+            "{command}"
+        );
+        let line = report
             .lines()
             .find(|l| l.contains("Stop"))
             .map(str::to_string)

@@ -47,11 +47,6 @@ impl Stamp {
     pub fn modified(&self) -> Option<SystemTime> {
         self.modified
     }
-
-    /// The same inode (where the platform tells), whatever was written to it since.
-    pub fn same_file(&self, other: &Stamp) -> bool {
-        (self.dev, self.ino) == (other.dev, other.ino)
-    }
 }
 
 /// What a file held, read in one go from one handle, and which file that was.

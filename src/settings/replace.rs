@@ -9,17 +9,24 @@
 //! back, and the caller merges into it. That closes the gap for writers that replace the file
 //! by a rename. For a writer that rewrites in place without a lock, as Claude Code does, a gap
 //! stays that no rename can close: a write that opened the old file before our exchange and
-//! lands after our look at it goes into a file that is no longer settings.json. Elsewhere (or
-//! on a file system without the exchange) a plain rename is used, and the gap is the time
-//! between the last check and the rename.
+//! lands after our second look at it (2 ms later) goes into a file that is no longer
+//! settings.json; and one that lands between the exchange and the exchange back, in a version
+//! it read from our file, competes with the write we put back, and the newer one stays.
+//! Elsewhere (or on a file system without the exchange) a plain rename is used, and the gap is
+//! the time between the last check and the rename.
 
 use std::io;
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tempfile::NamedTempFile;
 
 use super::open::{self, Snapshot, Stamp};
+
+/// How long an in-place write that opened the old file before our exchange is given to land
+/// in it, before that file is removed.
+const LATE_WRITE: Duration = Duration::from_millis(2);
 
 pub enum Replaced {
     Done,
@@ -57,9 +64,13 @@ pub fn replace(
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Replaced::Raced),
         Err(err) => return Err(err).with_context(cannot),
     }
-    // `temp` now names the file we displaced; dropping it removes that file.
-    let displaced = open::read(&temp).with_context(cannot)?;
-    if displaced.as_ref() == Some(expected) {
+    // `temp` now names the file we displaced; dropping it removes that file. Looked at twice:
+    // an in-place write that opened it just before the exchange may land a moment later.
+    let unchanged = || open::read(&temp).map(|now| now.as_ref() == Some(expected));
+    if unchanged().with_context(cannot)? && {
+        std::thread::sleep(LATE_WRITE);
+        unchanged().with_context(cannot)?
+    } {
         return Ok(Replaced::Done);
     }
     if let Err(err) = put_back(&temp, target, &ours) {
@@ -81,8 +92,8 @@ pub fn replace(
 fn put_back(temp: &Path, target: &Path, ours: &Stamp) -> Result<()> {
     exchange(temp, target)?;
     let back = open::read(temp)?;
-    if back.is_some_and(|back| !back.stamp.same_file(ours)) {
-        // Yet another write replaced ours in the microseconds between: that one is the newest.
+    if back.is_some_and(|back| back.stamp != *ours) {
+        // Yet another write replaced or rewrote ours in the meantime: that one is the newest.
         exchange(temp, target)?;
     }
     Ok(())

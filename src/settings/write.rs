@@ -34,6 +34,8 @@ const ATTEMPTS: usize = 8;
 /// How long to wait before believing an empty or unparsable file: Claude Code truncates the
 /// file before it writes it, so such a read may be of a write half done.
 const SETTLE: Duration = Duration::from_millis(10);
+/// An empty file younger than this may still be filled by the writer that emptied it.
+const FRESH: Duration = Duration::from_secs(1);
 
 /// What happened to the file.
 pub enum Written {
@@ -140,36 +142,12 @@ pub fn update<T>(
             });
         }
 
-        let existing = match &before {
-            Some(_) => Some(check_writable(&target).with_context(unchanged)?),
-            None => {
-                if let Some(dir) = target.parent() {
-                    private_dir(dir)
-                        .with_context(|| format!("cannot create directory {}", dir.display()))?;
-                }
-                None
-            }
-        };
-        let lock = Lock::acquire(&target).with_context(unchanged)?;
-        remove_stale_temps(&target);
-        if open::read(&target).with_context(unchanged)? != before {
+        let first = earlier.is_none();
+        if !replace_once(path, &target, before.as_ref(), &after, first, &mut backup)
+            .with_context(unchanged)?
+        {
             continue;
         }
-        if let (Some(before), None, None) = (&before, &earlier, &backup) {
-            backup = keep_backup(path, &before.bytes).with_context(unchanged)?;
-        }
-        let temp = write_temp(&target, &after, existing.as_ref()).with_context(unchanged)?;
-        if open::read(&target).with_context(unchanged)? != before {
-            continue;
-        }
-        if let Replaced::Raced = replace(temp, &target, before.as_ref())? {
-            continue;
-        }
-        if let Some(dir) = target.parent() {
-            sync_dir(dir);
-        }
-        drop(lock);
-
         let written = match (before, earlier.take()) {
             (_, Some(first)) => first.written,
             (None, None) => Written::Created,
@@ -195,23 +173,68 @@ pub fn update<T>(
     )
 }
 
-/// The file as it is, waiting a moment when it is empty: an empty file may be one that an
-/// in-place writer has just truncated, and taking it for `{}` would write away everything.
-fn settled_read(target: &Path) -> Result<Option<Snapshot>> {
-    let mut now = open::read(target)?;
-    for _ in 0..ATTEMPTS {
-        match &now {
-            Some(snapshot) if snapshot.bytes.trim_ascii().is_empty() => {
-                let later = read_later(target)?;
-                if later == now {
-                    break;
-                }
-                now = later;
+/// Puts `after` in place of the file that `before` saw, under our lock. `false` when the file
+/// changed meanwhile: then nothing was written, and the change is to be merged again. The
+/// backup is made (once) by the first round that gets this far.
+fn replace_once(
+    path: &Path,
+    target: &Path,
+    before: Option<&Snapshot>,
+    after: &[u8],
+    first: bool,
+    backup: &mut Option<PathBuf>,
+) -> Result<bool> {
+    let existing = match before {
+        Some(_) => Some(check_writable(target)?),
+        None => {
+            if let Some(dir) = target.parent() {
+                private_dir(dir)
+                    .with_context(|| format!("cannot create directory {}", dir.display()))?;
             }
-            _ => break,
+            None
         }
+    };
+    let _lock = Lock::acquire(target)?;
+    remove_stale_temps(target);
+    if open::read(target)?.as_ref() != before {
+        return Ok(false);
     }
-    Ok(now)
+    if let (Some(before), true, None) = (before, first, &backup) {
+        *backup = keep_backup(path, &before.bytes)?;
+    }
+    let temp = write_temp(target, after, existing.as_ref())?;
+    if open::read(target)?.as_ref() != before {
+        return Ok(false);
+    }
+    if let Replaced::Raced = replace(temp, target, before)? {
+        return Ok(false);
+    }
+    if let Some(dir) = target.parent() {
+        sync_dir(dir);
+    }
+    Ok(true)
+}
+
+/// The file as it is, waiting while it is empty and was written within the last second: an
+/// empty file may be one that an in-place writer has just truncated, and taking it for `{}`
+/// would write away everything.
+fn settled_read(target: &Path) -> Result<Option<Snapshot>> {
+    let started = std::time::Instant::now();
+    loop {
+        let now = open::read(target)?;
+        let suspect = now.as_ref().is_some_and(|snapshot| {
+            let fresh = snapshot
+                .stamp
+                .modified()
+                .and_then(|at| at.elapsed().ok())
+                .is_none_or(|age| age < FRESH);
+            snapshot.bytes.trim_ascii().is_empty() && fresh
+        });
+        if !suspect || started.elapsed() > FRESH {
+            return Ok(now);
+        }
+        std::thread::sleep(SETTLE);
+    }
 }
 
 fn read_later(target: &Path) -> Result<Option<Snapshot>> {

@@ -104,16 +104,7 @@ pub fn open(path: &Path, write: bool) -> Result<File> {
     let mut options = OpenOptions::new();
     options.read(!write).write(write);
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        match nonblocking::FLAG {
-            Some(flag) => {
-                options.custom_flags(flag);
-            }
-            // No known flag here: look before opening, which leaves only a race to block on.
-            None => refuse_other_than_file(path, &fs::metadata(path)?)?,
-        }
-    }
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     let verb = if write { "write" } else { "read" };
     let file = match options.open(path) {
         Ok(file) => file,
@@ -196,32 +187,4 @@ fn link_count(meta: &Metadata) -> u64 {
         let _ = meta;
         1
     }
-}
-
-/// O_NONBLOCK, which std does not name; its value differs between systems. `None` where it is
-/// not known here.
-#[cfg(unix)]
-mod nonblocking {
-    pub const FLAG: Option<i32> = if cfg!(any(
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "netbsd",
-        target_os = "openbsd",
-        target_os = "dragonfly"
-    )) {
-        Some(0x0004)
-    } else if cfg!(all(
-        any(target_os = "linux", target_os = "android"),
-        not(any(
-            target_arch = "mips",
-            target_arch = "mips64",
-            target_arch = "sparc",
-            target_arch = "sparc64"
-        ))
-    )) {
-        Some(0o4000)
-    } else {
-        None
-    };
 }

@@ -99,28 +99,26 @@ fn put_back(temp: &Path, target: &Path, ours: &Stamp) -> Result<()> {
     Ok(())
 }
 
-/// Swaps two paths atomically.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+/// Swaps two paths atomically (`renameat2` through `syscall`, which every libc has).
+#[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
-    use std::ffi::{CString, c_char, c_int, c_uint};
+    use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
 
-    unsafe extern "C" {
-        fn renameat2(
-            olddirfd: c_int,
-            oldpath: *const c_char,
-            newdirfd: c_int,
-            newpath: *const c_char,
-            flags: c_uint,
-        ) -> c_int;
-    }
-    const AT_FDCWD: c_int = -100;
-    const RENAME_EXCHANGE: c_uint = 2;
     let a = CString::new(a.as_os_str().as_bytes())?;
     let b = CString::new(b.as_os_str().as_bytes())?;
     // SAFETY: both pointers are NUL-terminated strings that outlive the call, which keeps
-    // neither.
-    let status = unsafe { renameat2(AT_FDCWD, a.as_ptr(), AT_FDCWD, b.as_ptr(), RENAME_EXCHANGE) };
+    // neither; the arguments are those renameat2(2) takes.
+    let status = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
     if status == 0 {
         Ok(())
     } else {
@@ -128,12 +126,17 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     }
 }
 
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+#[cfg(not(target_os = "linux"))]
 fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
-/// The kernel or the file system has no exchange (EINVAL, ENOSYS, ENOTSUP).
+/// The kernel or the file system has no exchange (EINVAL, ENOSYS, EOPNOTSUPP).
 fn exchange_unsupported(err: &io::Error) -> bool {
-    err.kind() == io::ErrorKind::Unsupported || matches!(err.raw_os_error(), Some(22 | 38 | 95))
+    #[cfg(target_os = "linux")]
+    let codes = [libc::EINVAL, libc::ENOSYS, libc::EOPNOTSUPP];
+    #[cfg(not(target_os = "linux"))]
+    let codes: [i32; 0] = [];
+    err.kind() == io::ErrorKind::Unsupported
+        || err.raw_os_error().is_some_and(|code| codes.contains(&code))
 }

@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 
 use crate::cli::SettingsArgs;
-use crate::settings::command::quote_program;
+use crate::settings::command::Program;
 use crate::settings::compat::{ClaudeCode, Version};
 use crate::settings::merge::{self, Change, Registration, Status};
 use crate::settings::{Written, settings_path, update};
@@ -48,7 +48,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             }
         })
         .context("cannot find the path of the running claude-mem binary")?;
-    let program = quote_program(&exe)?;
+    let program = Program::of(&exe)?;
 
     let claude = ClaudeCode::detect();
     let mut wanted = Vec::new();
@@ -117,6 +117,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             .map(|change| line(change, dry)),
     );
     out.push_str(&format!("Binary: {}\n", exe.display()));
+    out.extend(outcome.split_links_note(&path));
     match &outcome.written {
         Written::Replaced {
             backup: Some(backup),
@@ -135,12 +136,13 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
 }
 
 fn line(change: &Change, dry: bool) -> String {
-    let status = match (change.status, dry) {
+    let status = match (&change.status, dry) {
         (Status::Added, false) => "added",
         (Status::Added, true) => "to add",
         (Status::Updated, false) => "updated to this binary",
         (Status::Updated, true) => "to update to this binary",
-        (Status::Present, _) => "already present",
+        // Install reports nothing else.
+        _ => "already present",
     };
     format!("  {:<20} hook {:<8} {status}\n", change.event, change.hook)
 }

@@ -1,10 +1,11 @@
 //! `uninstall-hooks`: removes every claude-mem handler from a Claude Code settings file,
-//! whatever binary path it carries, and nothing else.
+//! whatever binary path it carries, and nothing else. Our part of a longer command line is
+//! taken out only where that is exact; otherwise the line stays and the report says why.
 
 use anyhow::Result;
 
 use crate::cli::SettingsArgs;
-use crate::settings::merge;
+use crate::settings::merge::{self, Change, Status};
 use crate::settings::{Written, settings_path, update};
 
 pub fn uninstall(args: &SettingsArgs) -> Result<String> {
@@ -12,12 +13,19 @@ pub fn uninstall(args: &SettingsArgs) -> Result<String> {
     let outcome = update(&path, args.dry_run, false, |root| {
         Ok(merge::uninstall(root))
     })?;
+    let kept = outcome
+        .report
+        .iter()
+        .any(|c| matches!(c.status, Status::Kept { .. }));
     let mut out = match &outcome.written {
         Written::Missing => {
             return Ok(format!(
                 "Nothing to remove: {} does not exist.\n",
                 path.display()
             ));
+        }
+        Written::Unchanged | Written::Created if kept => {
+            format!("Nothing removed from {}:\n", path.display())
         }
         Written::Unchanged | Written::Created => {
             return Ok(format!(
@@ -33,8 +41,9 @@ pub fn uninstall(args: &SettingsArgs) -> Result<String> {
         ),
     };
     for change in &outcome.report {
-        out.push_str(&format!("  {:<20} hook {}\n", change.event, change.hook));
+        out.push_str(&line(change));
     }
+    out.extend(outcome.split_links_note(&path));
     if let Written::Replaced {
         backup: Some(backup),
     } = &outcome.written
@@ -45,4 +54,15 @@ pub fn uninstall(args: &SettingsArgs) -> Result<String> {
         ));
     }
     Ok(out)
+}
+
+fn line(change: &Change) -> String {
+    let what = format!("  {:<20} hook {}", change.event, change.hook);
+    match &change.status {
+        Status::Unchained { left } => {
+            format!("{what}: only claude-mem's part was taken out, leaving {left:?}\n")
+        }
+        Status::Kept { command, why } => format!("{what}: kept {command:?}, because {why}\n"),
+        _ => format!("{what}\n"),
+    }
 }

@@ -10,15 +10,31 @@ use std::path::Path;
 
 use anyhow::{Result, anyhow};
 
-/// The program part of our command lines: the binary's absolute path, quoted for the shell.
-pub fn quote_program(exe: &Path) -> Result<String> {
-    let path = exe.to_str().ok_or_else(|| {
-        anyhow!(
-            "the path of this binary is not UTF-8 and cannot be written into settings.json: {}",
-            exe.display()
-        )
-    })?;
-    Ok(quote(path, cfg!(windows)))
+/// This binary's absolute path, as our handlers name it.
+pub struct Program {
+    /// Quoted for the shell: the start of a shell-form command line.
+    pub shell: String,
+    /// As is: the `command` of an exec-form handler (`args` given), which no shell reads.
+    pub exec: String,
+}
+
+impl Program {
+    pub fn of(exe: &Path) -> Result<Program> {
+        let path = exe.to_str().ok_or_else(|| {
+            anyhow!(
+                "the path of this binary is not UTF-8 and cannot be written into settings.json: {}",
+                exe.display()
+            )
+        })?;
+        Ok(Program {
+            shell: quote(path, cfg!(windows)),
+            exec: if cfg!(windows) {
+                git_bash_path(path)
+            } else {
+                path.to_string()
+            },
+        })
+    }
 }
 
 fn quote(path: &str, windows: bool) -> String {
@@ -72,8 +88,7 @@ pub fn parse_ours(command: &str) -> Option<Ours<'_>> {
         }
         program_start = skip_space(end);
     };
-    let name = program.rsplit(['/', '\\']).next()?;
-    if name != "claude-mem" && !name.eq_ignore_ascii_case("claude-mem.exe") {
+    if !is_our_program(&program) {
         return None;
     }
     let rest = &command[program_end..];
@@ -94,6 +109,12 @@ pub fn parse_ours(command: &str) -> Option<Ours<'_>> {
         program_end,
         hook,
     })
+}
+
+/// Whether a program path names claude-mem (`claude-mem.exe` too), from whatever directory.
+pub fn is_our_program(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name == "claude-mem" || name.eq_ignore_ascii_case("claude-mem.exe")
 }
 
 /// `NAME=value`, as sh reads it before a command.

@@ -9,6 +9,8 @@
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Map, Value};
 
+use super::shape;
+
 pub struct Document {
     pub root: Map<String, Value>,
     style: Style,
@@ -72,12 +74,8 @@ impl Document {
                 kind(&value)
             );
         };
-        match root.get("hooks") {
-            Some(hooks) if !hooks.is_object() => {
-                bail!("its \"hooks\" value is {}, not an object", kind(hooks))
-            }
-            _ => Ok(Document { root, style }),
-        }
+        shape::check(&root)?;
+        Ok(Document { root, style })
     }
 
     /// The bytes of `root` in this document's style.
@@ -105,6 +103,45 @@ pub fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// Refuses a file (already parsed) holding a number that would not be written back as it is
+/// written: `1e3` (written back as `1000.0`), `1.50`, `-0`, an integer beyond 64 bits (which
+/// loses digits). `1` and `1.0` stay as they are. Changing the user's text, even to an equal
+/// number, is changing what is not ours.
+pub fn check_numbers(bytes: &[u8]) -> Result<()> {
+    let text = String::from_utf8_lossy(bytes);
+    let bytes = text.as_bytes();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            b'-' | b'0'..=b'9' if !in_string => {
+                let len = bytes[i..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                    .count();
+                let number = &text[i..i + len];
+                let again = serde_json::from_str::<Value>(number)
+                    .map(|value| value.to_string())
+                    .unwrap_or_default();
+                if again != number {
+                    let (line, column) = line_column(&text, i);
+                    bail!(
+                        "its number {number} at line {line}, column {column} would be written \
+                         back as {again}, and claude-mem changes nothing but its own entries; \
+                         write the number the way it should stay and run again"
+                    );
+                }
+                i += len - 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
 }
 
 /// Finds the first comment or trailing comma outside strings: only called once strict parsing
@@ -205,6 +242,33 @@ impl<'de> serde::de::Visitor<'de> for UniqueKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refuses_numbers_that_would_be_written_back_differently() {
+        for (text, number) in [
+            ("{\"a\": 1e3}", "1e3"),
+            ("{\"a\": [1, 1.0, 2.50]}", "2.50"),
+            ("{\"a\": 1.50}", "1.50"),
+            ("{\"a\": -0}", "-0"),
+            (
+                "{\"a\": 123456789012345678901234567890}",
+                "123456789012345678901234567890",
+            ),
+            ("{\"a\": 1E-7}", "1E-7"),
+        ] {
+            let err = check_numbers(text.as_bytes()).expect_err(text).to_string();
+            assert!(
+                err.contains(&format!("number {number} at line 1")),
+                "{text}: {err}"
+            );
+        }
+        for text in [
+            "{\"a\": [0, -1, 1.0, 0.5, 18446744073709551615, -9223372036854775808, 1e-7]}",
+            "{\"a\": \"1e3 \\\" 1.0\", \"1.0\": 2}",
+        ] {
+            assert!(check_numbers(text.as_bytes()).is_ok(), "{text}");
+        }
+    }
 
     #[test]
     fn finds_comments_and_trailing_commas_outside_strings_only() {

@@ -4,7 +4,8 @@
 //! A lock file created with O_EXCL beside the settings file, holding our pid. A holder keeps it
 //! for milliseconds, so one that is older than a few seconds, or whose process is gone, was left
 //! by a run that died and is taken over. Claude Code takes no lock; against it the writer
-//! re-reads the file before renaming.
+//! re-reads the file before renaming. Something other than a regular file at the lock's path
+//! (a FIFO planted to make us block on it) is refused, never opened as a lock.
 
 use std::fs;
 use std::io::{ErrorKind, Write};
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use super::open;
 use crate::fsutil::create_private;
 
 const STALE_AFTER: Duration = Duration::from_secs(5);
@@ -35,7 +37,8 @@ impl Lock {
                     return Ok(Lock { path });
                 }
                 Err(err) if err.kind() == ErrorKind::AlreadyExists => {
-                    if is_stale(&path) {
+                    open::refuse_planted(&path).context("refusing the lock file")?;
+                    if is_stale(&path)? {
                         let _ = fs::remove_file(&path);
                     } else if Instant::now() > deadline {
                         bail!(
@@ -63,29 +66,31 @@ impl Drop for Lock {
     }
 }
 
-fn is_stale(path: &Path) -> bool {
-    let Ok(meta) = fs::metadata(path) else {
+fn is_stale(path: &Path) -> Result<bool> {
+    // Read through a non-blocking open that refuses anything but a regular file: the path
+    // may have been swapped since it was looked at.
+    let Some(lock) = open::read(path).context("refusing the lock file")? else {
         // Gone already: the next attempt to create it decides.
-        return false;
+        return Ok(false);
     };
-    let old = meta
+    let old = lock
+        .stamp
         .modified()
-        .ok()
         .and_then(|at| at.elapsed().ok())
         .is_some_and(|age| age > STALE_AFTER);
-    old || owner_is_gone(path)
+    Ok(old || owner_is_gone(&lock.bytes))
 }
 
 /// Where processes can be looked up cheaply (Linux), a lock whose pid is gone is stale at once.
 #[cfg(target_os = "linux")]
-fn owner_is_gone(path: &Path) -> bool {
-    fs::read_to_string(path)
+fn owner_is_gone(pid: &[u8]) -> bool {
+    std::str::from_utf8(pid)
         .ok()
         .and_then(|pid| pid.trim().parse::<u32>().ok())
         .is_some_and(|pid| !Path::new("/proc").join(pid.to_string()).exists())
 }
 
 #[cfg(not(target_os = "linux"))]
-fn owner_is_gone(_path: &Path) -> bool {
+fn owner_is_gone(_pid: &[u8]) -> bool {
     false
 }

@@ -9,7 +9,8 @@
 use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
-use super::command::parse_ours;
+use super::chain::{Removal, find_ours, remove_ours};
+use super::command::{Program, is_our_program};
 use super::document::kind;
 
 /// Every handler we create carries this timeout (seconds). Without one, all SessionEnd hooks
@@ -24,12 +25,23 @@ pub struct Registration {
     pub hook: &'static str,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
     Added,
     /// Our handler was there with another program path, now replaced by ours.
     Updated,
     Present,
+    /// Uninstall took the whole handler out.
+    Removed,
+    /// Uninstall took our part out of a longer command line; this is what is left.
+    Unchained {
+        left: String,
+    },
+    /// Uninstall left this command line in place, for the reason given.
+    Kept {
+        command: String,
+        why: String,
+    },
 }
 
 /// One line of the report: which hook on which event, and what happened to it.
@@ -38,6 +50,34 @@ pub struct Change {
     pub event: String,
     pub hook: String,
     pub status: Status,
+}
+
+/// The hooks of ours that a handler runs: in shell form (`command` is a command line, which
+/// may hold more than our part) or in exec form (`command` is the program, `args` its
+/// arguments, and no shell reads them).
+fn our_hooks(handler: &Map<String, Value>) -> Vec<&str> {
+    let Some(command) = our_command(handler) else {
+        return Vec::new();
+    };
+    match handler.get("args") {
+        Some(Value::Array(args)) => {
+            let hook = match args.as_slice() {
+                [Value::String(word), rest @ ..] if word == "hook" => {
+                    rest.first().and_then(Value::as_str).unwrap_or("")
+                }
+                _ => return Vec::new(),
+            };
+            if is_our_program(command) {
+                vec![hook]
+            } else {
+                Vec::new()
+            }
+        }
+        _ => find_ours(command)
+            .into_iter()
+            .map(|ours| ours.hook)
+            .collect(),
+    }
 }
 
 /// Whether a handler of ours for `registration` is in the file, whatever its binary path.
@@ -52,16 +92,38 @@ pub fn is_registered(root: &Map<String, Value>, registration: &Registration) -> 
         .iter()
         .filter_map(|group| group.get("hooks")?.as_array())
         .flatten()
-        .filter_map(|handler| our_command(handler.as_object()?))
-        .filter_map(parse_ours)
-        .any(|ours| ours.hook == registration.hook)
+        .filter_map(Value::as_object)
+        .any(|handler| our_hooks(handler).contains(&registration.hook))
 }
 
-/// Registers `wanted`, running `program` (already quoted). Also repoints any other handler of
-/// ours to `program`, so a moved binary leaves no stale path behind.
+/// Points every command of ours in `handler` at `program`; the hooks it changed.
+fn repoint(handler: &mut Map<String, Value>, program: &Program) -> Vec<String> {
+    let Some(command) = our_command(handler) else {
+        return Vec::new();
+    };
+    let hooks: Vec<String> = our_hooks(handler).iter().map(|h| h.to_string()).collect();
+    let updated = if handler.get("args").is_some() {
+        program.exec.clone()
+    } else {
+        // Only the program words change; the rest of the line (a prefix, other commands) stays.
+        let mut line = command.to_string();
+        for ours in find_ours(command).iter().rev() {
+            line.replace_range(ours.program_start..ours.program_end, &program.shell);
+        }
+        line
+    };
+    if hooks.is_empty() || updated == command {
+        return Vec::new();
+    }
+    handler.insert("command".into(), Value::String(updated));
+    hooks
+}
+
+/// Registers `wanted`, running `program`. Also repoints any other handler of ours to
+/// `program`, so a moved binary leaves no stale path behind.
 pub fn install(
     root: &mut Map<String, Value>,
-    program: &str,
+    program: &Program,
     wanted: &[Registration],
 ) -> Result<Vec<Change>> {
     let hooks = match root
@@ -71,33 +133,12 @@ pub fn install(
         Value::Object(hooks) => hooks,
         other => bail!("its \"hooks\" value is {}, not an object", kind(other)),
     };
-    for registration in wanted {
-        if let Some(groups) = hooks.get(registration.event).filter(|g| !g.is_array()) {
-            bail!(
-                "its \"hooks.{}\" value is {}, not an array",
-                registration.event,
-                kind(groups)
-            );
-        }
-    }
 
     let mut repointed = Vec::new();
     for (event, groups) in hooks.iter_mut() {
         for handler in handlers_mut(groups) {
-            let Some(command) = our_command(handler) else {
-                continue;
-            };
-            let Some(ours) = parse_ours(command) else {
-                continue;
-            };
-            let updated = format!(
-                "{}{program}{}",
-                &command[..ours.program_start],
-                &command[ours.program_end..]
-            );
-            if updated != command {
-                repointed.push((event.clone(), ours.hook.to_string()));
-                handler.insert("command".into(), Value::String(updated));
+            for hook in repoint(handler, program) {
+                repointed.push((event.clone(), hook));
             }
         }
     }
@@ -107,11 +148,8 @@ pub fn install(
         let groups = hooks
             .entry(registration.event)
             .or_insert_with(|| Value::Array(Vec::new()));
-        let present = handlers_mut(groups).any(|handler| {
-            our_command(handler)
-                .and_then(parse_ours)
-                .is_some_and(|ours| ours.hook == registration.hook)
-        });
+        let present =
+            handlers_mut(groups).any(|handler| our_hooks(handler).contains(&registration.hook));
         let was_repointed = repointed
             .iter()
             .position(|(event, hook)| event == registration.event && hook == registration.hook);
@@ -142,11 +180,12 @@ pub fn install(
 }
 
 /// Removes every handler of ours, whatever program path it carries, and the groups, events and
-/// `hooks` object that this leaves empty (but none that were empty already).
+/// `hooks` object that this leaves empty (but none that were empty already). Our part of a
+/// longer command line is taken out where that is exact, or else the line is kept and said so.
 pub fn uninstall(root: &mut Map<String, Value>) -> Vec<Change> {
-    let mut removed = Vec::new();
+    let mut changes = Vec::new();
     let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
-        return removed;
+        return changes;
     };
     let mut emptied_events = Vec::new();
     for (event, groups) in hooks.iter_mut() {
@@ -159,19 +198,9 @@ pub fn uninstall(root: &mut Map<String, Value>) -> Vec<Change> {
                 return true;
             };
             let handlers_before = handlers.len();
-            handlers.retain(|handler| {
-                let ours = handler
-                    .as_object()
-                    .and_then(our_command)
-                    .and_then(parse_ours);
-                if let Some(ours) = &ours {
-                    removed.push(Change {
-                        event: event.clone(),
-                        hook: ours.hook.to_string(),
-                        status: Status::Present,
-                    });
-                }
-                ours.is_none()
+            handlers.retain_mut(|handler| match handler.as_object_mut() {
+                Some(handler) => keep_after_uninstall(event, handler, &mut changes),
+                None => true,
             });
             !(handlers.is_empty() && handlers_before > 0)
         });
@@ -185,16 +214,52 @@ pub fn uninstall(root: &mut Map<String, Value>) -> Vec<Change> {
     if hooks.is_empty() && !emptied_events.is_empty() {
         root.shift_remove("hooks");
     }
-    removed
+    changes
 }
 
-/// The command of a command handler (a handler without `type` is taken as one).
+/// Takes our part out of one handler; whether the handler stays.
+fn keep_after_uninstall(
+    event: &str,
+    handler: &mut Map<String, Value>,
+    changes: &mut Vec<Change>,
+) -> bool {
+    let hooks: Vec<String> = our_hooks(handler).iter().map(|h| h.to_string()).collect();
+    let Some(command) = our_command(handler).filter(|_| !hooks.is_empty()) else {
+        return true;
+    };
+    let removal = if handler.get("args").is_some() {
+        Removal::Whole
+    } else {
+        remove_ours(command)
+    };
+    let status = match removal {
+        Removal::NotOurs => return true,
+        Removal::Whole => Status::Removed,
+        Removal::Rest(left) => Status::Unchained { left },
+        Removal::Kept(why) => Status::Kept {
+            command: command.to_string(),
+            why,
+        },
+    };
+    let stays = match &status {
+        Status::Unchained { left } => {
+            handler.insert("command".into(), Value::String(left.clone()));
+            true
+        }
+        Status::Kept { .. } => true,
+        _ => false,
+    };
+    changes.extend(hooks.into_iter().map(|hook| Change {
+        event: event.to_string(),
+        hook,
+        status: status.clone(),
+    }));
+    stays
+}
+
+/// The command of a command handler.
 fn our_command(handler: &Map<String, Value>) -> Option<&str> {
-    match handler.get("type") {
-        None => {}
-        Some(Value::String(t)) if t == "command" => {}
-        Some(_) => return None,
-    }
+    (handler.get("type")?.as_str()? == "command").then_some(())?;
     handler.get("command")?.as_str()
 }
 
@@ -209,10 +274,10 @@ fn handlers_mut(groups: &mut Value) -> impl Iterator<Item = &mut Map<String, Val
         .filter_map(Value::as_object_mut)
 }
 
-fn push_group(groups: &mut Value, registration: &Registration, program: &str) {
+fn push_group(groups: &mut Value, registration: &Registration, program: &Program) {
     let handler = json!({
         "type": "command",
-        "command": format!("{program} hook {}", registration.hook),
+        "command": format!("{} hook {}", program.shell, registration.hook),
         "timeout": TIMEOUT_SECS,
     });
     let group = match registration.matcher {

@@ -3,6 +3,7 @@
 //! entries, and replaces it atomically, so that no run of ours leaves it broken or drops a
 //! change someone else made.
 
+mod chain;
 pub mod command;
 pub mod compat;
 mod diff;
@@ -10,6 +11,9 @@ mod document;
 mod location;
 mod lock;
 pub mod merge;
+mod open;
+mod replace;
+mod shape;
 mod write;
 
 pub use location::settings_path;

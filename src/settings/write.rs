@@ -1,28 +1,41 @@
 //! Read, change, replace: the one way a settings file is written.
 //!
-//! Claude Code rewrites the file too (whole, non-atomically, without a lock), a dotfiles user
-//! may have it as a symlink, and a run of ours can be killed at any moment. So: the change is
+//! Claude Code rewrites the file too (whole, in place, without a lock), a dotfiles user may
+//! have it as a symlink, and a run of ours can be killed at any moment. So: the change is
 //! computed from what is on disk and never written when it is empty; the file is replaced by a
 //! rename of a synced temp file in the same directory (a reader sees the old file or the new
-//! one, never a part); the link is followed so it survives; mode and owner are kept; the file
-//! is re-read just before the rename, and if anyone changed it meanwhile the change is merged
-//! again into their version instead of overwriting it.
+//! one, never a part); the link is followed so it survives; mode and owner are kept. Just
+//! before the rename, under our lock, the file is read again and its identity (device, inode,
+//! size, mtime) and bytes compared with what the change was based on; the rename itself checks
+//! what it displaced (see `replace`); and the file is read once more after it. Whenever someone
+//! else's write shows, the change is merged again into their version instead of overwriting
+//! it. What stays open: a program that rewrites the file in place, without a lock, can still
+//! lose a write that lands in the microseconds of our rename (see `replace`).
 
-use std::fs::{self, Metadata, OpenOptions};
+use std::fs::{self, Metadata};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 use tempfile::NamedTempFile;
 
 use super::diff;
-use super::document::Document;
+use super::document::{self, Document};
 use super::lock::Lock;
+use super::open::{self, Snapshot};
+use super::replace::{Replaced, replace};
 use crate::fsutil::{create_private, private_dir, sync_dir};
 
 /// Rounds of read-merge-write before giving up on a file that keeps changing under us.
 const ATTEMPTS: usize = 8;
+
+/// How long to wait before believing an empty or unparsable file: Claude Code truncates the
+/// file before it writes it, so such a read may be of a write half done.
+const SETTLE: Duration = Duration::from_millis(10);
+/// An empty file younger than this may still be filled by the writer that emptied it.
+const FRESH: Duration = Duration::from_secs(1);
 
 /// What happened to the file.
 pub enum Written {
@@ -45,6 +58,30 @@ pub struct Outcome<T> {
     pub written: Written,
     /// What `edit` reported on the version of the file that was written (or found).
     pub report: T,
+    /// Hard links the file had: replacing it leaves the others with the old contents.
+    pub links: u64,
+}
+
+impl<T> Outcome<T> {
+    /// A line saying that the file was (or would be) split from its hard links, if it was.
+    pub fn split_links_note(&self, path: &Path) -> Option<String> {
+        let dry = matches!(self.written, Written::WouldChange { .. });
+        let replaced = dry || matches!(self.written, Written::Replaced { .. });
+        (replaced && self.links > 1).then(|| {
+            format!(
+                "Note: {} had {} hard links; it {} replaced by a new file, so the other {} \
+                 the old contents\n",
+                path.display(),
+                self.links,
+                if dry { "would be" } else { "was" },
+                if self.links > 2 {
+                    "links keep"
+                } else {
+                    "link keeps"
+                }
+            )
+        })
+    }
 }
 
 /// Applies `edit` to the settings file at `path`. A missing file is created only when `create`
@@ -58,15 +95,27 @@ pub fn update<T>(
     let unchanged = || format!("left {} unchanged", path.display());
     let target = resolve_links(path).with_context(unchanged)?;
     let mut earlier: Option<Outcome<T>> = None;
+    // Made at most once, by the first round that gets as far as writing.
+    let mut backup = None;
     for _ in 0..ATTEMPTS {
-        let before = read(&target).with_context(unchanged)?;
+        let before = settled_read(&target).with_context(unchanged)?;
+        let links = before.as_ref().map_or(1, |b| b.links);
         if before.is_none() && !create {
             let report = edit(&mut Map::new()).with_context(unchanged)?;
             let written = Written::Missing;
-            return Ok(Outcome { written, report });
+            return Ok(Outcome {
+                written,
+                report,
+                links,
+            });
         }
-        let document =
-            Document::parse(before.as_deref().unwrap_or_default()).with_context(unchanged)?;
+        let bytes = before.as_ref().map_or(&[][..], |b| &b.bytes);
+        let document = match Document::parse(bytes) {
+            Ok(document) => document,
+            // Half a write of someone else's, unless it holds still.
+            Err(_) if read_later(&target)? != before => continue,
+            Err(err) => return Err(err).with_context(unchanged),
+        };
         let mut root = document.root.clone();
         let report = edit(&mut root).with_context(unchanged)?;
         let after = document.render(&root);
@@ -74,59 +123,45 @@ pub fn update<T>(
             // After an earlier round wrote the file, finding nothing left to do means that
             // write stands: report it, not "unchanged".
             let written = Written::Unchanged;
-            return Ok(earlier.unwrap_or(Outcome { written, report }));
+            return Ok(earlier.unwrap_or(Outcome {
+                written,
+                report,
+                links,
+            }));
         }
+        document::check_numbers(bytes).with_context(unchanged)?;
         if dry_run {
-            let old = String::from_utf8_lossy(before.as_deref().unwrap_or_default());
+            let old = String::from_utf8_lossy(bytes);
             let new = String::from_utf8_lossy(&after);
             let diff = diff::unified(&path.display().to_string(), &old, &new);
             let written = Written::WouldChange { diff };
-            return Ok(Outcome { written, report });
+            return Ok(Outcome {
+                written,
+                report,
+                links,
+            });
         }
 
-        let existing = match fs::metadata(&target) {
-            Ok(meta) => Some(meta),
-            Err(err) if err.kind() == ErrorKind::NotFound => None,
-            Err(err) => return Err(err).with_context(unchanged),
-        };
-        match &existing {
-            Some(meta) => check_writable(&target, meta).with_context(unchanged)?,
-            None => {
-                if let Some(dir) = target.parent() {
-                    private_dir(dir)
-                        .with_context(|| format!("cannot create directory {}", dir.display()))?;
-                }
-            }
-        }
-        let lock = Lock::acquire(&target).with_context(unchanged)?;
-        remove_stale_temps(&target);
-        if read(&target).with_context(unchanged)? != before {
+        let first = earlier.is_none();
+        if !replace_once(path, &target, before.as_ref(), &after, first, &mut backup)
+            .with_context(unchanged)?
+        {
             continue;
         }
-        let backup = match (&before, &earlier) {
-            (Some(bytes), None) => keep_backup(path, bytes).with_context(unchanged)?,
-            _ => None,
-        };
-        let temp = write_temp(&target, &after, existing.as_ref()).with_context(unchanged)?;
-        if read(&target).with_context(unchanged)? != before {
-            continue;
-        }
-        temp.persist(&target)
-            .map_err(|err| err.error)
-            .with_context(|| format!("cannot replace {}", target.display()))?;
-        if let Some(dir) = target.parent() {
-            sync_dir(dir);
-        }
-        drop(lock);
-
         let written = match (before, earlier.take()) {
             (_, Some(first)) => first.written,
             (None, None) => Written::Created,
-            (Some(_), None) => Written::Replaced { backup },
+            (Some(_), None) => Written::Replaced {
+                backup: backup.take(),
+            },
         };
-        let outcome = Outcome { written, report };
+        let outcome = Outcome {
+            written,
+            report,
+            links,
+        };
         // Someone may have written over us right after the rename; then merge into theirs.
-        if read(&target)?.as_deref() == Some(after.as_slice()) {
+        if open::read(&target)?.is_some_and(|now| now.bytes == after) {
             return Ok(outcome);
         }
         earlier = Some(outcome);
@@ -136,6 +171,75 @@ pub fn update<T>(
          writing it); run the command again",
         path.display()
     )
+}
+
+/// Puts `after` in place of the file that `before` saw, under our lock. `false` when the file
+/// changed meanwhile: then nothing was written, and the change is to be merged again. The
+/// backup is made (once) by the first round that gets this far.
+fn replace_once(
+    path: &Path,
+    target: &Path,
+    before: Option<&Snapshot>,
+    after: &[u8],
+    first: bool,
+    backup: &mut Option<PathBuf>,
+) -> Result<bool> {
+    let existing = match before {
+        Some(_) => Some(check_writable(target)?),
+        None => {
+            if let Some(dir) = target.parent() {
+                private_dir(dir)
+                    .with_context(|| format!("cannot create directory {}", dir.display()))?;
+            }
+            None
+        }
+    };
+    let _lock = Lock::acquire(target)?;
+    remove_stale_temps(target);
+    if open::read(target)?.as_ref() != before {
+        return Ok(false);
+    }
+    if let (Some(before), true, None) = (before, first, &backup) {
+        *backup = keep_backup(path, &before.bytes)?;
+    }
+    let temp = write_temp(target, after, existing.as_ref())?;
+    if open::read(target)?.as_ref() != before {
+        return Ok(false);
+    }
+    if let Replaced::Raced = replace(temp, target, before)? {
+        return Ok(false);
+    }
+    if let Some(dir) = target.parent() {
+        sync_dir(dir);
+    }
+    Ok(true)
+}
+
+/// The file as it is, waiting while it is empty and was written within the last second: an
+/// empty file may be one that an in-place writer has just truncated, and taking it for `{}`
+/// would write away everything.
+fn settled_read(target: &Path) -> Result<Option<Snapshot>> {
+    let started = std::time::Instant::now();
+    loop {
+        let now = open::read(target)?;
+        let suspect = now.as_ref().is_some_and(|snapshot| {
+            let fresh = snapshot
+                .stamp
+                .modified()
+                .and_then(|at| at.elapsed().ok())
+                .is_none_or(|age| age < FRESH);
+            snapshot.bytes.trim_ascii().is_empty() && fresh
+        });
+        if !suspect || started.elapsed() > FRESH {
+            return Ok(now);
+        }
+        std::thread::sleep(SETTLE);
+    }
+}
+
+fn read_later(target: &Path) -> Result<Option<Snapshot>> {
+    std::thread::sleep(SETTLE);
+    open::read(target)
 }
 
 /// Follows symlinks to the file that is really written, so a linked settings.json (a dotfiles
@@ -161,18 +265,12 @@ fn resolve_links(path: &Path) -> Result<PathBuf> {
     bail!("it is a loop of symbolic links")
 }
 
-/// The file's bytes, or `None` if there is no file.
-fn read(path: &Path) -> Result<Option<Vec<u8>>> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
-
 /// A read-only file is refused even where we could replace it anyway (root, or a writable
 /// directory): someone made it read-only so that it would not change.
-fn check_writable(target: &Path, meta: &Metadata) -> Result<()> {
+/// Returns the file's metadata, for the new file to take its mode and owner.
+fn check_writable(target: &Path) -> Result<Metadata> {
+    let meta =
+        fs::metadata(target).with_context(|| format!("cannot look at {}", target.display()))?;
     if meta.permissions().readonly() {
         bail!(
             "{} is read-only; make it writable (chmod u+w) if claude-mem may change it",
@@ -181,11 +279,8 @@ fn check_writable(target: &Path, meta: &Metadata) -> Result<()> {
     }
     // Opening without truncating changes nothing, and fails where the system would refuse the
     // write: another owner, an immutable file, a read-only mount.
-    OpenOptions::new()
-        .write(true)
-        .open(target)
-        .map(drop)
-        .with_context(|| format!("cannot write {}", target.display()))
+    open::open(target, true)?;
+    Ok(meta)
 }
 
 /// Keeps `<name>.claude-mem.bak` beside the file the user named (beside the link, not inside a
@@ -215,7 +310,11 @@ fn keep_backup(path: &Path, bytes: &[u8]) -> Result<Option<PathBuf>> {
     };
     let mut file = match create_private(&backup) {
         Ok(file) => file,
-        Err(err) if err.kind() == ErrorKind::AlreadyExists => return Ok(None),
+        Err(err) if err.kind() == ErrorKind::AlreadyExists => {
+            // A FIFO or a directory there is no backup, and writing on would say it is one.
+            open::refuse_planted(&backup).context("refusing the backup")?;
+            return Ok(None);
+        }
         Err(err) => {
             return Err(err).with_context(|| format!("cannot create backup {}", backup.display()));
         }

@@ -6,7 +6,11 @@
 //! stands for this binary's path) and, where the original already held claude-mem hooks,
 //! `uninstalled.json`.
 
+mod not_files;
+mod race;
+mod refused_shapes;
 mod schema;
+mod what_is_ours;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -41,7 +41,9 @@ pub enum Command {
     /// Remove claude-mem's hooks (and nothing else) from Claude Code's settings.json.
     ///
     /// Removes every handler whose command runs a program named claude-mem with `hook`, from
-    /// whatever path, and the groups and events that this leaves empty.
+    /// whatever path, and the groups and events that this leaves empty. In a command line that
+    /// chains ours with another command, only our part goes; a line it cannot take apart
+    /// exactly is kept and reported.
     UninstallHooks(SettingsArgs),
 }
 

@@ -334,17 +334,22 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 }
 
 /// A database without our version stamp that already holds tables is someone else's.
+/// One statement, so one snapshot: read apart, the version could come from before another
+/// process's migration committed and the tables from after, and our own new database would
+/// look like someone else's.
 fn refuse_foreign(conn: &Connection) -> Result<()> {
-    let (version, app_id) = versions(conn)?;
-    if version == 0 && app_id != APPLICATION_ID {
-        let tables: i64 =
-            conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |row| row.get(0))?;
-        if tables > 0 {
-            return Err(Refused(
-                "the file holds tables but is not a claude-mem database; left untouched".into(),
-            )
-            .into());
-        }
+    let (version, app_id, tables): (i64, i64, i64) = conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT application_id FROM pragma_application_id),
+                (SELECT COUNT(*) FROM sqlite_schema)",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
+    if version == 0 && app_id != APPLICATION_ID && tables > 0 {
+        return Err(Refused(
+            "the file holds tables but is not a claude-mem database; left untouched".into(),
+        )
+        .into());
     }
     Ok(())
 }

@@ -33,6 +33,10 @@ pub const DEFAULT_CONTEXT_SESSIONS: usize = 8;
 #[derive(Debug, Clone)]
 pub struct Config {
     pub data_dir: PathBuf,
+    /// Where releases before the layout change kept their files (`~/.claude-mem`, the folder
+    /// thedotmack/claude-mem also uses; or the same `CLAUDE_MEM_DATA_DIR`): moved to the
+    /// current layout once, by the maintenance process.
+    pub legacy_dir: PathBuf,
     pub disabled: bool,
     pub debug: bool,
     pub skip_tools: Vec<String>,
@@ -54,11 +58,15 @@ pub struct Config {
 impl Config {
     pub fn from_env() -> Config {
         let mut warnings = Vec::new();
-        let data_dir = match non_empty("CLAUDE_MEM_DATA_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => dirs::home_dir()
-                .unwrap_or_else(env::temp_dir)
-                .join(".claude-mem"),
+        let home = || dirs::home_dir().unwrap_or_else(env::temp_dir);
+        let (data_dir, legacy_dir) = match non_empty("CLAUDE_MEM_DATA_DIR") {
+            Some(dir) => (PathBuf::from(&dir), PathBuf::from(dir)),
+            None => (
+                dirs::data_dir()
+                    .unwrap_or_else(|| home().join(".local").join("share"))
+                    .join("claude-mem"),
+                home().join(".claude-mem"),
+            ),
         };
         let skip_tools = match env::var("CLAUDE_MEM_SKIP_TOOLS") {
             Ok(list) => list
@@ -103,6 +111,7 @@ impl Config {
             .unwrap_or(DEFAULT_CONTEXT_SESSIONS);
         Config {
             data_dir,
+            legacy_dir,
             disabled: flag("CLAUDE_MEM_DISABLED"),
             debug: flag("CLAUDE_MEM_DEBUG"),
             skip_tools,
@@ -119,12 +128,26 @@ impl Config {
         }
     }
 
+    /// The database. Every name in the data dir differs from the files thedotmack/claude-mem
+    /// keeps in its own (`claude-mem.db`, `logs/`, `settings.json`, `chroma/`, …), so that the
+    /// two tools never touch each other's files, even in one folder.
     pub fn db_path(&self) -> PathBuf {
-        self.data_dir.join("claude-mem.db")
+        self.data_dir.join("memory.db")
     }
 
     pub fn log_path(&self) -> PathBuf {
-        self.data_dir.join("claude-mem.log")
+        self.data_dir.join("memory.log")
+    }
+
+    /// Copies of settings files that `install-hooks` changed, where they cannot sit beside the
+    /// file (a project's `settings.local.json`).
+    pub fn backups_dir(&self) -> PathBuf {
+        self.data_dir.join("settings-backups")
+    }
+
+    /// The database of releases before the layout change, in [`Config::legacy_dir`].
+    pub fn legacy_db_path(&self) -> PathBuf {
+        self.legacy_dir.join("claude-mem.db")
     }
 
     /// Where events go when the database cannot take them.

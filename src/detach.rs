@@ -22,7 +22,8 @@ pub fn maintain(config: &Config) {
     let mut command = Command::new(exe);
     command
         .arg("maintain")
-        .env("CLAUDE_MEM_DATA_DIR", &config.data_dir)
+        // The environment is the hook's own, so the data dir (and the old place an earlier
+        // release used) are the same for both.
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -51,6 +52,22 @@ fn detach(_command: &mut Command) {}
 pub fn try_lock(path: &Path) -> Option<File> {
     let file = fsutil::open_ours(path, fsutil::Access::Append).ok()?;
     flock(&file).then_some(file)
+}
+
+/// Takes the lock of `path`, waiting for whoever holds it (holders keep it briefly).
+pub fn lock_waiting(path: &Path) -> std::io::Result<File> {
+    let file = fsutil::open_ours(path, fsutil::Access::Append)?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !flock(&file) {
+        if std::time::Instant::now() > deadline {
+            return Err(std::io::Error::other(format!(
+                "{} stayed locked for 30 s",
+                path.display()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(file)
 }
 
 /// Whether another process holds the lock of `path` now.

@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::emit;
 use crate::fsutil::{self, Access};
 
-/// Past this size the log is rotated to `claude-mem.log.1`, so it never grows without bound.
+/// Past this size the log is rotated to `memory.log.1`, so it never grows without bound.
 const MAX_LOG_BYTES: u64 = 1024 * 1024;
 
 pub struct Log {
@@ -29,7 +29,7 @@ impl Log {
     pub fn new(config: &Config, context: &str) -> Log {
         Log {
             path: config.log_path(),
-            fallback: config.fallback_dir().join("claude-mem.log"),
+            fallback: config.fallback_dir().join("memory.log"),
             debug: config.debug,
             context: context.to_string(),
         }

@@ -10,6 +10,8 @@ mod detach;
 mod emit;
 mod fsutil;
 mod hook;
+mod incumbent;
+mod layout;
 mod log;
 mod maintain;
 mod notice;

@@ -44,6 +44,18 @@ pub fn run(config: &Config) -> Result<Report> {
             ..Report::default()
         });
     };
+    match crate::layout::settle(config) {
+        Ok(crate::layout::Settled::Moved { from }) => log.line(
+            "INFO",
+            &format!(
+                "moved the files of an earlier release from {}",
+                from.display()
+            ),
+        ),
+        Ok(_) => {}
+        // Nothing may be written at the new place before the old database has moved.
+        Err(err) => return Err(err.context("cannot move the files of an earlier release")),
+    }
     let started = Instant::now();
     let mut report = Report {
         wal_before: store::wal_bytes(config),

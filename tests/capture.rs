@@ -107,7 +107,7 @@ fn the_store_is_private_wal_and_versioned() {
         let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&env.data_dir), 0o700);
         assert_eq!(mode(&env.db_path()), 0o600);
-        let wal = env.data_dir.join("claude-mem.db-wal");
+        let wal = env.data_dir.join("memory.db-wal");
         assert_eq!(
             mode(&wal),
             0o600,
@@ -411,7 +411,7 @@ fn kept_in_the_fallback(env: &Env) -> (Vec<std::path::PathBuf>, String) {
     );
     let log = kept
         .iter()
-        .find(|p| p.ends_with("claude-mem.log"))
+        .find(|p| p.ends_with("memory.log"))
         .expect("a fallback log");
     let log = std::fs::read_to_string(log).unwrap();
     (kept, log)
@@ -444,7 +444,7 @@ fn an_unwritable_data_dir_keeps_the_event_in_the_temp_dir_until_it_can_be_writte
     assert!(
         env.fallback_files()
             .iter()
-            .all(|p| p.ends_with("claude-mem.log"))
+            .all(|p| p.ends_with("memory.log"))
     );
 }
 
@@ -543,7 +543,7 @@ fn a_database_from_a_newer_version_is_never_modified() {
         .unwrap();
     }
     assert_refused_and_kept(&env, "newer than this claude-mem");
-    assert!(!env.data_dir.join("claude-mem.db-wal").exists());
+    assert!(!env.data_dir.join("memory.db-wal").exists());
 }
 
 #[test]
@@ -554,7 +554,7 @@ fn the_wal_stays_bounded_across_many_runs() {
         let input = post_tool_use("s", "Bash", &format!("w-{i}"), json!({"command": padding}));
         assert_ack(&env.hook("capture", &input));
     }
-    let wal = std::fs::metadata(env.data_dir.join("claude-mem.db-wal"))
+    let wal = std::fs::metadata(env.data_dir.join("memory.db-wal"))
         .unwrap()
         .len();
     // 120 runs wrote about 1 MiB; the WAL is checkpointed once it passes 256 KiB.
@@ -650,10 +650,10 @@ fn spill_files_from_a_newer_version_are_left_and_damaged_ones_set_aside() {
 fn the_log_is_rotated_past_its_cap() {
     let env = Env::new();
     assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
-    let log = env.data_dir.join("claude-mem.log");
+    let log = env.data_dir.join("memory.log");
     std::fs::write(&log, "x".repeat(1024 * 1024 + 1)).unwrap();
     assert_silent(&env.hook("capture", b"not json"));
-    let rotated = env.data_dir.join("claude-mem.log.1");
+    let rotated = env.data_dir.join("memory.log.1");
     assert_eq!(std::fs::metadata(&rotated).unwrap().len(), 1024 * 1024 + 1);
     let fresh = std::fs::read_to_string(&log).unwrap();
     assert_eq!(fresh.lines().count(), 1, "{fresh}");

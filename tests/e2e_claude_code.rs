@@ -111,7 +111,7 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
         "a project without history got a context block"
     );
 
-    let db = Connection::open(data_dir.join("claude-mem.db")).unwrap();
+    let db = Connection::open(data_dir.join("memory.db")).unwrap();
     assert_first_session(&db, &first.session_id, &project, &written);
     drop(db);
 
@@ -131,7 +131,7 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let db = Connection::open(data_dir.join("claude-mem.db")).unwrap();
+    let db = Connection::open(data_dir.join("memory.db")).unwrap();
     let status: String = db
         .query_row(
             "SELECT status FROM sessions WHERE session_id = ?1",
@@ -149,7 +149,7 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
 /// hooks keep every event in the spill folder and say so through `systemMessage`, which Claude
 /// Code shows the user as a notice; none of them counts as a failed hook.
 fn assert_a_refused_database_is_told_once(run: &Run, mock: &MockApi) {
-    let db = Connection::open(run.data_dir.join("claude-mem.db")).unwrap();
+    let db = Connection::open(run.data_dir.join("memory.db")).unwrap();
     db.execute_batch("PRAGMA user_version = 99").unwrap();
     drop(db);
     mock.set_script(vec![
@@ -473,7 +473,7 @@ impl Drop for Diagnostics {
             .unwrap_or_default();
         files.sort();
         files.push(self.home.join(".claude/settings.json"));
-        files.push(self.data_dir.join("claude-mem.log"));
+        files.push(self.data_dir.join("memory.log"));
         for file in files {
             match fs::read_to_string(&file) {
                 Ok(text) => eprintln!("---- {} ----\n{text}", file.display()),

@@ -462,7 +462,7 @@ fn endless_or_silent_stdin_ends_within_the_deadline() {
 fn a_fifo_as_the_log_or_the_transcript_never_blocks_a_hook() {
     let env = Env::new();
     assert_ack(&env.hook("capture", &capture("first")));
-    let log = env.data_dir.join("claude-mem.log");
+    let log = env.data_dir.join("memory.log");
     let _ = std::fs::remove_file(&log);
     mkfifo(&log);
     // Malformed input is logged: the log is a FIFO nobody reads.
@@ -529,7 +529,7 @@ fn a_hook_typed_at_a_terminal_says_what_it_is_and_returns() {
 fn a_wal_grown_behind_a_reader_is_shrunk_by_maintenance_not_by_a_hook() {
     let env = Env::new();
     assert_ack(&env.hook("capture", &capture("first")));
-    let wal = env.data_dir.join("claude-mem.db-wal");
+    let wal = env.data_dir.join("memory.db-wal");
     {
         let reader = env.db();
         reader

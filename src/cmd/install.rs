@@ -4,6 +4,9 @@
 use anyhow::{Context, Result};
 
 use crate::cli::SettingsArgs;
+use crate::config::Config;
+use crate::incumbent;
+use crate::layout::{self, Settled};
 use crate::settings::command::Program;
 use crate::settings::compat::{ClaudeCode, Version};
 use crate::settings::merge::{self, Change, Registration, Status};
@@ -118,20 +121,58 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     );
     out.push_str(&format!("Binary: {}\n", exe.display()));
     out.extend(outcome.split_links_note(&path));
-    match &outcome.written {
+    let written = match &outcome.written {
         Written::Replaced {
             backup: Some(backup),
-        } => out.push_str(&format!(
-            "The file as it was before is kept in {}\n",
-            backup.display()
-        )),
-        Written::Unchanged | Written::Missing | Written::WouldChange { .. } => return Ok(out),
-        _ => {}
+        } => {
+            out.push_str(&format!(
+                "The file as it was before is kept in {}\n",
+                backup.display()
+            ));
+            true
+        }
+        Written::Unchanged | Written::Missing | Written::WouldChange { .. } => false,
+        _ => true,
+    };
+    if written {
+        out.push_str(
+            "Claude Code picks the hooks up by itself (it reloads its settings files while it \
+             runs); a session that does not show them needs a restart.\n",
+        );
     }
-    out.push_str(
-        "Claude Code picks the hooks up by itself (it reloads its settings files while it runs); \
-         a session that does not show them needs a restart.\n",
-    );
+    out.push_str(&data_notes(args.dry_run)?);
+    Ok(out)
+}
+
+/// Where the memory lives, the files of an earlier release moved there (not on a dry run),
+/// and a word about thedotmack/claude-mem when it is installed too.
+fn data_notes(dry_run: bool) -> Result<String> {
+    let config = Config::from_env();
+    let mut out = String::new();
+    if dry_run {
+        if layout::pending(&config) {
+            out.push_str(&format!(
+                "Would look at {} and move it to {} if it is claude-mem's own.\n",
+                config.legacy_db_path().display(),
+                config.db_path().display()
+            ));
+        }
+    } else {
+        match layout::settle(&config)? {
+            Settled::Moved { from } => out.push_str(&format!(
+                "Moved the memory of an earlier claude-mem from {} to {}.\n",
+                from.display(),
+                config.data_dir.display()
+            )),
+            Settled::NotOurs { legacy_db } => out.push_str(&format!(
+                "{} belongs to thedotmack/claude-mem: left as it is.\n",
+                legacy_db.display()
+            )),
+            Settled::Nothing => {}
+        }
+    }
+    out.push_str(&format!("Memory: {}\n", config.data_dir.display()));
+    out.extend(incumbent::detect(&config).explain());
     Ok(out)
 }
 

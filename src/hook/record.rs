@@ -15,13 +15,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::detach;
 use crate::fsutil::{self, Durability};
 use crate::log::Log;
 use crate::notice::{PILE_AGE_MS, PILE_FILES, Problem};
 use crate::ops::Write;
 use crate::spill::{self, Backlog, Slice};
 use crate::store::{self, Maintenance, Store};
+use crate::{detach, layout};
 
 pub struct Recorded {
     /// The open store, when the write went into the database.
@@ -33,6 +33,13 @@ pub struct Recorded {
 /// Applies `write` within the wait budget, taking in `slice` of the spill backlog first; on
 /// failure keeps it in the spill folder.
 pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Recorded {
+    if layout::pending(config) {
+        detach::maintain(config);
+        let why = anyhow::anyhow!(
+            "the data dir is being set up (files of an earlier release may have to move first)"
+        );
+        return keep(config, write, log, &why);
+    }
     if store::wal_bytes(config) > store::WAL_OPEN_MAX {
         detach::maintain(config);
         return keep(

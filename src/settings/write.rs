@@ -291,7 +291,7 @@ fn check_writable(target: &Path) -> Result<Metadata> {
 fn keep_backup(path: &Path, bytes: &[u8]) -> Result<Option<PathBuf>> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let backup = if name == "settings.local.json" {
-        let dir = crate::config::Config::from_env().data_dir.join("backups");
+        let dir = crate::config::Config::from_env().backups_dir();
         private_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let flat: String = path
             .to_string_lossy()

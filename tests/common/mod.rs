@@ -16,6 +16,8 @@ pub struct Env {
     pub root: tempfile::TempDir,
     pub data_dir: PathBuf,
     pub vars: Vec<(String, String)>,
+    /// Whether `CLAUDE_MEM_DATA_DIR` is set; without it the binary picks its default place.
+    pub data_dir_var: bool,
 }
 
 impl Env {
@@ -29,7 +31,22 @@ impl Env {
             data_dir,
             vars: Vec::new(),
             root,
+            data_dir_var: true,
         }
+    }
+
+    /// Without `CLAUDE_MEM_DATA_DIR`: the data dir is the default one under the test's HOME.
+    pub fn default_data_dir() -> Env {
+        let env = Env::new();
+        Env {
+            data_dir: env.home().join(".local/share/claude-mem"),
+            data_dir_var: false,
+            ..env
+        }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root.path().join("home")
     }
 
     pub fn with(mut self, key: &str, value: &str) -> Env {
@@ -50,8 +67,10 @@ impl Env {
             .env("TMPDIR", self.tmp())
             .env("TMP", self.tmp())
             .env("TEMP", self.tmp())
-            .env("CLAUDE_MEM_DATA_DIR", &self.data_dir)
             .current_dir(self.root.path());
+        if self.data_dir_var {
+            cmd.env("CLAUDE_MEM_DATA_DIR", &self.data_dir);
+        }
         // Windows cannot start much of anything without these.
         for keep in ["SYSTEMROOT", "SystemRoot", "WINDIR"] {
             if let Some(value) = std::env::var_os(keep) {
@@ -134,7 +153,7 @@ impl Env {
     }
 
     pub fn db_path(&self) -> PathBuf {
-        self.data_dir.join("claude-mem.db")
+        self.data_dir.join("memory.db")
     }
 
     pub fn db(&self) -> Connection {
@@ -146,7 +165,7 @@ impl Env {
     }
 
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.data_dir.join("claude-mem.log")).unwrap_or_default()
+        std::fs::read_to_string(self.data_dir.join("memory.log")).unwrap_or_default()
     }
 
     /// Spill files in the data dir's spill folder (not the reserve claude-mem keeps there).
@@ -163,8 +182,8 @@ impl Env {
         for entry in std::fs::read_dir(self.tmp()).unwrap() {
             let path = entry.unwrap().path();
             out.extend(files_in(&path.join("spill")));
-            if path.join("claude-mem.log").exists() {
-                out.push(path.join("claude-mem.log"));
+            if path.join("memory.log").exists() {
+                out.push(path.join("memory.log"));
             }
         }
         out

@@ -1111,7 +1111,9 @@ fn the_backup_of_a_local_settings_file_stays_out_of_the_project() {
         extra_files(&dir, &["settings.local.json"]),
         Vec::<String>::new()
     );
-    let backups = sandbox.home().join(".claude-mem/backups");
+    let backups = sandbox
+        .home()
+        .join(".local/share/claude-mem/settings-backups");
     let kept: Vec<_> = fs::read_dir(&backups).expect("backups").collect();
     assert_eq!(kept.len(), 1);
     let kept = kept.into_iter().next().unwrap().expect("entry").path();

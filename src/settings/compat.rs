@@ -130,14 +130,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 fn ask_version(claude: &Path) -> Result<Version, String> {
-    let mut child = Command::new(claude)
-        .arg("--version")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|err| format!("it does not run: {err}"))?;
+    let mut child = spawn_version(claude).map_err(|err| format!("it does not run: {err}"))?;
     let mut stdout = child.stdout.take().expect("stdout was piped");
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -166,6 +159,38 @@ fn ask_version(claude: &Path) -> Result<Version, String> {
         let first = text.lines().next().unwrap_or("").trim();
         format!("`--version` printed {first:?}")
     })
+}
+
+/// Starts `claude --version`. A program being replaced (an update in progress) refuses to start
+/// for a moment with "Text file busy": that is worth two more tries, not a wrong answer.
+fn spawn_version(claude: &Path) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        let spawned = Command::new(claude)
+            .arg("--version")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        match spawned {
+            Err(err) if is_text_busy(&err) && tries < 2 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn is_text_busy(err: &std::io::Error) -> bool {
+    err.raw_os_error() == Some(libc::ETXTBSY)
+}
+
+#[cfg(not(unix))]
+fn is_text_busy(_err: &std::io::Error) -> bool {
+    false
 }
 
 #[cfg(test)]

@@ -99,6 +99,7 @@ impl Sandbox {
         let path = self.root.join(relative);
         fs::create_dir_all(path.parent().expect("parent")).expect("dir for binary copy");
         fs::copy(env!("CARGO_BIN_EXE_claude-mem"), &path).expect("copy binary");
+        wait_until_executable(&path);
         path
     }
 
@@ -113,6 +114,27 @@ impl Sandbox {
 fn write_script(path: &Path, version_output: &str) {
     fs::write(path, format!("#!/bin/sh\necho '{version_output}'\n")).expect("fake claude");
     set_mode(path, 0o755);
+    wait_until_executable(path);
+}
+
+/// A program just written can fail to start with "Text file busy" (ETXTBSY) for a moment: a
+/// process that another test thread forked while the file was open for writing holds that
+/// descriptor until it execs. Waits out that moment, so the test runs what it means to run.
+fn wait_until_executable(path: &Path) {
+    for _ in 0..200 {
+        match std::process::Command::new(path)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+        {
+            Err(err) if err.raw_os_error() == Some(26) => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            _ => return,
+        }
+    }
 }
 
 fn set_mode(path: &Path, mode: u32) {

@@ -12,6 +12,7 @@
 //! detached maintenance process (`claude-mem maintain`) instead.
 
 mod context;
+pub mod queue;
 mod write;
 
 pub use context::{RecentSession, recent_sessions};
@@ -30,7 +31,11 @@ use crate::ops::{Change, Write};
 /// "cmem" in ASCII: marks the file as ours (`PRAGMA application_id`).
 pub const APPLICATION_ID: i64 = 0x636d_656d;
 /// Append-only: schema version N is the first N entries.
-const MIGRATIONS: &[&str] = &[include_str!("v1.sql"), include_str!("v2.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("v1.sql"),
+    include_str!("v2.sql"),
+    include_str!("v3.sql"),
+];
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).
 const WAL_CHECKPOINT_BYTES: u64 = 256 * 1024;
@@ -192,6 +197,40 @@ impl Store {
     pub fn set_wait(&self, timeout: Duration) -> Result<()> {
         Ok(self.conn.busy_timeout(timeout)?)
     }
+}
+
+/// Opens the database for a command that only looks (`queue stats`): read-only, so that it can
+/// take no write lock; `None` when nothing was ever captured. A database an older claude-mem
+/// wrote is first brought up to date through [`Store::open`], as the next hook would do anyway.
+pub fn open_read_only(config: &Config, deadline: Instant) -> Result<Option<Connection>> {
+    let path = config.db_path();
+    match std::fs::symlink_metadata(&path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => check_file(&path)?,
+    }
+    let open = || -> Result<Connection> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(&path, flags)
+            .with_context(|| format!("cannot open the database {}", path.display()))?;
+        // A reader waits only while a WAL is being recovered.
+        conn.busy_timeout(remaining(deadline))?;
+        Ok(conn)
+    };
+    let conn = open()?;
+    let (version, app_id) =
+        versions(&conn).with_context(|| format!("cannot read the database {}", path.display()))?;
+    check_version(version, app_id, &path)?;
+    if version == 0 {
+        return Ok(None);
+    }
+    if version < SCHEMA_VERSION {
+        drop(conn);
+        Store::open(config, deadline)?;
+        return open().map(Some);
+    }
+    Ok(Some(conn))
 }
 
 /// A file-system error that only a person can fix (permissions, a read-only mount, a folder

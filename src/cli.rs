@@ -1,8 +1,9 @@
 //! The command line, as clap types only. Doc comments here are the help text.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Capture layer of a memory system for Claude Code: hooks that write each session's prompts
 /// and tool calls straight into a local SQLite queue.
@@ -45,6 +46,102 @@ pub enum Command {
     /// chains ours with another command, only our part goes; a line it cannot take apart
     /// exactly is kept and reported.
     UninstallHooks(SettingsArgs),
+    /// Hand captured items to consumers (a summarizer, a script): claim them under a lease,
+    /// then ack, fail or release each.
+    ///
+    /// Any number of consumers may run at once: two never hold the same item while its lease
+    /// runs, and an item is acked at most once. Items of a consumer that dies come back when
+    /// its lease ends. The README's "Consuming the queue" has the contract and an example.
+    #[command(subcommand)]
+    Queue(QueueCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueueCommand {
+    /// Claim up to N items, high priority first, then oldest; print them as JSON Lines.
+    ///
+    /// Each line is one item with its `lease_token`, which ack, fail and release need. Nothing
+    /// to claim: no output, exit 0.
+    Claim {
+        /// At most this many items (1 to 1000).
+        #[arg(long, value_name = "N", default_value_t = 10,
+              value_parser = clap::value_parser!(u16).range(1..=1000))]
+        limit: u16,
+        /// How long the items are held; then they go to the next claim (1s to 24h).
+        #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = lease)]
+        lease: Duration,
+        /// Only items of this kind.
+        #[arg(long, value_enum)]
+        kind: Option<QueueKind>,
+        /// A name for `queue stats` to show (default: `pid` and the caller's process id).
+        #[arg(long, value_name = "NAME")]
+        consumer: Option<String>,
+    },
+    /// Mark items done.
+    Ack(Answer),
+    /// Record a failed attempt: the item is tried again after a backoff, or after the last
+    /// attempt it is failed for good (until `queue retry`).
+    Fail {
+        #[command(flatten)]
+        answer: Answer,
+        /// What went wrong (kept with the item, shown to the next consumer).
+        #[arg(long, value_name = "TEXT")]
+        error: String,
+        /// Waits after the 1st, 2nd, … failure; the last repeats.
+        #[arg(long, value_name = "DURATIONS", value_delimiter = ',', default_value = "1m,5m,30m,2h",
+              value_parser = crate::clock::parse_duration)]
+        backoff: Vec<Duration>,
+        /// The failure that makes this many attempts is final.
+        #[arg(long, value_name = "N", default_value_t = 5,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_attempts: u32,
+    },
+    /// Give items back unprocessed: claimable again at once, no attempt counted.
+    Release(Answer),
+    /// Put failed items back in the queue now, their attempts counted from zero.
+    Retry {
+        /// Item ids.
+        #[arg(
+            value_name = "ID",
+            required_unless_present = "all",
+            conflicts_with = "all"
+        )]
+        ids: Vec<String>,
+        /// Every failed item.
+        #[arg(long)]
+        all: bool,
+    },
+    /// How many items are waiting, held, retrying, failed and done.
+    Stats {
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which claimed items an ack, fail or release answers for.
+#[derive(Debug, Args)]
+pub struct Answer {
+    /// The `lease_token` the items were claimed with.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: String,
+    /// Item ids.
+    #[arg(value_name = "ID", required = true)]
+    pub ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum QueueKind {
+    Observation,
+    Summary,
+}
+
+fn lease(text: &str) -> Result<Duration, String> {
+    let lease = crate::clock::parse_duration(text)?;
+    if !(crate::store::queue::MIN_LEASE..=crate::store::queue::MAX_LEASE).contains(&lease) {
+        return Err(format!("a lease lasts 1s to 24h, not {text}"));
+    }
+    Ok(lease)
 }
 
 /// Which settings file to change, and how.

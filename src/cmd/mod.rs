@@ -3,6 +3,7 @@
 
 mod install;
 mod maintain;
+mod queue;
 mod uninstall;
 
 use anyhow::Result;
@@ -16,5 +17,6 @@ pub fn run(command: Command) -> Result<String> {
         Command::InstallHooks(args) => install::install(&args),
         Command::UninstallHooks(args) => uninstall::uninstall(&args),
         Command::Maintain => maintain::maintain(),
+        Command::Queue(command) => queue::run(command),
     }
 }

@@ -659,6 +659,13 @@ fn bad_input_is_one_line_and_a_non_zero_exit() {
     capture(&env, "Bash", "t1");
     let line = refused(&answer(&env, "ack", "t", &["no-such-id".into()], &[]));
     assert!(line.contains("no item no-such-id"), "{line}");
+    // However many items an answer names, the line names a few.
+    let many: Vec<String> = (0..50).map(|i| format!("nope-{i}")).collect();
+    let line = refused(&answer(&env, "ack", "t", &many, &[]));
+    assert!(
+        line.trim_end().ends_with("no item nope-2; and 47 more"),
+        "{line}"
+    );
 }
 
 /// A database of the schema before the queue contract, with a real capture in it: the first
@@ -670,6 +677,7 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
     env.db()
         .execute_batch(
             "DROP INDEX pending_queue_retries; DROP INDEX pending_queue_raw_summaries;
+             DROP INDEX pending_queue_leases;
              ALTER TABLE pending_queue DROP COLUMN lease_token;
              ALTER TABLE pending_queue DROP COLUMN retry_at;
              PRAGMA user_version = 2;",

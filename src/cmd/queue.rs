@@ -11,6 +11,7 @@ use rusqlite::Connection;
 
 use crate::cli::{Answer, QueueCommand, QueueKind};
 use crate::config::Config;
+use crate::detach;
 use crate::emit::Refused;
 use crate::store::queue::{self, Backoff, Claim, Kind, Outcome, Stats};
 use crate::store::{self, Store};
@@ -82,20 +83,28 @@ fn caller() -> String {
     format!("pid {pid}")
 }
 
-/// The database for a queue write; `None` when nothing was ever captured (and nothing is
-/// created: there is nothing to claim or answer for).
-fn writer(config: &Config) -> Result<Option<Store>> {
+/// Runs one queue write, then keeps the WAL bounded as a hook would (a consumer draining a
+/// backlog while no hook runs would otherwise grow it without end), leaving to the maintenance
+/// process what a hook would leave to it. `None` when nothing was ever captured: there is
+/// nothing to claim or answer for, and nothing is created.
+fn write<T>(config: &Config, work: impl FnOnce(&Connection) -> Result<T>) -> Result<Option<T>> {
     match std::fs::symlink_metadata(config.db_path()) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        _ => Store::open(config, Instant::now() + WAIT).map(Some),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
     }
+    let mut store = Store::open(config, Instant::now() + WAIT)?;
+    let done = work(store.conn())?;
+    store.after_write();
+    if store.maintenance().is_some() {
+        detach::maintain(config);
+    }
+    Ok(Some(done))
 }
 
 fn claim(config: &Config, request: &Claim) -> Result<String> {
-    let Some(store) = writer(config)? else {
-        return Ok(String::new());
-    };
-    let items = queue::claim(store.conn(), request, Utc::now()).context("cannot claim")?;
+    let items = write(config, |conn| queue::claim(conn, request, Utc::now()))
+        .context("cannot claim")?
+        .unwrap_or_default();
     let mut out = String::new();
     for item in items {
         out.push_str(&serde_json::to_string(&item)?);
@@ -127,14 +136,9 @@ fn settle(
     verb: Verb,
     apply: impl FnOnce(&Connection) -> Result<Vec<(String, Outcome)>>,
 ) -> Result<String> {
-    let answers = match writer(config)? {
-        Some(store) => apply(store.conn()).with_context(|| format!("nothing {}", verb.past()))?,
-        None => answer
-            .ids
-            .iter()
-            .map(|id| (id.clone(), Outcome::Unknown))
-            .collect(),
-    };
+    let answers = write(config, apply)
+        .with_context(|| format!("nothing {}", verb.past()))?
+        .unwrap_or_else(|| unknown(&answer.ids));
     let mut out = String::new();
     let mut done = 0;
     let mut already = Vec::new();
@@ -172,14 +176,14 @@ fn settle(
         summary.push_str(&format!(
             "{} already {verb} under this lease, nothing changed: {}",
             items(already.len()),
-            already.join(", ")
+            listed(&already)
         ));
     }
     if !refused.is_empty() {
         return Err(Refused(format!(
             "{verb} {done} of {}; not {verb}: {}",
             answers.len(),
-            refused.join("; ")
+            listed(&refused)
         ))
         .into());
     }
@@ -189,17 +193,19 @@ fn settle(
 }
 
 fn retry(config: &Config, ids: &[String], all: bool) -> Result<String> {
-    let Some(store) = writer(config)? else {
-        if all {
-            return Ok("put 0 items back in the queue\n".into());
-        }
-        return Err(Refused(format!("no item {}", ids.join(", "))).into());
-    };
     if all {
-        let moved = queue::retry_all(store.conn(), Utc::now()).context("cannot retry")?;
+        let moved = write(config, |conn| queue::retry_all(conn, Utc::now()))
+            .context("cannot retry")?
+            .unwrap_or(0);
         return Ok(format!("put {} back in the queue\n", items(moved)));
     }
-    let answers = queue::retry(store.conn(), ids, Utc::now()).context("cannot retry")?;
+    let answers = write(config, |conn| queue::retry(conn, ids, Utc::now()))
+        .context("cannot retry")?
+        .unwrap_or_else(|| {
+            ids.iter()
+                .map(|id| (id.clone(), Outcome::Unknown))
+                .collect()
+        });
     let done = answers.iter().filter(|(_, o)| *o == Outcome::Done).count();
     let refused: Vec<String> = answers
         .iter()
@@ -211,7 +217,7 @@ fn retry(config: &Config, ids: &[String], all: bool) -> Result<String> {
         .collect();
     let summary = format!("put {} back in the queue", items(done));
     if !refused.is_empty() {
-        return Err(Refused(format!("{summary}; {}", refused.join("; "))).into());
+        return Err(Refused(format!("{summary}; {}", listed(&refused))).into());
     }
     Ok(format!("{summary}\n"))
 }
@@ -271,6 +277,25 @@ fn human(s: &Stats) -> String {
     rows.iter()
         .map(|(name, n, what)| format!("{name:<9}{n:>width$}  {what}\n"))
         .collect()
+}
+
+/// What an answer finds without a database: none of the items.
+fn unknown(ids: &[String]) -> Vec<(String, Outcome)> {
+    ids.iter()
+        .map(|id| (id.clone(), Outcome::Unknown))
+        .collect()
+}
+
+/// The first few of a list, and how many more: the line stays readable however many items
+/// one answer names.
+fn listed<T: AsRef<str>>(list: &[T]) -> String {
+    const SHOWN: usize = 3;
+    let mut text: Vec<&str> = list.iter().take(SHOWN).map(AsRef::as_ref).collect();
+    let more = format!("and {} more", list.len().saturating_sub(SHOWN));
+    if list.len() > SHOWN {
+        text.push(&more);
+    }
+    text.join("; ")
 }
 
 fn items(n: usize) -> String {

@@ -140,6 +140,12 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps the WAL bounded after writes made through [`Store::conn`] (the queue's), as after
+    /// a hook's own: see [`Store::after_commit`].
+    pub fn after_write(&mut self) {
+        self.after_commit(false, false);
+    }
+
     /// Keeps the WAL bounded. A run that finds it past the bound copies it back and truncates
     /// it (TRUNCATE: every hook is the first connection to open the database and reads the
     /// whole WAL, so a short file is what makes the next run fast; RESTART would be undone, as

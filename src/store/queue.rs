@@ -291,9 +291,9 @@ pub fn stats(conn: &Connection, now: DateTime<Utc>) -> Result<Stats> {
 }
 
 /// Takes the best `?1` of the three kinds of claimable items. Each part walks only its own
-/// items: raw ones in drain order up to the limit, the (few) claimed ones, and the failed ones
-/// whose backoff is over through their partial index (`+status` keeps SQLite from walking all
-/// failed items instead); then at most three times the limit are sorted.
+/// items, through an index: raw ones in drain order up to the limit, claimed ones whose lease
+/// has ended, and failed ones whose backoff is over (`+status` and the hints keep SQLite from
+/// walking every claimed or failed item instead); then the few found are sorted.
 fn claim_sql(kind: Option<Kind>) -> String {
     let (raw, filter) = match kind {
         None => ("pending_queue", ""),
@@ -313,8 +313,8 @@ fn claim_sql(kind: Option<Kind>) -> String {
                                 WHERE status = 'raw'{filter}
                                 ORDER BY priority, created_at LIMIT ?1)
                 UNION ALL
-                SELECT id, priority, created_at FROM pending_queue
-                 WHERE status = 'claimed' AND IFNULL(lease_until, '') <= ?2{filter}
+                SELECT id, priority, created_at FROM pending_queue INDEXED BY pending_queue_leases
+                 WHERE status = 'claimed' AND lease_until <= ?2{filter}
                 UNION ALL
                 SELECT id, priority, created_at FROM pending_queue
                  WHERE +status = 'failed' AND retry_at <= ?2{filter}
@@ -349,8 +349,7 @@ const RETRY_SOME: &str = "UPDATE pending_queue SET status = 'raw', attempts = 0,
 const STATS: &str = "SELECT
     (SELECT COUNT(*) FROM pending_queue WHERE status = 'raw'),
     (SELECT COUNT(*) FROM pending_queue WHERE status = 'claimed' AND lease_until > ?1),
-    (SELECT COUNT(*) FROM pending_queue
-      WHERE status = 'claimed' AND IFNULL(lease_until, '') <= ?1),
+    (SELECT COUNT(*) FROM pending_queue WHERE status = 'claimed' AND lease_until <= ?1),
     (SELECT COUNT(*) FROM pending_queue WHERE +status = 'failed' AND retry_at > ?1),
     (SELECT COUNT(*) FROM pending_queue WHERE +status = 'failed' AND retry_at <= ?1),
     (SELECT COUNT(*) FROM pending_queue WHERE status = 'failed'),
@@ -588,11 +587,18 @@ mod tests {
                 })
                 .collect();
             assert!(scans.is_empty(), "{sql}\n{lines:#?}");
-            // The failed ones are reached through their partial index, never by walking all
-            // failed items (those that failed for good pile up).
-            if sql.contains("retry_at <=") {
-                let plan = lines.join("\n");
-                assert!(plan.contains("pending_queue_retries"), "{sql}\n{plan}");
+            // Items in flight and failed ones (those that failed for good pile up) are reached
+            // through their partial indexes, never by walking the whole status.
+            let plan = lines.join("\n");
+            if sql.contains("SET status = 'claimed'") {
+                assert!(
+                    plan.contains("pending_queue_leases (lease_until<?)"),
+                    "{plan}"
+                );
+                assert!(
+                    plan.contains("pending_queue_retries (retry_at<?)"),
+                    "{plan}"
+                );
             }
         }
         let summaries = claim_sql(Some(Kind::Summary));

@@ -8,6 +8,9 @@ ALTER TABLE pending_queue ADD COLUMN lease_token TEXT;
 -- for good (and on every item in another state).
 ALTER TABLE pending_queue ADD COLUMN retry_at TEXT;
 
+-- Claimed items by the end of their lease: a claim finds those whose lease has ended without
+-- reading every item in flight (a table lookup each, a disk read each in a large database).
+CREATE INDEX pending_queue_leases ON pending_queue (lease_until) WHERE status = 'claimed';
 -- Failed items whose backoff has ended, found without walking those that failed for good.
 CREATE INDEX pending_queue_retries ON pending_queue (retry_at) WHERE retry_at IS NOT NULL;
 -- Summary requests waiting for a consumer, in drain order: `claim --kind summary` must not walk

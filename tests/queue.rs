@@ -1,5 +1,7 @@
 //! The queue contract through the real binary: items captured by the real hooks, claimed,
 //! acked, failed and released by consumer processes running at once, some of them killed.
+// The skip notice of the README example's test is for the person reading the test output.
+#![allow(clippy::print_stderr)]
 
 mod common;
 
@@ -687,4 +689,47 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
     let items = claim(&env, &[]);
     assert_eq!(tool_use_ids(&items), ["t1"]);
     succeeded(&answer(&env, "ack", &token(&items), &ids(&items), &[]));
+}
+
+/// The example consumer of the README, run as it is printed there.
+#[test]
+fn the_readme_example_consumer_drains_the_queue() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("## Consuming the queue").unwrap()..];
+    let start = section.find("```python\n").unwrap() + "```python\n".len();
+    let example = &section[start..start + section[start..].find("```").unwrap()];
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if !python.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no python3 to run the README's example consumer");
+        return;
+    }
+    let env = Env::new();
+    let captured = fill(&env, 45);
+    // The example runs `claude-mem` from PATH, with the test's scrubbed environment.
+    let mut path = std::ffi::OsString::from(
+        std::path::Path::new(env!("CARGO_BIN_EXE_claude-mem"))
+            .parent()
+            .unwrap(),
+    );
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let scrubbed = env.command();
+    let out = std::process::Command::new("python3")
+        .env_clear()
+        .envs(scrubbed.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("PATH", path)
+        .args(["-c", example])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().count(),
+        captured.len(),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(stats(&env)["done"], captured.len());
 }

@@ -74,7 +74,7 @@ pub enum QueueCommand {
         #[arg(long, value_enum)]
         kind: Option<QueueKind>,
         /// A name for `queue stats` to show (default: `pid` and the caller's process id).
-        #[arg(long, value_name = "NAME")]
+        #[arg(long, value_name = "NAME", value_parser = consumer)]
         consumer: Option<String>,
     },
     /// Mark items done.
@@ -134,6 +134,14 @@ pub struct Answer {
 pub enum QueueKind {
     Observation,
     Summary,
+}
+
+/// A consumer's name is shown in `queue stats`: one printable line of reasonable length.
+fn consumer(name: &str) -> Result<String, String> {
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err("a consumer name is 1 to 100 printable characters".into());
+    }
+    Ok(name.to_string())
 }
 
 fn lease(text: &str) -> Result<Duration, String> {

@@ -632,6 +632,8 @@ fn bad_input_is_one_line_and_a_non_zero_exit() {
         &["claim", "--lease", "25h"],
         &["claim", "--lease", "5"],
         &["claim", "--kind", "prompt"],
+        &["claim", "--consumer", ""],
+        &["claim", "--consumer", "two\nlines"],
         &["ack", "some-id"],
         &["ack", "--token", "t"],
         &["fail", "--token", "t", "some-id"],
@@ -668,6 +670,26 @@ fn bad_input_is_one_line_and_a_non_zero_exit() {
         line.trim_end().ends_with("no item nope-2; and 47 more"),
         "{line}"
     );
+}
+
+#[test]
+fn private_parts_of_an_error_never_reach_the_database() {
+    let env = Env::new();
+    capture(&env, "Bash", "t1");
+    let items = claim(&env, &[]);
+    let error = "could not parse <private>sk-live-1234</private> in the output";
+    succeeded(&answer(
+        &env,
+        "fail",
+        &token(&items),
+        &ids(&items),
+        &["--error", error],
+    ));
+    let stored: String = env
+        .db()
+        .query_row("SELECT last_error FROM pending_queue", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, "could not parse  in the output");
 }
 
 /// A database of the schema before the queue contract, with a real capture in it: the first

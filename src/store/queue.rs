@@ -25,7 +25,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::clock;
+use crate::{clock, privacy};
 
 /// Most items one claim may take: the claim's write transaction grows with it.
 pub const MAX_CLAIM: usize = 1000;
@@ -209,7 +209,11 @@ pub fn fail(
     backoff: &Backoff,
     now: DateTime<Utc>,
 ) -> Result<Vec<(String, Outcome)>> {
-    let error: String = error.chars().take(MAX_ERROR_CHARS).collect();
+    // A consumer's error may quote what it was handling: private parts stay off the disk.
+    let error: String = privacy::strip(error)
+        .chars()
+        .take(MAX_ERROR_CHARS)
+        .collect();
     settle(conn, token, ids, now, &Settle::Fail { error, backoff })
 }
 

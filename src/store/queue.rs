@@ -10,7 +10,7 @@
 //!   only while it is claimed under that token: once another consumer has claimed the item,
 //!   the first one's answer changes nothing (and says so), so an item is acked at most once.
 //!   Until then a late answer still counts: nobody else holds the item.
-//! - The write lock is held only to mark the items (about a millisecond for a hundred): their
+//! - The write lock is held only to mark the items (a few milliseconds for a hundred): their
 //!   bodies, up to the payload cap each, are read after the commit in one read statement, and
 //!   only those still held under the new token are returned.
 //! - A consumer killed at any point loses nothing: its items come back when its lease ends.

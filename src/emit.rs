@@ -71,22 +71,22 @@ pub fn hook(answer: &Answer) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A command that was refused part of what it was asked by the state of things, not by a
-/// failure: a queue answer for items no longer held under the caller's lease. Exit 3, so that a
-/// script tells it apart from an error worth retrying (1) and a usage error (2).
+/// Part of what a command was asked was declined by the state of things, not by a failure: a
+/// queue answer for items no longer held under the caller's lease. Exit 3, so that a script
+/// tells it apart from an error worth retrying (1) and a usage error (2).
 #[derive(Debug)]
-pub struct Refused(pub String);
+pub struct Declined(pub String);
 
-impl std::fmt::Display for Refused {
+impl std::fmt::Display for Declined {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for Refused {}
+impl std::error::Error for Declined {}
 
 /// Writes a command's report, or its error as one line on stderr with exit 1 (3 for
-/// [`Refused`]).
+/// [`Declined`]).
 pub fn command(result: anyhow::Result<String>) -> ExitCode {
     match result {
         Ok(report) => {
@@ -99,7 +99,7 @@ pub fn command(result: anyhow::Result<String>) -> ExitCode {
         }
         Err(err) => {
             eprintln!("claude-mem: error: {err:#}");
-            if err.downcast_ref::<Refused>().is_some() {
+            if err.downcast_ref::<Declined>().is_some() {
                 ExitCode::from(3)
             } else {
                 ExitCode::FAILURE

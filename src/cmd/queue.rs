@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use crate::cli::{Answer, QueueCommand, QueueKind};
 use crate::config::Config;
 use crate::detach;
-use crate::emit::Refused;
+use crate::emit::Declined;
 use crate::store::queue::{self, Backoff, Claim, Kind, Outcome, Stats};
 use crate::store::{self, Store};
 
@@ -180,7 +180,7 @@ fn settle(
         ));
     }
     if !refused.is_empty() {
-        return Err(Refused(format!(
+        return Err(Declined(format!(
             "{verb} {done} of {}; not {verb}: {}",
             answers.len(),
             listed(&refused)
@@ -217,7 +217,7 @@ fn retry(config: &Config, ids: &[String], all: bool) -> Result<String> {
         .collect();
     let summary = format!("put {} back in the queue", items(done));
     if !refused.is_empty() {
-        return Err(Refused(format!("{summary}; {}", listed(&refused))).into());
+        return Err(Declined(format!("{summary}; {}", listed(&refused))).into());
     }
     Ok(format!("{summary}\n"))
 }

@@ -398,3 +398,28 @@ fn refuse_foreign(conn: &Connection) -> Result<()> {
     }
     Ok(())
 }
+
+/// What the tests that pin each statement to an index share.
+#[cfg(test)]
+mod testing {
+    use rusqlite::Connection;
+
+    /// An empty database at the latest schema.
+    pub fn database() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        for migration in super::MIGRATIONS {
+            conn.execute_batch(migration).unwrap();
+        }
+        conn
+    }
+
+    /// The steps of the plan SQLite picks for `sql`, every parameter bound to 1.
+    pub fn plan(conn: &Connection, sql: &str) -> Vec<String> {
+        let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let params: Vec<&dyn rusqlite::ToSql> = vec![&1; plan.parameter_count()];
+        plan.query_map(params.as_slice(), |row| row.get(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+}

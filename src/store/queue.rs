@@ -520,14 +520,11 @@ impl State {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
 
     fn queue() -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
-        for migration in super::super::MIGRATIONS {
-            conn.execute_batch(migration).unwrap();
-        }
-        conn
+        testing::database()
     }
 
     fn add(conn: &Connection, id: &str, kind: &str, priority: i64, at: &str) {
@@ -575,13 +572,7 @@ mod tests {
             .map(String::from),
         );
         for sql in &statements {
-            let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-            let params: Vec<&dyn rusqlite::ToSql> = vec![&"1"; plan.parameter_count()];
-            let lines: Vec<String> = plan
-                .query_map(params.as_slice(), |row| row.get(3))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
+            let lines = testing::plan(&conn, sql);
             // Walking the partial index of raw summaries is walking only what it takes.
             let scans: Vec<&String> = lines
                 .iter()
@@ -605,18 +596,12 @@ mod tests {
                 );
             }
         }
-        let summaries = claim_sql(Some(Kind::Summary));
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {summaries}"))
-            .unwrap()
-            .query_map(params![1, "1", "1", "1", "1"], |row| row.get(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
+        let summaries = testing::plan(&conn, &claim_sql(Some(Kind::Summary)));
         assert!(
-            plan.iter()
+            summaries
+                .iter()
                 .any(|l| l.contains("pending_queue_raw_summaries")),
-            "{plan:#?}"
+            "{summaries:#?}"
         );
     }
 

@@ -353,18 +353,15 @@ fn log_event(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use rusqlite::Connection;
 
     /// Regression: `hook summary` took 116 ms and `hook prompt` 62 ms in a session of 200,000
     /// captures, 4 ms in a new one: statements scanned the session. Each statement must find
     /// its rows through an index, whatever the table's size.
     #[test]
     fn every_statement_is_an_index_probe() {
-        let conn = Connection::open_in_memory().unwrap();
-        for migration in super::super::MIGRATIONS {
-            conn.execute_batch(migration).unwrap();
-        }
+        let conn = testing::database();
         let statements = [
             SESSION_START,
             SESSION_END,
@@ -388,14 +385,7 @@ mod tests {
             LOG_EVENT,
         ];
         for sql in statements {
-            let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-            let count = plan.parameter_count();
-            let params: Vec<&dyn rusqlite::ToSql> = vec![&"x"; count];
-            let lines: Vec<String> = plan
-                .query_map(params.as_slice(), |row| row.get(3))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
+            let lines = testing::plan(&conn, sql);
             // A scan of a table, or a search of all the queue or log rows of a session: a range
             // as long as the session (its summary requests, one per turn, are short).
             let scans: Vec<&String> = lines

@@ -20,8 +20,8 @@ const LIFETIME: Duration = Duration::from_secs(60);
 /// With deleted private pages in the WAL, a run waits longer for the reader to let go.
 const SCRUB_LIFETIME: Duration = Duration::from_secs(15 * 60);
 const PAUSE: Duration = Duration::from_millis(250);
-/// Another run may be taking the lock for a moment (a hook applying its slice).
-const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// Another run may be taking the lock for a moment (a hook applying its slice, 10 ms at most).
+const LOCK_WAIT: Duration = Duration::from_millis(250);
 
 /// What one run did, for the person who ran it by hand.
 #[derive(Debug, Default)]

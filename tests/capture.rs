@@ -369,6 +369,7 @@ fn a_held_lock_spills_within_the_budget_and_the_next_run_ingests_once() {
     drop(holder);
 
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "after", json!({}))));
+    env.wait_for_maintenance();
     assert_eq!(
         env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'while-locked'"),
         1
@@ -385,13 +386,14 @@ fn a_spill_file_applied_twice_is_stored_once() {
     // A run killed after its commit but before removing the file leaves the file behind.
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "100");
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
-    let holder = env.db();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "spilled", json!({}))));
-    holder.execute_batch("ROLLBACK").unwrap();
-    let spill = env.spilled().pop().unwrap();
-    let copy = std::fs::read(&spill).unwrap();
+    let (spill, copy) = env.while_locked(|| {
+        assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "spilled", json!({}))));
+        let spill = env.spilled().pop().unwrap();
+        let copy = std::fs::read(&spill).unwrap();
+        (spill, copy)
+    });
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "second", json!({}))));
+    env.wait_for_maintenance();
     std::fs::write(&spill, copy).unwrap();
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "third", json!({}))));
     assert_eq!(
@@ -625,22 +627,23 @@ fn spill_files_from_a_newer_version_are_left_and_damaged_ones_set_aside() {
     let spill = env.data_dir.join("spill");
     std::fs::create_dir_all(&spill).unwrap();
     // A later format names itself; this version never opens such a file.
-    let newer = "00000000-0000-7000-8000-000000000000.v2.json";
+    let newer = format!("{}.v2.json", spill_stem(0));
     std::fs::write(
-        spill.join(newer),
+        spill.join(&newer),
         br#"{"format": 2, "write": {"future": true}}"#,
     )
     .unwrap();
-    let damaged = "00000000-0000-7000-8000-000000000001.json";
-    std::fs::write(spill.join(damaged), b"{\"format\": 1, \"wri").unwrap();
+    let damaged = format!("{}.json", spill_stem(1));
+    std::fs::write(spill.join(&damaged), b"{\"format\": 1, \"wri").unwrap();
     assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-2.json")));
+    env.wait_for_maintenance();
     let left: Vec<String> = env
         .spilled()
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, [newer]);
-    let aside = env.data_dir.join("spill-quarantine").join(damaged);
+    let aside = env.data_dir.join("spill-quarantine").join(&damaged);
     assert!(aside.exists(), "the damaged file was not set aside");
     assert!(env.log().contains("set aside"), "log: {}", env.log());
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
@@ -689,18 +692,14 @@ fn a_hook_killed_while_waiting_for_the_lock_loses_nothing() {
     assert!(env.spilled().is_empty());
 }
 
-/// Spills 40 writes while the lock is held; returns with the lock released.
-fn forty_spilled(env: &Env) {
+/// The first capture, then 40 spilled (see `Env::spill_captures`).
+#[cfg(unix)]
+fn forty_spilled(env: &Env) -> std::fs::File {
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
-    env.while_locked(|| {
-        for i in 0..40 {
-            assert_ack(&env.hook(
-                "capture",
-                &post_tool_use("s", "Bash", &format!("spilled-{i:02}"), json!({})),
-            ));
-        }
-    });
-    assert_eq!(env.spilled().len(), 40);
+    let inputs: Vec<Vec<u8>> = (0..40)
+        .map(|i| post_tool_use("s", "Bash", &format!("spilled-{i:02}"), json!({})))
+        .collect();
+    env.spill_captures(&inputs)
 }
 
 /// Regression: a backlog of spill files cost every hook up to 165 ms. A hook now takes in a
@@ -709,9 +708,8 @@ fn forty_spilled(env: &Env) {
 #[test]
 fn a_hook_applies_a_small_slice_of_a_backlog_and_maintenance_the_rest() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
-    forty_spilled(&env);
+    let lock = forty_spilled(&env);
     // With the maintenance lock held, the hook leaves the backlog alone entirely.
-    let lock = env.hold_maintenance();
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "busy", json!({}))));
     assert_eq!(env.spilled().len(), 40);
     drop(lock);
@@ -741,10 +739,11 @@ fn a_hook_applies_a_small_slice_of_a_backlog_and_maintenance_the_rest() {
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 43);
 }
 
+#[cfg(unix)]
 #[test]
 fn maintain_applies_everything_when_run_by_hand() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
-    forty_spilled(&env);
+    drop(forty_spilled(&env));
     let out = env.command().arg("maintain").output().unwrap();
     assert!(
         out.status.success(),

@@ -583,6 +583,7 @@ fn the_context_we_inject_is_never_captured_back() {
 /// Regression: writes applied late from the spill folder used to overwrite newer state: a
 /// spilled SessionStart reopened a session that had ended after it, and an older Stop's
 /// message replaced a newer one.
+#[cfg(unix)]
 #[test]
 fn late_spilled_writes_do_not_overwrite_newer_state() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "100");
@@ -590,6 +591,8 @@ fn late_spilled_writes_do_not_overwrite_newer_state() {
         "prompt",
         &event("UserPromptSubmit", "s", json!({"prompt": "go"})),
     ));
+    // No maintenance may take the spill files in before the test says so.
+    let maintenance = env.hold_maintenance();
     let holder = env.db();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     assert_ack(&env.hook(
@@ -624,6 +627,7 @@ fn late_spilled_writes_do_not_overwrite_newer_state() {
     ));
     std::fs::remove_dir(env.data_dir.join("spill")).ok();
     std::fs::rename(&aside, env.data_dir.join("spill")).unwrap();
+    drop(maintenance);
     assert_ack(&env.hook(
         "capture",
         &event(
@@ -632,6 +636,7 @@ fn late_spilled_writes_do_not_overwrite_newer_state() {
             json!({"tool_name": "Bash", "tool_use_id": "x", "tool_input": {}, "tool_response": {}}),
         ),
     ));
+    env.wait_for_maintenance();
     assert!(env.spilled().is_empty());
     let s = session_row(&env, "s");
     assert_eq!(s["status"], "closed");

@@ -254,6 +254,7 @@ fn a_spilled_private_prompt_still_drops_its_turn() {
             json!({"prompt_id": "turn-2", "prompt": "public again"}),
         ),
     ));
+    env.wait_for_maintenance();
     assert!(env.spilled().is_empty());
     assert_eq!(env.count("SELECT COUNT(*) FROM private_turns"), 1);
     assert!(!contains(&everything_on_disk(&env), "SECRET"));

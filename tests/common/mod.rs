@@ -103,6 +103,23 @@ impl Env {
         result
     }
 
+    /// Runs these captures while the database is locked, so that each spills. Returns holding
+    /// the maintenance lock (nothing takes the backlog in until the caller drops it), once the
+    /// maintenance processes the spilling hooks started have given up waiting for it (250 ms).
+    #[cfg(unix)]
+    pub fn spill_captures(&self, inputs: &[Vec<u8>]) -> std::fs::File {
+        let maintenance = self.hold_maintenance();
+        let before = self.spilled().len();
+        self.while_locked(|| {
+            for input in inputs {
+                assert_ack(&self.hook("capture", input));
+            }
+        });
+        assert_eq!(self.spilled().len(), before + inputs.len());
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        maintenance
+    }
+
     /// Starts `claude-mem hook <name>` with piped stdio, stdin left for the caller.
     pub fn hook_process(&self, name: &str) -> std::process::Child {
         self.command()
@@ -397,4 +414,16 @@ pub fn try_flock(file: &std::fs::File) -> bool {
 #[cfg(not(unix))]
 pub fn try_flock(_file: &std::fs::File) -> bool {
     true
+}
+
+/// The stem of a spill file name as claude-mem makes them (a UUID v7), dated a minute ago, so
+/// it sorts before what a test's hooks spill next; `n` tells several apart. (An old date would
+/// make the hooks report spill files piling up.)
+pub fn spill_stem(n: u64) -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        - 60_000;
+    format!("{:08x}-{:04x}-7000-8000-{n:012x}", ms >> 16, ms & 0xffff)
 }

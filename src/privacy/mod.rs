@@ -13,6 +13,7 @@
 //! and finding that out costs a scan for `<` and its escape.
 
 mod json;
+pub mod secrets;
 mod tags;
 
 use std::borrow::Cow;

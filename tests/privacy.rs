@@ -187,10 +187,14 @@ fn private_text_stays_out_of_spill_files_and_truncated_events() {
         "z".repeat(2 * 1024 * 1024),
         "a".repeat(2 * 1024 * 1024)
     );
-    assert_ack(&env.hook(
-        "capture",
-        &capture("big", json!({}), json!({"stdout": big})),
-    ));
+    // A tool without a lean shape: the payload cap cuts it (a Bash output would be bound to a
+    // head and a tail long before).
+    let big = event(
+        "PostToolUse",
+        json!({"tool_name": "mcp__shell__run", "tool_use_id": "big", "tool_input": {},
+               "tool_response": {"stdout": big}}),
+    );
+    assert_ack(&env.hook("capture", &big));
     assert_eq!(
         env.count("SELECT truncated FROM pending_queue WHERE tool_use_id = 'big'"),
         1

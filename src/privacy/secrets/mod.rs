@@ -6,8 +6,9 @@
 //! `Authorization` credentials, and values assigned to names that say secret. A match becomes
 //! `[REDACTED:<rule>]` and the rest of the text stays, so a memory keeps its meaning.
 //!
-//! [`redact`] is a pure function of a text, for the hooks and for a later scrub of what is
-//! stored; [`Redactor`] adds the user's settings (off, or extra patterns). The search is led by
+//! [`Redactor::redact`] is a pure function of a text, for the hooks and for a later scrub of
+//! what is stored: `Redactor::default()` applies the built-in rules, and the user's settings
+//! (off, or extra patterns) make another `Redactor`. The search is led by
 //! literal anchors (see `anchors`): a text with none of them costs one pass over its bytes.
 
 mod anchors;
@@ -170,15 +171,14 @@ fn known_token(bytes: &[u8], at: usize) -> Option<&'static str> {
         .map(|hit| hit.label)
 }
 
-/// `text` with the built-in rules applied: what a scrub of stored text applies too.
-pub fn redact(text: &str) -> Cow<'_, str> {
-    Redactor::default().redact(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    fn redact(text: &str) -> Cow<'_, str> {
+        Redactor::default().redact(text)
+    }
 
     fn corpus() -> Value {
         serde_json::from_str(include_str!("../../../tests/fixtures/secrets/corpus.json")).unwrap()

@@ -365,3 +365,41 @@ pub fn try_flock(file: &std::fs::File) -> bool {
 pub fn try_flock(_file: &std::fs::File) -> bool {
     true
 }
+
+/// An event of `name` in session `s` of project `/p`, turn `prompt_id`, with `extra` fields.
+pub fn hook_event(name: &str, prompt_id: &str, extra: Value) -> Vec<u8> {
+    let mut e = serde_json::json!({"session_id": "s", "cwd": "/p", "hook_event_name": name,
+                                   "prompt_id": prompt_id});
+    e.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    e.to_string().into_bytes()
+}
+
+/// Every byte the data dir and the temp dir hold (database, WAL, shared memory, spill files,
+/// log, and the fallback folder's spill files and log).
+pub fn everything_on_disk(env: &Env) -> Vec<u8> {
+    fn walk(dir: &Path, out: &mut Vec<u8>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.extend(std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut all = Vec::new();
+    for dir in [env.data_dir.clone(), env.tmp()] {
+        if dir.exists() {
+            walk(&dir, &mut all);
+        }
+    }
+    all
+}
+
+pub fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}

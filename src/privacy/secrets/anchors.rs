@@ -2,10 +2,10 @@
 //!
 //! Every rule starts at a literal anchor: a token's prefix (`ghp_`, `AKIA`, `sk-ant-`), the
 //! start of a block (`-----BEGIN`), `://` of a URL, or a word that names a secret (`token`,
-//! `password`), the latter in any letter case. A text is read once, two bytes at a time
-//! against a table of every anchor's first two bytes (8 KiB, built at compile time), and only
-//! where a pair is known are the anchors that start with it compared. Ordinary text and code
-//! go through at a few instructions a byte; no pattern is compiled at run time.
+//! `password`), the latter in any letter case. A text is read once, three bytes at a time
+//! against a table of every anchor's first three bytes (8 KiB, built at compile time), and only
+//! where they may start one are the anchors with that first byte compared. Ordinary text and
+//! code go through at a few instructions a byte; no pattern is compiled at run time.
 
 /// What a rule is about; each has its own exact check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,62 +119,100 @@ pub const ANCHORS: &[Anchor] = &[
     word("creds"),
 ];
 
-/// Bit `a * 256 + b` is set when some anchor starts with the bytes `a`, `b` (in every letter
-/// case for anchors compared in any case).
-static PAIRS: [u64; 1024] = pairs();
+/// A bit per hash of three bytes, set for every anchor's first three bytes (in every letter
+/// case for anchors compared in any case). 64 Ki bits: a text's bytes are checked against it,
+/// and a false alarm (one in hundreds of positions) costs a comparison.
+static TRIPLES: [u64; 1024] = triples();
 
-const fn pairs() -> [u64; 1024] {
+/// Where three bytes fall in [`TRIPLES`]: a multiplicative hash of their 24 bits to 16 bits.
+const fn slot(key: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+const fn key(a: u8, b: u8, c: u8) -> u32 {
+    (a as u32) << 16 | (b as u32) << 8 | c as u32
+}
+
+const fn triples() -> [u64; 1024] {
     let mut bits = [0u64; 1024];
     let mut i = 0;
     while i < ANCHORS.len() {
         let text = ANCHORS[i].text.as_bytes();
-        let (a, b) = (text[0], text[1]);
-        if ANCHORS[i].fold {
-            let cases = [
-                (a.to_ascii_lowercase(), b.to_ascii_lowercase()),
-                (a.to_ascii_lowercase(), b.to_ascii_uppercase()),
-                (a.to_ascii_uppercase(), b.to_ascii_lowercase()),
-                (a.to_ascii_uppercase(), b.to_ascii_uppercase()),
-            ];
-            let mut c = 0;
-            while c < cases.len() {
-                let pair = (cases[c].0 as usize) << 8 | cases[c].1 as usize;
-                bits[pair / 64] |= 1 << (pair % 64);
-                c += 1;
+        // Every letter case of the three bytes (only the anchor's own for exact anchors).
+        let mut case = 0;
+        while case < 8 {
+            let mut bytes = [text[0], text[1], text[2]];
+            let mut k = 0;
+            while k < 3 {
+                if ANCHORS[i].fold {
+                    bytes[k] = if case >> k & 1 == 1 {
+                        bytes[k].to_ascii_uppercase()
+                    } else {
+                        bytes[k].to_ascii_lowercase()
+                    };
+                }
+                k += 1;
             }
-        } else {
-            let pair = (a as usize) << 8 | b as usize;
-            bits[pair / 64] |= 1 << (pair % 64);
+            let at = slot(key(bytes[0], bytes[1], bytes[2]));
+            bits[at / 64] |= 1 << (at % 64);
+            case += 1;
         }
         i += 1;
     }
     bits
 }
 
-/// The next position at or after `from` where some anchor's first two bytes are.
+/// The next position at or after `from` where some anchor's first three bytes may be. Each
+/// position is hashed on its own (no chain from one byte to the next), so the loop pipelines.
 pub fn next_candidate(bytes: &[u8], from: usize) -> Option<usize> {
-    let mut at = from;
-    while at + 1 < bytes.len() {
-        let pair = usize::from(bytes[at]) << 8 | usize::from(bytes[at + 1]);
-        if PAIRS[pair / 64] & (1 << (pair % 64)) != 0 {
-            return Some(at);
+    let end = bytes.len().checked_sub(2)?;
+    (from..end).find(|&at| {
+        let slot = slot(key(bytes[at], bytes[at + 1], bytes[at + 2]));
+        TRIPLES[slot / 64] & (1 << (slot % 64)) != 0
+    })
+}
+
+/// Bit `i` of entry `b` is set when anchor `i` starts with byte `b` (in either case for
+/// anchors compared in any case): a candidate is compared with a handful of anchors, not all.
+static FIRST: [u64; 256] = first_bytes();
+
+const fn first_bytes() -> [u64; 256] {
+    assert!(ANCHORS.len() <= 64, "an anchor's bit must fit in a u64");
+    let mut masks = [0u64; 256];
+    let mut i = 0;
+    while i < ANCHORS.len() {
+        let first = ANCHORS[i].text.as_bytes()[0];
+        if ANCHORS[i].fold {
+            masks[first.to_ascii_lowercase() as usize] |= 1 << i;
+            masks[first.to_ascii_uppercase() as usize] |= 1 << i;
+        } else {
+            masks[first as usize] |= 1 << i;
         }
-        at += 1;
+        i += 1;
     }
-    None
+    masks
 }
 
 /// The anchors that start at `at`, in table order.
 pub fn anchors_at(bytes: &[u8], at: usize) -> impl Iterator<Item = &'static Anchor> + '_ {
     let rest = &bytes[at..];
-    ANCHORS.iter().filter(move |anchor| {
-        let text = anchor.text.as_bytes();
-        rest.len() >= text.len()
-            && if anchor.fold {
-                rest[..text.len()].eq_ignore_ascii_case(text)
-            } else {
-                rest[0] == text[0] && rest[..text.len()] == *text
+    let mut mask = rest.first().map_or(0, |&b| FIRST[usize::from(b)]);
+    std::iter::from_fn(move || {
+        while mask != 0 {
+            let anchor = &ANCHORS[mask.trailing_zeros() as usize];
+            mask &= mask - 1;
+            let text = anchor.text.as_bytes();
+            let found = rest.len() >= text.len()
+                && if anchor.fold {
+                    rest[..text.len()].eq_ignore_ascii_case(text)
+                } else {
+                    rest[..text.len()] == *text
+                };
+            if found {
+                return Some(anchor);
             }
+        }
+        None
     })
 }
 

@@ -620,10 +620,13 @@ fn an_excluded_project_leaves_nothing_behind() {
         .with("CLAUDE_PROJECT_DIR", "/srv/clients/acme/private");
     run_all(&env, "/tmp/elsewhere");
     assert!(!env.data_dir.exists() && tmp_is_empty(&env));
-    // Elsewhere, the same hooks capture as usual.
-    let env = Env::new().with("CLAUDE_MEM_EXCLUDE", "~/work/secret-*");
+    // Elsewhere, the same hooks capture as usual: the project decides, not where a command
+    // ran inside it.
+    let env = Env::new()
+        .with("CLAUDE_MEM_EXCLUDE", "/tmp/*")
+        .with("CLAUDE_PROJECT_DIR", "/home/dev/public");
     let event = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
-                       "cwd": "/home/dev/public", "prompt": "hello"});
+                       "cwd": "/tmp/scratch", "prompt": "hello"});
     assert_ack(&env.hook("prompt", event.to_string().as_bytes()));
     assert_eq!(env.count("SELECT COUNT(*) FROM user_prompts"), 1);
 }

@@ -169,7 +169,7 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
         }
     };
     // Without CLAUDE_PROJECT_DIR the project is the event's cwd, known only now.
-    if excluded(Event::get(&event.cwd)) {
+    if config.project_dir.is_none() && excluded(Event::get(&event.cwd)) {
         return HookOutput::Nothing.into();
     }
     let ctx = Ctx {

@@ -8,7 +8,7 @@ use super::wire::{self, Event};
 use super::{Ctx, meta, short, truncate};
 use crate::ops::{Change, Observation, Priority, Write};
 use crate::privacy;
-use crate::privacy::lean::{Piece, Shape};
+use crate::privacy::lean::{self, Piece, Shape};
 
 /// The shape of `raw_output` this version writes, as `raw_output.lean`: rows without it were
 /// stored whole (tool_input and tool_response as Claude Code sent them, with project_dir and
@@ -37,7 +37,9 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     let all = usize::MAX;
     let redactor = &ctx.config.redactor;
     let raw_input = event.tool_input.map_or("null", |raw| raw.get());
-    let file = shaped(tool_name).then(|| file_path(raw_input)).flatten();
+    let file = lean::names_files(tool_name)
+        .then(|| file_path(raw_input))
+        .flatten();
     let file = file.as_deref().map(privacy::strip);
     let shape = |piece| Shape::of(tool_name, piece, file.as_deref());
     let tool_input = privacy::clean_json(raw_input, redactor, shape(Piece::Input), all);
@@ -182,12 +184,6 @@ fn paths(tool_input: &str) -> Vec<Cow<'_, str>> {
         .flatten()
         .filter(|path| !path.is_empty())
         .collect()
-}
-
-/// Whether the tool has a lean shape, so that the file it names matters before its pieces are
-/// cleaned (a secret file's content is not kept).
-fn shaped(tool: &str) -> bool {
-    matches!(tool, "Read" | "Write" | "Edit" | "MultiEdit")
 }
 
 /// The file a call of a file tool names, from its input as Claude Code sent it.

@@ -42,8 +42,8 @@ pub struct Shape {
 impl Shape {
     /// The shape of `piece` of a call to `tool`, which names `file` (its `file_path`); `None`
     /// for a tool kept as it is.
-    pub fn of(tool: &str, piece: Piece, file: Option<&str>) -> Option<Shape> {
-        let tool = match tool {
+    pub fn of(tool_name: &str, piece: Piece, file: Option<&str>) -> Option<Shape> {
+        let tool = match tool_name {
             "Write" => Tool::Write,
             "Edit" => Tool::Edit,
             "MultiEdit" => Tool::MultiEdit,
@@ -51,7 +51,8 @@ impl Shape {
             "Bash" => Tool::Bash,
             _ => return None,
         };
-        let secret_file = tool != Tool::Bash && file.is_some_and(super::secrets::is_secret_file);
+        let secret_file =
+            names_files(tool_name) && file.is_some_and(super::secrets::is_secret_file);
         Some(Shape {
             tool,
             piece,
@@ -104,6 +105,12 @@ impl Shape {
             Piece::Response | Piece::Error => Text::Bound,
         }
     }
+}
+
+/// Whether calls of `tool` read or write the file their input names (`file_path`): whether
+/// that file must be known before their pieces are cleaned.
+pub fn names_files(tool: &str) -> bool {
+    matches!(tool, "Read" | "Write" | "Edit" | "MultiEdit")
 }
 
 /// What becomes of a string.

@@ -55,6 +55,12 @@ impl Pattern {
         }
     }
 
+    /// Whether `bytes` hold the plain start of the pattern: a pre-check that may say yes
+    /// where the pattern does not match.
+    pub fn lead_in(&self, bytes: &[u8]) -> bool {
+        memchr::memmem::find(bytes, self.lead.as_bytes()).is_some()
+    }
+
     /// Every match in `text`, in order, not overlapping.
     pub fn find(&self, text: &str) -> Vec<Range<usize>> {
         let bytes = text.as_bytes();

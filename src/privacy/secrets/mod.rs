@@ -69,7 +69,12 @@ impl Redactor {
         hits.sort_by_key(|h| h.range.start);
         let mut out = String::with_capacity(text.len());
         let mut kept = 0;
-        for hit in hits {
+        for mut hit in hits {
+            // Checks end on ASCII bytes, but a bound on a value's length may not: widen (the
+            // secret goes whole) rather than split a character.
+            while !text.is_char_boundary(hit.range.end) {
+                hit.range.end += 1;
+            }
             let start = hit.range.start.max(kept);
             out.push_str(&text[kept..start]);
             out.push_str("[REDACTED:");
@@ -110,10 +115,7 @@ impl Redactor {
                 }
             }
         }) || hides_by_escape(bytes)
-            || self
-                .extra
-                .iter()
-                .any(|p| !p.find(&json[..bytes.len().min(json.len())]).is_empty())
+            || self.extra.iter().any(|p| p.lead_in(bytes))
     }
 }
 
@@ -233,6 +235,15 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(redact(text), want);
         }
+    }
+
+    #[test]
+    fn a_long_value_is_cut_on_a_character_boundary() {
+        let value = format!("{}aééé", "a1".repeat(511));
+        let text = format!("password={value} end");
+        let out = redact(&text);
+        assert!(out.starts_with("password=[REDACTED:password]"), "{out}");
+        assert!(!out.contains("a1a1"));
     }
 
     #[test]

@@ -38,6 +38,15 @@ fn within(bytes: &[u8], len: usize) -> &[u8] {
     &bytes[..bytes.len().min(len)]
 }
 
+/// `at` (or the end of `bytes`), moved back to the start of a UTF-8 character.
+fn boundary_before(bytes: &[u8], at: usize) -> usize {
+    let mut at = at.min(bytes.len());
+    while at < bytes.len() && at > 0 && bytes[at] & 0xC0 == 0x80 {
+        at -= 1;
+    }
+    at
+}
+
 /// The check of a secret word found at `at`: the whole name around it, then what is assigned.
 pub fn assignment(bytes: &[u8], at: usize) -> Step {
     let floor = at.saturating_sub(MAX_NAME);
@@ -119,7 +128,7 @@ fn assigned_value(bytes: &[u8], end: usize, flag: bool) -> Option<(Range<usize>,
     let quote = bytes.get(at + usize::from(escaped)).copied();
     if let Some(q @ (b'"' | b'\'' | b'`')) = quote {
         let from = at + usize::from(escaped) + 1;
-        let limit = bytes.len().min(from + MAX_VALUE);
+        let limit = boundary_before(bytes, from + MAX_VALUE);
         let close = bytes[from..limit]
             .iter()
             .position(|&b| b == q || b == b'\n')
@@ -132,7 +141,7 @@ fn assigned_value(bytes: &[u8], end: usize, flag: bool) -> Option<(Range<usize>,
         return Some((from..close, true));
     }
     let stop = |b: u8| b.is_ascii_whitespace() || b"\"'`,;)]}<>&".contains(&b);
-    let limit = bytes.len().min(at + MAX_VALUE);
+    let limit = boundary_before(bytes, at + MAX_VALUE);
     let close = bytes[at..limit]
         .iter()
         .position(|&b| stop(b))
@@ -142,7 +151,7 @@ fn assigned_value(bytes: &[u8], end: usize, flag: bool) -> Option<(Range<usize>,
 
 /// `<password>value</password>`.
 fn xml_value(bytes: &[u8], from: usize) -> Option<(Range<usize>, bool)> {
-    let limit = bytes.len().min(from + MAX_VALUE);
+    let limit = boundary_before(bytes, from + MAX_VALUE);
     let close = memchr::memchr(b'<', &bytes[from..limit])?;
     Some((from..from + close, true))
 }

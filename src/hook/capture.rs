@@ -1,8 +1,9 @@
 //! `hook capture` (PostToolUse, PostToolUseFailure): one queue row per tool call.
 
-use serde::Deserialize;
-
 use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::wire::{self, Event};
 use super::{Ctx, meta, short, truncate};
@@ -28,52 +29,23 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
         return None;
     }
     let session = ctx.session(event, session_id);
-
-    // Private parts go first, before anything reads, leaves out or cuts the pieces; secrets
-    // next, in what is left. The input is cleaned whole, as the files touched are read from it
-    // (a tag left open in an earlier string may cover a path). A known tool's pieces are cut
-    // to their lean shape, whole (the tail of an output is kept); of an unknown tool's second
-    // piece, the filter walks only what its share of the payload cap keeps.
-    let all = usize::MAX;
-    let redactor = &ctx.config.redactor;
-    let raw_input = event.tool_input.map_or("null", |raw| raw.get());
-    let file = lean::names_files(tool_name)
-        .then(|| file_path(raw_input))
-        .flatten();
-    let file = file.as_deref().map(privacy::strip);
-    let shape = |piece| Shape::of(tool_name, piece, file.as_deref());
-    let tool_input = privacy::clean_json(raw_input, redactor, shape(Piece::Input), all);
     let (second_key, second, piece) = if failure {
         ("error", event.error, Piece::Error)
     } else {
         ("tool_response", event.tool_response, Piece::Response)
     };
-    let second = second.map_or("null", |raw| raw.get());
-    let max = ctx.config.max_payload_bytes;
-    let (input_max, second_max, second) = match shape(piece) {
-        Some(shape) => {
-            let second = privacy::clean_json(second, redactor, Some(shape), all);
-            let over = max.filter(|max| tool_input.len() + second.len() > *max);
-            let (a, b) = over.map_or((all, all), |max| share(tool_input.len(), second.len(), max));
-            (a, b, second)
-        }
-        None => {
-            let over = max.filter(|max| ctx.payload_bytes > *max);
-            let (a, b) = over.map_or((all, all), |max| share(tool_input.len(), second.len(), max));
-            (a, b, privacy::clean_json(second, redactor, None, b))
-        }
-    };
+    let pieces = clean(event.tool_input, second, tool_name, piece, ctx);
 
-    let mut raw = String::with_capacity(tool_input.len() + second.len() + 256);
+    let mut raw = String::with_capacity(pieces.input.len() + pieces.second.len() + 256);
     let mut cut = Vec::new();
     raw.push_str("{\"tool_input\":");
-    if push_piece(&mut raw, &tool_input, input_max) {
+    if push_piece(&mut raw, &pieces.input, pieces.input_max) {
         cut.push("tool_input");
     }
     raw.push_str(",\"");
     raw.push_str(second_key);
     raw.push_str("\":");
-    if push_piece(&mut raw, &second, second_max) {
+    if push_piece(&mut raw, &pieces.second, pieces.second_max) {
         cut.push(second_key);
     }
     if failure {
@@ -101,12 +73,67 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
         tool_use_id: meta(&event.tool_use_id),
         prompt_id: meta(&event.prompt_id),
         raw_output: raw,
-        files_touched: files_touched(&tool_input),
+        files_touched: files_touched(&pieces.input),
         priority: priority(tool_name),
         payload_bytes: ctx.payload_bytes as u64,
         truncated: !cut.is_empty(),
     };
     Some(ctx.write(session, Change::Observation(observation)))
+}
+
+/// A tool call's two pieces, cleaned, and how many bytes of each the payload cap lets in.
+struct Pieces<'a> {
+    input: Cow<'a, str>,
+    second: Cow<'a, str>,
+    input_max: usize,
+    second_max: usize,
+}
+
+/// Private parts go first, before anything reads, leaves out or cuts the pieces; secrets next,
+/// in what is left. The input is cleaned whole, as the files touched are read from it (a tag
+/// left open in an earlier string may cover a path). A known tool's pieces are cut to their
+/// lean shape, whole (the tail of an output is kept), and the cap applies to what is left; of
+/// an unknown tool's second piece, the filter walks only what its share of the cap keeps.
+fn clean<'a>(
+    input: Option<&'a RawValue>,
+    second: Option<&'a RawValue>,
+    tool_name: &str,
+    piece: Piece,
+    ctx: &Ctx,
+) -> Pieces<'a> {
+    let all = usize::MAX;
+    let redactor = &ctx.config.redactor;
+    let raw_input = input.map_or("null", RawValue::get);
+    let file = lean::names_files(tool_name)
+        .then(|| file_path(raw_input))
+        .flatten();
+    let file = file.as_deref().map(privacy::strip);
+    let shape = |piece| Shape::of(tool_name, piece, file.as_deref());
+    let input = privacy::clean_json(raw_input, redactor, shape(Piece::Input), all);
+    let second = second.map_or("null", RawValue::get);
+    let max = ctx.config.max_payload_bytes;
+    let share_of = |over: Option<usize>, second: usize| {
+        over.map_or((all, all), |max| share(input.len(), second, max))
+    };
+    let (input_max, second_max, second) = match shape(piece) {
+        Some(shape) => {
+            let second = privacy::clean_json(second, redactor, Some(shape), all);
+            let over = max.filter(|max| input.len() + second.len() > *max);
+            let (a, b) = share_of(over, second.len());
+            (a, b, second)
+        }
+        None => {
+            let over = max.filter(|max| ctx.payload_bytes > *max);
+            let (a, b) = share_of(over, second.len());
+            (a, b, privacy::clean_json(second, redactor, None, b))
+        }
+    };
+    Pieces {
+        input,
+        second,
+        input_max,
+        second_max,
+    }
 }
 
 /// Mutations and commands first, reads and listings last.

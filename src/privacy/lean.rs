@@ -9,8 +9,9 @@
 //! payload. A file that is a secret by its name (`.env`, `id_rsa`, …) is recorded, its content
 //! is not.
 //!
-//! This is a filter of the JSON walk (see `json`), applied after the private parts are gone
-//! and before secrets are looked for.
+//! This is part of the filter of the JSON walk (see `json`): members are left out once the
+//! private parts are gone, and a string is cut only after its secrets are redacted, so that a
+//! cut never leaves a part of a secret no rule knows.
 
 /// The tools whose payload has a lean shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -108,28 +108,42 @@ fn stored(env: &Env, carrier: &str, id: &str) -> String {
     }
 }
 
+/// Carries each text by every carrier, as turn `{prefix}{i}-{carrier}`; `check` is handed
+/// the text's index, the carrier and what was stored.
+fn carry_everywhere(
+    env: &Env,
+    texts: &[&str],
+    prefix: &str,
+    mut check: impl FnMut(usize, &str, String),
+) {
+    for (i, text) in texts.iter().enumerate() {
+        for carrier in CARRIERS {
+            let id = format!("{prefix}{i}-{}", carrier.replace(' ', "-"));
+            carry(env, carrier, &id, text);
+            check(i, carrier, stored(env, carrier, &id));
+        }
+    }
+}
+
 #[test]
 fn no_secret_of_the_corpus_reaches_the_disk_whatever_carries_it() {
     let env = Env::new();
     let corpus = corpus();
     let secrets = corpus["secrets"].as_array().unwrap();
     assert!(secrets.len() >= 40);
-    for (i, case) in secrets.iter().enumerate() {
-        for carrier in CARRIERS {
-            let id = format!("s{i}-{}", carrier.replace(' ', "-"));
-            let text = case["text"].as_str().unwrap();
-            carry(&env, carrier, &id, text);
-            let marker = format!("[REDACTED:{}]", case["rule"].as_str().unwrap());
-            let kept = stored(&env, carrier, &id);
-            assert!(
-                kept.contains(&marker),
-                "{carrier}: {text:?} stored as {kept:?}"
-            );
-        }
-    }
+    let field =
+        |name: &str| -> Vec<&str> { secrets.iter().map(|c| c[name].as_str().unwrap()).collect() };
+    let (texts, rules) = (field("text"), field("rule"));
+    carry_everywhere(&env, &texts, "s", |i, carrier, kept| {
+        let marker = format!("[REDACTED:{}]", rules[i]);
+        let text = texts[i];
+        assert!(
+            kept.contains(&marker),
+            "{carrier}: {text:?} stored as {kept:?}"
+        );
+    });
     let disk = everything_on_disk(&env);
-    for case in secrets {
-        let secret = case["secret"].as_str().unwrap();
+    for secret in field("secret") {
         assert!(!contains(&disk, secret), "on disk: {secret}");
     }
 }
@@ -138,16 +152,16 @@ fn no_secret_of_the_corpus_reaches_the_disk_whatever_carries_it() {
 fn near_misses_are_stored_as_written() {
     let env = Env::new();
     let corpus = corpus();
-    let kept = corpus["kept"].as_array().unwrap();
+    let kept: Vec<&str> = corpus["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
     assert!(kept.len() >= 40);
-    for (i, text) in kept.iter().enumerate() {
-        let text = text.as_str().unwrap();
-        for carrier in CARRIERS {
-            let id = format!("k{i}-{}", carrier.replace(' ', "-"));
-            carry(&env, carrier, &id, text);
-            assert_eq!(stored(&env, carrier, &id), text, "{carrier}");
-        }
-    }
+    carry_everywhere(&env, &kept, "k", |i, carrier, stored| {
+        assert_eq!(stored, kept[i], "{carrier}");
+    });
     assert!(!contains(&everything_on_disk(&env), "[REDACTED"));
 }
 

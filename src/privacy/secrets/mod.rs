@@ -136,25 +136,42 @@ fn overlaps(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> bool {
 }
 
 /// The built-in rules' hits in `text`, in order and not overlapping.
+///
+/// A check that finds nothing says how far its reading went (a token's run of characters, a
+/// name): the anchors of its kind are not tried again within that reach, which keeps the
+/// search linear, but those of the other kind are (a name may end a run that was no token,
+/// `glpat-x_password=…`; a token may sit in a name that was no secret, `X_ghp_…`).
 fn find(text: &str) -> Vec<Hit> {
     let bytes = text.as_bytes();
     let mut hits: Vec<Hit> = Vec::new();
     let mut at = 0;
+    let (mut tokens_from, mut names_from) = (0, 0);
     while let Some(candidate) = anchors::next_candidate(bytes, at) {
         at = candidate + 1;
         let floor = hits.last().map_or(0, |h| h.range.end);
         for anchor in anchors::anchors_at(bytes, candidate) {
-            let step = tokens::check(anchor, bytes, candidate, floor);
-            at = at.max(step.resume);
-            if let Some(mut hit) = step.hit {
-                if anchor.rule == anchors::Rule::Name {
-                    hit.label = known_token(bytes, hit.range.start).unwrap_or(hit.label);
-                }
-                if hit.range.start < hit.range.end {
-                    hits.push(hit);
-                }
-                break;
+            let name = anchor.rule == anchors::Rule::Name;
+            if candidate < if name { names_from } else { tokens_from } {
+                continue;
             }
+            let step = tokens::check(anchor, bytes, candidate, floor);
+            let Some(mut hit) = step.hit else {
+                let from = if name {
+                    &mut names_from
+                } else {
+                    &mut tokens_from
+                };
+                *from = (*from).max(step.resume);
+                continue;
+            };
+            if name {
+                hit.label = known_token(bytes, hit.range.start).unwrap_or(hit.label);
+            }
+            at = at.max(hit.range.end);
+            if hit.range.start < hit.range.end {
+                hits.push(hit);
+            }
+            break;
         }
         // Keep on char boundaries: anchors and checks are ASCII, so this only skips.
         while at < bytes.len() && !text.is_char_boundary(at) {
@@ -235,6 +252,18 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(redact(text), want);
         }
+    }
+
+    #[test]
+    fn a_run_that_is_no_token_can_end_in_a_name_and_a_name_can_hold_a_token() {
+        assert_eq!(
+            redact("glpat-x_password=Zq81kdP0x9"),
+            "glpat-x_password=[REDACTED:password]"
+        );
+        assert_eq!(
+            redact("TOKEN_ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i_X: 1"),
+            "TOKEN_[REDACTED:github-token]_X: 1"
+        );
     }
 
     #[test]

@@ -435,6 +435,10 @@ pub fn looks_secret(value: &str, class: Class, quoted: bool) -> bool {
     }
     let letters = value.bytes().any(|b| b.is_ascii_alphabetic());
     let digits = value.bytes().any(|b| b.is_ascii_digit());
+    // A passphrase may hold spaces; a token or key never does (that is prose about one).
+    if class != Class::Strong && value.contains(char::is_whitespace) {
+        return false;
+    }
     match class {
         Class::Strong => chars >= 6,
         Class::UrlPassword => chars >= 3,

@@ -18,9 +18,11 @@
 //!
 //! Budgets (median of the case / median of the floor, on the 2-core dev machine):
 //! no-op (a PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB
-//! capture with the default payload cap at most 40x; a 1 KB capture holding a `<private>` tag,
-//! which the privacy filter walks, at most 2.5x too. A missed budget, or a case that did not do
-//! what it is meant to measure (see `verify`), exits non-zero so this can gate a change.
+//! capture at most 40x (a Read, kept as a head and a tail, and an unknown tool's response cut
+//! at the default payload cap); a 1 KB capture holding a `<private>` tag, which the privacy
+//! filter walks, or secrets, which are redacted, at most 2.5x too, and a 5 MB Read with
+//! secrets at most 40x. A missed budget, or a case that did not do what it is meant to measure
+//! (see `verify`), exits non-zero so this can gate a change.
 // The bench's output is its report: it prints, unlike the crate.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -70,8 +72,9 @@ enum Expect {
     Exit,
     /// A no-op hook: empty stdout, and the data dir is never created.
     Nothing,
-    /// A capture: the ack, and one new row per run, truncated or not.
-    Row { truncated: bool },
+    /// A capture: the ack, and one new row per run, truncated or not (`None`: not checked, for
+    /// a compared build that may store it otherwise).
+    Row { truncated: Option<bool> },
 }
 
 struct Case {
@@ -112,17 +115,17 @@ fn run() -> Result<bool> {
         "claude-mem",
     )?;
 
+    let five = 5 * 1024 * 1024;
     let inputs = Inputs {
         dir: dir.to_path_buf(),
         bash_1k: write_event(dir, "bash-1k.json", &bash_event(1024))?,
         todo_1k: write_event(dir, "todo-1k.json", &todo_event(1024))?,
-        read_5m: write_event(dir, "read-5m.json", &read_event(5 * 1024 * 1024))?,
+        read_5m: write_event(dir, "read-5m.json", &read_event(five))?,
+        mcp_5m: write_event(dir, "mcp-5m.json", &unknown_tool(read_event(five)))?,
         private_1k: write_event(dir, "private-1k.json", &with_private(bash_event(1024)))?,
-        private_5m: write_event(
-            dir,
-            "private-5m.json",
-            &with_private(read_event(5 * 1024 * 1024)),
-        )?,
+        private_5m: write_event(dir, "private-5m.json", &with_private(read_event(five)))?,
+        secrets_1k: write_event(dir, "secrets-1k.json", &with_secrets(bash_event(1024)))?,
+        secrets_5m: write_event(dir, "secrets-5m.json", &with_secrets(read_event(five)))?,
     };
     let mut cases = vec![Case {
         args: &[],
@@ -185,9 +188,14 @@ struct Inputs {
     bash_1k: PathBuf,
     todo_1k: PathBuf,
     read_5m: PathBuf,
+    /// The 5 MB response of a tool without a lean shape: cut at the payload cap.
+    mcp_5m: PathBuf,
     /// The same events with a `<private>` tag: the privacy filter walks them whole.
     private_1k: PathBuf,
     private_5m: PathBuf,
+    /// The same events with secrets, which are redacted.
+    secrets_1k: PathBuf,
+    secrets_5m: PathBuf,
 }
 
 impl Case {
@@ -215,13 +223,23 @@ impl Case {
 /// the budgets off.
 fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
     let own = |budget: f64| label.is_empty().then_some(budget);
-    let row = |truncated| Expect::Row { truncated };
+    let row = |truncated| Expect::Row {
+        truncated: label.is_empty().then_some(truncated),
+    };
     let copy = |input: &Path, case: &str| -> Result<PathBuf> {
         let to = inputs
             .dir
             .join(format!("{}.json", slug(&format!("{case}{label}"))));
         fs::copy(input, &to)?;
         Ok(to)
+    };
+    let capture = |name: &str, input: &Path, case: &str, truncated: bool| -> Result<Case> {
+        Ok(Case::new(name, bin, &copy(input, case)?, row(truncated)))
+    };
+    let big = |case: Case, budget: Option<f64>| Case {
+        big: true,
+        budget,
+        ..case
     };
     let mut cases = vec![
         Case {
@@ -244,60 +262,78 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
         },
         Case {
             budget: own(CAPTURE_1K_BUDGET),
-            ..Case::new(
-                "capture 1 KB Bash",
-                bin,
-                &copy(&inputs.bash_1k, "1k")?,
-                row(false),
-            )
+            ..capture("capture 1 KB Bash", &inputs.bash_1k, "1k", false)?
         },
         Case {
             rows_before: PREFILL_ROWS,
-            ..Case::new(
+            ..capture(
                 "capture 1 KB, 10k rows in db",
-                bin,
-                &copy(&inputs.bash_1k, "10k")?,
-                row(false),
-            )
-        },
-        Case {
-            big: true,
-            budget: own(CAPTURE_5M_BUDGET),
-            ..Case::new(
-                "capture 5 MB, capped at 1 MiB",
-                bin,
-                &copy(&inputs.read_5m, "5m")?,
-                row(true),
-            )
+                &inputs.bash_1k,
+                "10k",
+                false,
+            )?
         },
         Case {
             budget: own(CAPTURE_1K_BUDGET),
-            ..Case::new(
+            ..capture(
+                "capture 1 KB with secrets",
+                &inputs.secrets_1k,
+                "1ks",
+                false,
+            )?
+        },
+        Case {
+            budget: own(CAPTURE_1K_BUDGET),
+            ..capture(
                 "capture 1 KB with a <private> tag",
-                bin,
-                &copy(&inputs.private_1k, "1kp")?,
-                row(false),
-            )
+                &inputs.private_1k,
+                "1kp",
+                false,
+            )?
         },
-        Case {
-            big: true,
-            ..Case::new(
-                "capture 5 MB with a <private> tag, capped",
-                bin,
-                &copy(&inputs.private_5m, "5mp")?,
-                row(true),
-            )
-        },
-        Case {
-            big: true,
-            env: vec![("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "0".into())],
-            ..Case::new(
-                "capture 5 MB whole (no cap)",
-                bin,
-                &copy(&inputs.read_5m, "5mw")?,
-                row(false),
-            )
-        },
+        big(
+            capture("capture 5 MB Read, lean", &inputs.read_5m, "5m", false)?,
+            own(CAPTURE_5M_BUDGET),
+        ),
+        big(
+            capture(
+                "capture 5 MB Read with secrets",
+                &inputs.secrets_5m,
+                "5ms",
+                false,
+            )?,
+            own(CAPTURE_5M_BUDGET),
+        ),
+        big(
+            capture(
+                "capture 5 MB MCP, capped at 1 MiB",
+                &inputs.mcp_5m,
+                "5mc",
+                true,
+            )?,
+            own(CAPTURE_5M_BUDGET),
+        ),
+        big(
+            capture(
+                "capture 5 MB Read with a <private> tag",
+                &inputs.private_5m,
+                "5mp",
+                false,
+            )?,
+            None,
+        ),
+        big(
+            Case {
+                env: vec![("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "0".into())],
+                ..capture(
+                    "capture 5 MB MCP whole (no cap)",
+                    &inputs.mcp_5m,
+                    "5mw",
+                    false,
+                )?
+            },
+            None,
+        ),
     ];
     for case in &mut cases {
         case.name.push_str(label);
@@ -436,7 +472,11 @@ fn check_after(case: &Case) -> Result<()> {
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
-            let want_cut = if truncated { rows } else { 0 };
+            let want_cut = match truncated {
+                Some(true) => rows,
+                Some(false) => 0,
+                None => cut,
+            };
             if rows != case.runs || cut != want_cut {
                 return Err(format!(
                     "{}: {} runs stored {rows} rows, {cut} truncated (expected {want_cut})",
@@ -616,6 +656,30 @@ fn with_private(mut event: Value) -> Value {
     };
     let text = first.as_str().unwrap_or_default();
     *first = format!("<private>token: sk-0123456789abcdef</private>{text}").into();
+    event
+}
+
+/// `event` with secrets where a user's session has them: a token in the command, a password
+/// and a key in the output (the first string of the file, for a Read).
+fn with_secrets(mut event: Value) -> Value {
+    let secrets = "export GITHUB_TOKEN=ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i\n\
+                   DATABASE_URL=postgres://app:Zq81kdP0x@db:5432/shop\n\
+                   AWS_ACCESS_KEY_ID=AKIAZ7QK2M4N5P6R7S2T\n";
+    let first = match event["tool_name"].as_str() {
+        Some("Bash") => &mut event["tool_response"]["stdout"],
+        _ => &mut event["tool_response"]["file"]["content"],
+    };
+    let text = first.as_str().unwrap_or_default();
+    *first = format!("{secrets}{text}").into();
+    if let Some(command) = event["tool_input"].get_mut("command") {
+        *command = format!("GH_TOKEN=ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i {command}").into();
+    }
+    event
+}
+
+/// `event` as the response of an MCP tool, which has no lean shape: stored as sent.
+fn unknown_tool(mut event: Value) -> Value {
+    event["tool_name"] = "mcp__files__read_file".into();
     event
 }
 

@@ -9,6 +9,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::glob::DirGlob;
+use crate::privacy::secrets::{self, Redactor};
+
 /// Tools whose calls carry nothing worth remembering.
 const DEFAULT_SKIP_TOOLS: &[&str] = &[
     "ListMcpResourcesTool",
@@ -51,6 +54,10 @@ pub struct Config {
     pub runtime_dir: Option<PathBuf>,
     pub context_chars: usize,
     pub context_sessions: usize,
+    /// Secret redaction: on unless `CLAUDE_MEM_REDACT=0`, with `CLAUDE_MEM_REDACT_EXTRA`.
+    pub redactor: Redactor,
+    /// `CLAUDE_MEM_EXCLUDE`: project directories where nothing is captured.
+    pub exclude: Vec<DirGlob>,
     /// Values that could not be used, for the log.
     pub warnings: Vec<String>,
 }
@@ -109,6 +116,17 @@ impl Config {
         let context_sessions = number("CLAUDE_MEM_CONTEXT_SESSIONS", &mut warnings)
             .map(|n| n as usize)
             .unwrap_or(DEFAULT_CONTEXT_SESSIONS);
+        let (extra, bad) =
+            secrets::parse_list(&non_empty("CLAUDE_MEM_REDACT_EXTRA").unwrap_or_default());
+        warnings.extend(bad);
+        let redactor = Redactor::new(!off("CLAUDE_MEM_REDACT"), extra);
+        let home = dirs::home_dir();
+        let exclude = non_empty("CLAUDE_MEM_EXCLUDE")
+            .unwrap_or_default()
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| DirGlob::new(p, home.as_deref()))
+            .collect();
         Config {
             data_dir,
             legacy_dir,
@@ -124,6 +142,8 @@ impl Config {
                 .filter(|dir| dir.is_absolute()),
             context_chars,
             context_sessions,
+            redactor,
+            exclude,
             warnings,
         }
     }
@@ -197,6 +217,11 @@ impl Config {
     pub fn skips(&self, tool: &str) -> bool {
         self.skip_tools.iter().any(|t| t == tool)
     }
+
+    /// Whether `project` (a session's project directory) is one where nothing is captured.
+    pub fn excludes(&self, project: &str) -> bool {
+        self.exclude.iter().any(|glob| glob.covers(project))
+    }
 }
 
 fn non_empty(name: &str) -> Option<String> {
@@ -204,6 +229,15 @@ fn non_empty(name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
         .map(OsString::into_string)
         .and_then(Result::ok)
+}
+
+/// `0`, `false`, `no`, `off`, in any letter case.
+fn off(name: &str) -> bool {
+    non_empty(name).is_some_and(|value| {
+        ["0", "false", "no", "off"]
+            .iter()
+            .any(|off| value.trim().eq_ignore_ascii_case(off))
+    })
 }
 
 /// `1`, `true`, `yes`, `on`, in any letter case.

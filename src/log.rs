@@ -6,6 +6,7 @@
 //! with nothing to do creates no files, and a line about it is only kept where a log already
 //! has a home. The log is opened like every file of ours: never through a symlink, never
 //! blocking on a FIFO someone put in its place, only when it is a regular file of ours.
+//! Secrets are redacted from every line: a message may quote what a hook was handed.
 
 use std::fs;
 use std::io::Write;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::emit;
 use crate::fsutil::{self, Access};
+use crate::privacy::secrets::Redactor;
 
 /// Past this size the log is rotated to `memory.log.1`, so it never grows without bound.
 const MAX_LOG_BYTES: u64 = 1024 * 1024;
@@ -23,6 +25,7 @@ pub struct Log {
     fallback: PathBuf,
     debug: bool,
     context: String,
+    redactor: Redactor,
 }
 
 impl Log {
@@ -32,6 +35,7 @@ impl Log {
             fallback: config.fallback_dir().join("memory.log"),
             debug: config.debug,
             context: context.to_string(),
+            redactor: config.redactor.clone(),
         }
     }
 
@@ -67,7 +71,7 @@ impl Log {
             level,
             std::process::id(),
             self.context,
-            message
+            self.redactor.redact(message)
         );
         // One entry, one line, whatever the message held.
         line.retain(|c| c != '\n' && c != '\r');

@@ -9,6 +9,7 @@ mod config;
 mod detach;
 mod emit;
 mod fsutil;
+mod glob;
 mod hook;
 mod incumbent;
 mod layout;

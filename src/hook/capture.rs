@@ -1,11 +1,20 @@
 //! `hook capture` (PostToolUse, PostToolUseFailure): one queue row per tool call.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::wire::{self, Event};
 use super::{Ctx, meta, short, truncate};
 use crate::ops::{Change, Observation, Priority, Write};
 use crate::privacy;
+use crate::privacy::lean::{self, Piece, Shape};
+
+/// The shape of `raw_output` this version writes, as `raw_output.lean`: rows without it were
+/// stored whole (tool_input and tool_response as Claude Code sent them, with project_dir and
+/// cwd).
+const LEAN_VERSION: &str = "1";
 
 pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     let event_name = Event::get(&event.hook_event_name)?;
@@ -20,48 +29,36 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
         return None;
     }
     let session = ctx.session(event, session_id);
-
-    // Private parts go first, before anything reads or cuts the pieces. The input is stripped
-    // whole, as the files touched are read from it (a tag left open in an earlier string may
-    // cover a path); of the second piece, the filter walks only what its share keeps.
-    let all = usize::MAX;
-    let tool_input = privacy::strip_json(event.tool_input.map_or("null", |raw| raw.get()), all);
-    let (second_key, second) = if failure {
-        ("error", event.error)
+    let (second_key, second, piece) = if failure {
+        ("error", event.error, Piece::Error)
     } else {
-        ("tool_response", event.tool_response)
+        ("tool_response", event.tool_response, Piece::Response)
     };
-    let second = second.map_or("null", |raw| raw.get());
-    let over_cap = ctx
-        .config
-        .max_payload_bytes
-        .filter(|max| ctx.payload_bytes > *max);
-    let (input_max, second_max) = match over_cap {
-        Some(max) => share(tool_input.len(), second.len(), max),
-        None => (all, all),
-    };
-    let second = privacy::strip_json(second, second_max);
+    let pieces = clean(event.tool_input, second, tool_name, piece, ctx);
 
-    let mut raw = String::with_capacity(tool_input.len() + second.len() + 256);
+    let mut raw = String::with_capacity(pieces.input.len() + pieces.second.len() + 256);
     let mut cut = Vec::new();
     raw.push_str("{\"tool_input\":");
-    if push_piece(&mut raw, &tool_input, input_max) {
+    if push_piece(&mut raw, &pieces.input, pieces.input_max) {
         cut.push("tool_input");
     }
     raw.push_str(",\"");
     raw.push_str(second_key);
     raw.push_str("\":");
-    if push_piece(&mut raw, &second, second_max) {
+    if push_piece(&mut raw, &pieces.second, pieces.second_max) {
         cut.push(second_key);
     }
     if failure {
         raw.push_str(",\"is_interrupt\":");
         raw.push_str(&json(&event.is_interrupt.unwrap_or(false)));
     }
-    raw.push_str(",\"project_dir\":");
-    raw.push_str(&json(&session.project_dir));
-    raw.push_str(",\"cwd\":");
-    raw.push_str(&json(&session.cwd));
+    // The project is the row's column; the directory the call ran in only when it differs.
+    if session.cwd.is_some() && session.cwd != session.project_dir {
+        raw.push_str(",\"cwd\":");
+        raw.push_str(&json(&session.cwd));
+    }
+    raw.push_str(",\"lean\":");
+    raw.push_str(LEAN_VERSION);
     if !cut.is_empty() {
         raw.push_str(",\"truncated\":");
         raw.push_str(&json(&cut));
@@ -76,12 +73,67 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
         tool_use_id: meta(&event.tool_use_id),
         prompt_id: meta(&event.prompt_id),
         raw_output: raw,
-        files_touched: files_touched(&tool_input),
+        files_touched: files_touched(&pieces.input),
         priority: priority(tool_name),
         payload_bytes: ctx.payload_bytes as u64,
         truncated: !cut.is_empty(),
     };
     Some(ctx.write(session, Change::Observation(observation)))
+}
+
+/// A tool call's two pieces, cleaned, and how many bytes of each the payload cap lets in.
+struct Pieces<'a> {
+    input: Cow<'a, str>,
+    second: Cow<'a, str>,
+    input_max: usize,
+    second_max: usize,
+}
+
+/// Private parts go first, before anything reads, leaves out or cuts the pieces; secrets next,
+/// in what is left. The input is cleaned whole, as the files touched are read from it (a tag
+/// left open in an earlier string may cover a path). A known tool's pieces are cut to their
+/// lean shape, whole (the tail of an output is kept), and the cap applies to what is left; of
+/// an unknown tool's second piece, the filter walks only what its share of the cap keeps.
+fn clean<'a>(
+    input: Option<&'a RawValue>,
+    second: Option<&'a RawValue>,
+    tool_name: &str,
+    piece: Piece,
+    ctx: &Ctx,
+) -> Pieces<'a> {
+    let all = usize::MAX;
+    let redactor = &ctx.config.redactor;
+    let raw_input = input.map_or("null", RawValue::get);
+    let file = lean::names_files(tool_name)
+        .then(|| file_path(raw_input))
+        .flatten();
+    let file = file.as_deref().map(privacy::strip);
+    let shape = |piece| Shape::of(tool_name, piece, file.as_deref());
+    let input = privacy::clean_json(raw_input, redactor, shape(Piece::Input), all);
+    let second = second.map_or("null", RawValue::get);
+    let max = ctx.config.max_payload_bytes;
+    let share_of = |over: Option<usize>, second: usize| {
+        over.map_or((all, all), |max| share(input.len(), second, max))
+    };
+    let (input_max, second_max, second) = match shape(piece) {
+        Some(shape) => {
+            let second = privacy::clean_json(second, redactor, Some(shape), all);
+            let over = max.filter(|max| input.len() + second.len() > *max);
+            let (a, b) = share_of(over, second.len());
+            (a, b, second)
+        }
+        None => {
+            let over = max.filter(|max| ctx.payload_bytes > *max);
+            let (a, b) = share_of(over, second.len());
+            (a, b, privacy::clean_json(second, redactor, None, b))
+        }
+    };
+    Pieces {
+        input,
+        second,
+        input_max,
+        second_max,
+    }
 }
 
 /// Mutations and commands first, reads and listings last.
@@ -133,32 +185,46 @@ fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
-/// The files a tool call names: `file_path` (Write, Edit, MultiEdit, Read, …) and
-/// `notebook_path` (NotebookEdit), from its input stripped of private parts. Parsed only when
-/// the input mentions one of them.
-fn files_touched(tool_input: &str) -> String {
+/// The paths a tool call's input names: `file_path` (Write, Edit, MultiEdit, Read, …) and
+/// `notebook_path` (NotebookEdit). Parsed only when the input mentions one of them.
+fn paths(tool_input: &str) -> Vec<Cow<'_, str>> {
     #[derive(Deserialize)]
     struct Paths<'a> {
         #[serde(borrow, default, deserialize_with = "wire_text")]
-        file_path: Option<std::borrow::Cow<'a, str>>,
+        file_path: Option<Cow<'a, str>>,
         #[serde(borrow, default, deserialize_with = "wire_text")]
-        notebook_path: Option<std::borrow::Cow<'a, str>>,
+        notebook_path: Option<Cow<'a, str>>,
     }
     fn wire_text<'de, D: serde::Deserializer<'de>>(
         d: D,
-    ) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error> {
+    ) -> Result<Option<Cow<'de, str>>, D::Error> {
         wire::text(d)
     }
     if !tool_input.contains("\"file_path\"") && !tool_input.contains("\"notebook_path\"") {
-        return "[]".into();
+        return Vec::new();
     }
     let Ok(paths) = serde_json::from_str::<Paths>(tool_input) else {
-        return "[]".into();
+        return Vec::new();
     };
-    let mut files: Vec<String> = Vec::new();
-    for path in [paths.file_path, paths.notebook_path].into_iter().flatten() {
-        if !path.is_empty() && !files.iter().any(|f| *f == path) {
-            files.push(path.into_owned());
+    [paths.file_path, paths.notebook_path]
+        .into_iter()
+        .flatten()
+        .filter(|path| !path.is_empty())
+        .collect()
+}
+
+/// The file a call of a file tool names, from its input as Claude Code sent it.
+fn file_path(raw_input: &str) -> Option<String> {
+    paths(raw_input).into_iter().next().map(Cow::into_owned)
+}
+
+/// The files a tool call names, from its input cleaned of private parts and secrets, as a
+/// JSON array.
+fn files_touched(tool_input: &str) -> String {
+    let mut files: Vec<Cow<str>> = Vec::new();
+    for path in paths(tool_input) {
+        if !files.contains(&path) {
+            files.push(path);
         }
     }
     json(&files)

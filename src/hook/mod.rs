@@ -126,7 +126,8 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
         [name] => Hook::from_name(name),
         _ => None,
     };
-    if config.disabled {
+    let excluded = |project: Option<&str>| project.is_some_and(|dir| config.excludes(dir));
+    if config.disabled || excluded(config.project_dir.as_deref()) {
         input::drain();
         return HookOutput::Nothing.into();
     }
@@ -167,6 +168,10 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
             return HookOutput::Nothing.into();
         }
     };
+    // Without CLAUDE_PROJECT_DIR the project is the event's cwd, known only now.
+    if config.project_dir.is_none() && excluded(Event::get(&event.cwd)) {
+        return HookOutput::Nothing.into();
+    }
     let ctx = Ctx {
         config,
         now: clock::now(),

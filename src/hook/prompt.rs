@@ -1,4 +1,5 @@
-//! `hook prompt` (UserPromptSubmit): the user's prompt, numbered, without its private parts.
+//! `hook prompt` (UserPromptSubmit): the user's prompt, numbered, without its private parts
+//! and secrets.
 //!
 //! Never answers with context: plain stdout of this event would be shown to Claude.
 
@@ -26,6 +27,7 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
             .then(|| ctx.write(session, Change::PrivatePrompt { prompt_id }));
     }
     // Stored as written (indentation of pasted code matters); only emptiness ignores spaces.
+    let clean = ctx.config.redactor.redact(&clean);
     let (text, truncated) = capped(ctx.config, &clean);
     Some(ctx.write(
         session,

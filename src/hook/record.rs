@@ -107,11 +107,6 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
             Err(err) => break err,
         }
     };
-    if store::is_busy(&failure) {
-        // A long writer (maintenance, a consumer) held the lock: whoever takes it next applies
-        // the spill file, and maintenance, if it is not running, is that one.
-        detach::maintain(config);
-    }
     match kept {
         Some(path) => {
             // The copy kept before waiting now is the event: make it last a power loss too.

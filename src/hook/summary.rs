@@ -23,8 +23,9 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
             .as_deref()
             .and_then(|path| transcript::last_assistant_text(Path::new(path))),
     };
+    let redactor = &ctx.config.redactor;
     let last_assistant_message = message
-        .map(|m| privacy::strip_message(&m).into_owned())
+        .map(|m| redactor.redact(&privacy::strip_message(&m)).into_owned())
         .filter(|m| !m.trim().is_empty())
         .map(|m| capped(ctx.config, &m).0);
     Some(ctx.write(

@@ -6,6 +6,11 @@
 //! only the last of two equal keys, a number out of range or nesting deeper than 128 fails the
 //! whole parse, and re-serializing a 5 MB tool response costs more than storing it. Here no
 //! tree is built, numbers stay text, and nesting costs one bit per level.
+//!
+//! A filter may also leave whole members of an object out (the lean shape of a tool's payload):
+//! it is told where it is (containers opening and closing, each key) and asked at the end of
+//! each member whether to keep it. A member left out goes with its comma, and its strings were
+//! still handed over in order, so a filter that follows the whole text (private tags) sees all.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -23,7 +28,27 @@ pub trait Rewrite {
     fn keep_literal(&mut self, _literal: &str) -> bool {
         true
     }
+
+    /// A container opens (`object` tells which kind), as a value: for a filter that follows
+    /// where it is.
+    fn open(&mut self, _object: bool) {}
+
+    /// The innermost open container closes.
+    fn close(&mut self) {}
+
+    /// Whether the member of an object whose value just ended is written; `value` is that
+    /// value as written in the input. Asked of members up to [`MEMBER_DEPTH`] levels deep
+    /// (deeper ones are kept), after `close` when the value is a container. What is written
+    /// shrinks when a member is left out, so a filter that leaves any out must be walked whole
+    /// (`keep` of `usize::MAX`).
+    fn keep_member(&mut self, _value: &str) -> bool {
+        true
+    }
 }
+
+/// How deep in objects members can be left out: the bookkeeping costs a few words a level,
+/// and nesting must stay cheap whatever the input (it costs a bit a level otherwise).
+pub const MEMBER_DEPTH: usize = 32;
 
 /// Text that is not one JSON document; the byte offset where reading stopped.
 #[derive(Debug, PartialEq)]
@@ -54,6 +79,7 @@ pub fn rewrite<'a>(
         at: 0,
         out: Splice::new(json),
         nesting: Nesting::default(),
+        members: Vec::new(),
     };
     let mut expect = Expect::Value;
     while let Some(byte) = walk.next_token() {
@@ -74,6 +100,27 @@ struct Walk<'a> {
     at: usize,
     out: Splice<'a>,
     nesting: Nesting,
+    /// The objects open within [`MEMBER_DEPTH`] levels, innermost last.
+    members: Vec<Members>,
+}
+
+/// Where the member being read in an object starts, in the input and in what is written, so
+/// that it can be left out once its value has ended.
+struct Members {
+    /// Nesting depth of the object (the containers around it, itself included).
+    depth: usize,
+    /// Length of what is written just after the `{`.
+    body: usize,
+    /// Whether a member of this object was written, and whether one was left out.
+    kept_any: bool,
+    dropped_any: bool,
+    /// Length of what is written where the current member's removal starts: at its comma
+    /// when a member was written before it, else just after the `{`.
+    member: usize,
+    /// Where the current member's value starts in the input.
+    value: usize,
+    /// Length of what is written before the last comma.
+    comma: usize,
 }
 
 impl Walk<'_> {
@@ -100,29 +147,114 @@ impl Walk<'_> {
                 (true, KeyOrClose | CommaOrClose) | (false, ValueOrClose | CommaOrClose)
             )
         };
+        if value {
+            self.value_starts();
+        }
         let next = match byte {
-            b'"' if value || matches!(expect, Key | KeyOrClose) => {
-                return self.string(expect == Key || expect == KeyOrClose, rewrite);
+            b'"' if matches!(expect, Key | KeyOrClose) => {
+                self.key_starts();
+                return self.string(true, rewrite);
             }
+            b'"' if value => return self.string(false, rewrite),
             b'-' | b'0'..=b'9' | b't' | b'f' | b'n' if value => return Ok(self.literal(rewrite)),
-            b'{' if value => {
-                self.nesting.push(true);
-                KeyOrClose
-            }
-            b'[' if value => {
-                self.nesting.push(false);
-                ValueOrClose
+            b'{' | b'[' if value => {
+                let object = byte == b'{';
+                self.nesting.push(object);
+                rewrite.open(object);
+                if object && self.nesting.depth <= MEMBER_DEPTH {
+                    let body = self.out.written(self.at + 1);
+                    self.members.push(Members {
+                        depth: self.nesting.depth,
+                        body,
+                        kept_any: false,
+                        dropped_any: false,
+                        member: body,
+                        value: 0,
+                        comma: body,
+                    });
+                }
+                if object { KeyOrClose } else { ValueOrClose }
             }
             b'}' | b']' if closes(byte == b'}') && self.nesting.pop() == Some(byte == b'}') => {
-                self.nesting.after_value()
+                if self
+                    .members
+                    .last()
+                    .is_some_and(|m| m.depth > self.nesting.depth)
+                {
+                    self.members.pop();
+                }
+                rewrite.close();
+                self.at += 1;
+                return Ok(self.value_ends(rewrite));
             }
-            b',' if expect == CommaOrClose && self.nesting.in_object() => Key,
+            b',' if expect == CommaOrClose && self.nesting.in_object() => {
+                let comma = self.out.written(self.at);
+                if let Some(members) = self.innermost_members() {
+                    members.comma = comma;
+                }
+                Key
+            }
             b',' if expect == CommaOrClose => Value,
             b':' if expect == Colon => Value,
             _ => return Err(Invalid(self.at)),
         };
         self.at += 1;
         Ok(next)
+    }
+
+    /// The bookkeeping of the innermost container, when it is an object within reach.
+    fn innermost_members(&mut self) -> Option<&mut Members> {
+        let depth = self.nesting.depth;
+        self.members.last_mut().filter(|m| m.depth == depth)
+    }
+
+    /// A key starts at `self.at`: the member it opens would be removed from its comma, or,
+    /// when nothing of the object was written yet, from just after the `{` (what members left
+    /// out before it left behind, their commas, goes now).
+    fn key_starts(&mut self) {
+        let at = self.at;
+        let Some(members) = self.members.last_mut() else {
+            return;
+        };
+        if members.depth != self.nesting.depth {
+            return;
+        }
+        if !members.kept_any && members.dropped_any {
+            self.out.cut(members.body, at);
+        }
+        members.member = if members.kept_any {
+            members.comma
+        } else {
+            members.body
+        };
+    }
+
+    /// A value starts at `self.at`: when it is an object's member, remembered to hand over.
+    fn value_starts(&mut self) {
+        let at = self.at;
+        if let Some(members) = self.innermost_members() {
+            members.value = at;
+        }
+    }
+
+    /// A value ended at `self.at`: the filter decides on the member it completes. What may
+    /// come next.
+    fn value_ends(&mut self, rewrite: &mut impl Rewrite) -> Expect {
+        let at = self.at;
+        let json = self.json;
+        if let Some(members) = self
+            .members
+            .last_mut()
+            .filter(|m| m.depth == self.nesting.depth)
+        {
+            if rewrite.keep_member(&json[members.value..at]) {
+                members.kept_any = true;
+            } else {
+                members.dropped_any = true;
+                self.out.cut(members.member, at);
+            }
+        }
+        self.nesting.after_value()
     }
 
     fn string(&mut self, key: bool, rewrite: &mut impl Rewrite) -> Result<Expect, Invalid> {
@@ -135,7 +267,7 @@ impl Walk<'_> {
         Ok(if key {
             Expect::Colon
         } else {
-            self.nesting.after_value()
+            self.value_ends(rewrite)
         })
     }
 
@@ -153,7 +285,7 @@ impl Walk<'_> {
             self.out.null(start..end);
         }
         self.at = end;
-        self.nesting.after_value()
+        self.value_ends(rewrite)
     }
 }
 
@@ -233,6 +365,13 @@ impl<'a> Splice<'a> {
         out.extend_from_slice(&self.input.as_bytes()[self.copied_to..range.start]);
         self.copied_to = range.end;
         out
+    }
+
+    /// Takes back what is written from length `from` on, once the input up to `at` is in it:
+    /// the input is then read on from `at`.
+    fn cut(&mut self, from: usize, at: usize) {
+        let out = self.replacing(at..at);
+        out.truncate(from);
     }
 
     /// How long the output is once the input up to `at` is in it.
@@ -494,6 +633,88 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, r#"{"n":[null,null,null,null,"s"]}"#);
+    }
+
+    /// Leaves out members named `x` or valued `null`, and says where it is.
+    #[derive(Default)]
+    struct Lean {
+        keys: Vec<String>,
+        depth: usize,
+        deepest: usize,
+        seen: usize,
+    }
+
+    impl Rewrite for Lean {
+        fn string(&mut self, text: &str, key: bool) -> Option<String> {
+            self.seen += 1;
+            if key {
+                self.keys.truncate(self.depth);
+                self.keys.resize(self.depth, String::new());
+                self.keys.push(text.to_string());
+            }
+            None
+        }
+        fn open(&mut self, _object: bool) {
+            self.depth += 1;
+            self.deepest = self.deepest.max(self.depth);
+        }
+        fn close(&mut self) {
+            self.depth -= 1;
+        }
+        fn keep_member(&mut self, value: &str) -> bool {
+            let key = self.keys.get(self.depth).map(String::as_str);
+            key != Some("x") && value != "null"
+        }
+    }
+
+    fn lean(json: &str) -> String {
+        rewrite(json, &mut Lean::default(), usize::MAX)
+            .unwrap()
+            .into_owned()
+    }
+
+    #[test]
+    fn members_are_left_out_with_their_commas() {
+        let cases = [
+            (r#"{"x":1,"a":2}"#, r#"{"a":2}"#),
+            (r#"{"a":1,"x":2}"#, r#"{"a":1}"#),
+            (r#"{"a":1,"x":2,"b":3}"#, r#"{"a":1,"b":3}"#),
+            (r#"{"x":1,"y":null}"#, r#"{}"#),
+            (
+                r#"{"x":1,"y":null,"a":[1,{"x":{"a":1}}],"z":null}"#,
+                r#"{"a":[1,{}]}"#,
+            ),
+            (
+                r#" { "x" : [ 1 ] , "a" : "s" , "y" : null } "#,
+                r#" {"a" : "s"  } "#,
+            ),
+            (
+                r#"[{"x":1},{"a":{"b":null,"c":2}}]"#,
+                r#"[{},{"a":{"c":2}}]"#,
+            ),
+            (r#"{"a":"x","b":"keep"}"#, r#"{"a":"x","b":"keep"}"#),
+        ];
+        for (json, want) in cases {
+            let out = lean(json);
+            assert_eq!(out, want, "{json}");
+            serde_json::from_str::<serde_json::Value>(&out).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_member_left_out_is_seen_all_the_same() {
+        let mut walk = Lean::default();
+        let out = rewrite(r#"{"x":{"k":[{"deep":"v"}]}}"#, &mut walk, usize::MAX).unwrap();
+        assert_eq!(out, "{}");
+        assert_eq!((walk.seen, walk.deepest), (4, 4));
+    }
+
+    #[test]
+    fn members_deeper_than_the_bookkeeping_are_kept() {
+        let deep = format!("{}null{}", r#"{"y":"#.repeat(40), "}".repeat(40));
+        let out = lean(&deep);
+        assert_eq!(out.matches("null").count(), 1, "{out}");
+        assert!(out.starts_with(&r#"{"y":"#.repeat(MEMBER_DEPTH)));
     }
 
     #[test]

@@ -11,11 +11,21 @@
 //! the document is one text: a tag left open at the end of one string covers the strings after
 //! it, in document order, until it closes. Text that cannot hold a tag is returned untouched,
 //! and finding that out costs a scan for `<` and its escape.
+//!
+//! Secrets (`secrets`) are redacted from what is left, and a known tool's payload is cut to
+//! its lean shape (`lean`), in the same walk: private parts first, in the whole document as
+//! Claude Code sent it, then what is left out or cut, then secrets in each string before it
+//! is cut (so a cut never splits a secret into parts no rule knows).
 
 mod json;
+pub mod lean;
+pub mod secrets;
 mod tags;
 
 use std::borrow::Cow;
+
+use lean::{Lean, Shape, Text};
+use secrets::Redactor;
 
 /// What the user or we ourselves marked as never to be stored.
 const PRIVATE: &[&str] = &["private", "claude-mem-context"];
@@ -48,36 +58,111 @@ fn strip_tags<'a>(text: &'a str, names: &[&'static str]) -> Cow<'a, str> {
     }
 }
 
-/// Removes private parts from every string (keys included) of a JSON document given as text,
-/// copying the rest as written. While a tag is open (to the end of the document when it never
-/// closes), every string, key or value, becomes `""` and every number or boolean `null`: the
-/// document keeps its shape and stays valid JSON (several keys of one object may then read
-/// `""`, which parsers accept, keeping the last). Returned untouched, without a walk, when it
-/// cannot hold a tag; text that is not JSON and might hold one becomes `null` (fail closed).
+/// Cleans a JSON document given as text (a tool's input, response or error): removes private
+/// parts from every string (keys included), cuts the document to `shape` (a known tool's lean
+/// shape), and redacts secrets, copying the rest as written.
+///
+/// While a tag is open (to the end of the document when it never closes), every string, key
+/// or value, becomes `""` and every number or boolean `null`: the document keeps its shape and
+/// stays valid JSON (several keys of one object may then read `""`, which parsers accept,
+/// keeping the last). Without a shape, returned untouched, without a walk, when it cannot hold
+/// a tag or a secret; text that is not JSON and might hold a tag becomes `null` (fail closed).
 ///
 /// `keep` is how many bytes of the result the caller keeps (`usize::MAX` for all): as what is
 /// written is never revisited, the work may stop once more than that is known, and the answer
-/// is then longer than `keep`, its first `keep` bytes those of the whole result.
-pub fn strip_json(json: &str, keep: usize) -> Cow<'_, str> {
-    if !might_hold_tag(json, keep) {
+/// is then longer than `keep`, its first `keep` bytes those of the whole result. A shape drops
+/// members, so with one the document is always walked whole.
+pub fn clean_json<'a>(
+    json: &'a str,
+    redactor: &Redactor,
+    shape: Option<Shape>,
+    keep: usize,
+) -> Cow<'a, str> {
+    let tags = might_hold_tag(json, keep);
+    if shape.is_none() && !tags && !redactor.might_hold(json, keep) {
         return Cow::Borrowed(json);
     }
-    json::rewrite(json, &mut PrivateParts::default(), keep).unwrap_or(Cow::Borrowed("null"))
+    let keep = if shape.is_some() { usize::MAX } else { keep };
+    let mut cleaner = Cleaner {
+        open: None,
+        redactor,
+        lean: shape.map(Lean::new),
+        key: None,
+    };
+    match json::rewrite(json, &mut cleaner, keep) {
+        Ok(clean) => clean,
+        Err(_) if tags => Cow::Borrowed("null"),
+        Err(_) => Cow::Borrowed(json),
+    }
 }
 
-/// The walk's filter: the element a string left open carries into the next ones.
-#[derive(Default)]
-struct PrivateParts {
+/// The walk's filter: the element a string left open carries into the next ones, where the
+/// lean shape is, and the key of the value that comes next.
+struct Cleaner<'r> {
     open: Option<tags::Open>,
+    redactor: &'r Redactor,
+    lean: Option<Lean>,
+    key: Option<String>,
 }
 
-impl json::Rewrite for PrivateParts {
-    fn string(&mut self, text: &str, _key: bool) -> Option<String> {
-        tags::strip(text, PRIVATE, &mut self.open)
+impl json::Rewrite for Cleaner<'_> {
+    fn string(&mut self, text: &str, key: bool) -> Option<String> {
+        let stripped = tags::strip(text, PRIVATE, &mut self.open);
+        let clean = stripped.as_deref().unwrap_or(text);
+        if key {
+            if let Some(lean) = &mut self.lean {
+                lean.key(clean);
+            }
+            self.key = self.redactor.on().then(|| clean.to_string());
+            return match self.redactor.redact(clean) {
+                Cow::Owned(redacted) => Some(redacted),
+                Cow::Borrowed(_) => stripped,
+            };
+        }
+        let key = self.key.take();
+        let fate = self.lean.as_ref().map_or(Text::Keep, Lean::text);
+        let redacted = match fate {
+            Text::Gone => return None,
+            Text::SecretFile if self.redactor.on() => {
+                return Some(secrets::SECRET_FILE.to_string());
+            }
+            _ => match key.and_then(|key| self.redactor.member(&key, clean)) {
+                Some(marker) => Cow::Owned(marker),
+                None => self.redactor.redact(clean),
+            },
+        };
+        let cut = (fate == Text::Bound)
+            .then(|| lean::bound(&redacted))
+            .flatten();
+        match (cut, redacted) {
+            (Some(cut), _) => Some(cut),
+            (None, Cow::Owned(redacted)) => Some(redacted),
+            (None, Cow::Borrowed(_)) => stripped,
+        }
     }
 
     fn keep_literal(&mut self, _literal: &str) -> bool {
+        self.key = None;
         self.open.is_none()
+    }
+
+    fn open(&mut self, object: bool) {
+        self.key = None;
+        if let Some(lean) = &mut self.lean {
+            lean.open(object);
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(lean) = &mut self.lean {
+            lean.close();
+        }
+    }
+
+    fn keep_member(&mut self, value: &str) -> bool {
+        self.lean
+            .as_ref()
+            .is_none_or(|lean| lean.keep_member(value))
     }
 }
 
@@ -127,6 +212,11 @@ fn spelled(bytes: &[u8], mut at: usize, word: &str) -> Option<usize> {
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    /// Private parts only, as the filter of a tool unknown to the lean shapes.
+    fn strip_json(json: &str, keep: usize) -> Cow<'_, str> {
+        clean_json(json, &Redactor::new(false, Vec::new()), None, keep)
+    }
 
     fn whole(json: &str) -> Cow<'_, str> {
         strip_json(json, usize::MAX)

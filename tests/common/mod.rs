@@ -427,3 +427,48 @@ pub fn spill_stem(n: u64) -> String {
         - 60_000;
     format!("{:08x}-{:04x}-7000-8000-{n:012x}", ms >> 16, ms & 0xffff)
 }
+
+/// An event of `name` in session `s` of project `/p`, turn `prompt_id`, with `extra` fields.
+pub fn hook_event(name: &str, prompt_id: &str, extra: Value) -> Vec<u8> {
+    let mut e = serde_json::json!({"session_id": "s", "cwd": "/p", "hook_event_name": name,
+                                   "prompt_id": prompt_id});
+    e.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    e.to_string().into_bytes()
+}
+
+/// Every byte the data dir and the temp dir hold (database, WAL, shared memory, spill files,
+/// log, and the fallback folder's spill files and log).
+pub fn everything_on_disk(env: &Env) -> Vec<u8> {
+    fn walk(dir: &Path, out: &mut Vec<u8>) {
+        // A file may go while we look (maintenance at work): then it holds nothing any more.
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                walk(&path, out);
+            } else if meta.is_file() {
+                out.extend(std::fs::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    let mut all = Vec::new();
+    for dir in [env.data_dir.clone(), env.tmp()] {
+        if dir.exists() {
+            walk(&dir, &mut all);
+        }
+    }
+    all
+}
+
+pub fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}

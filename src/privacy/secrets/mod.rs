@@ -1,0 +1,338 @@
+//! Secret redaction: what looks like a credential never reaches the disk.
+//!
+//! Rules learnt from gitleaks' rule list and atuin's secrets filter, written as plain code:
+//! tokens known by their prefix (AWS, GitHub, GitLab, Slack, Stripe, Anthropic, OpenAI,
+//! Google, npm, PyPI), JWTs, private key blocks, passwords in URLs, `Bearer` and
+//! `Authorization` credentials, and values assigned to names that say secret. A match becomes
+//! `[REDACTED:<rule>]` and the rest of the text stays, so a memory keeps its meaning.
+//!
+//! [`Redactor::redact`] is a pure function of a text, for the hooks and for a later scrub of
+//! what is stored: `Redactor::default()` applies the built-in rules, and the user's settings
+//! (off, or extra patterns) make another `Redactor`. The search is led by
+//! literal anchors (see `anchors`): a text with none of them costs one pass over its bytes.
+
+mod anchors;
+mod extra;
+mod files;
+mod names;
+mod tokens;
+
+use std::borrow::Cow;
+
+pub use extra::{Pattern, parse_list};
+pub use files::is_secret_file;
+
+use tokens::Hit;
+
+/// What replaces the content of a file that is a secret by its name.
+pub const SECRET_FILE: &str = "[REDACTED:secret-file]";
+
+/// The redaction rules in force: the built-in ones unless turned off, and the user's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Redactor {
+    off: bool,
+    extra: Vec<Pattern>,
+}
+
+impl Redactor {
+    pub fn new(on: bool, extra: Vec<Pattern>) -> Redactor {
+        Redactor { off: !on, extra }
+    }
+
+    /// Whether any rule is in force (`CLAUDE_MEM_REDACT=0` turns them all off).
+    pub fn on(&self) -> bool {
+        !self.off
+    }
+
+    /// `text` with every secret replaced by `[REDACTED:<rule>]`; borrowed when none is found.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.off {
+            return Cow::Borrowed(text);
+        }
+        let mut hits = find(text);
+        for pattern in &self.extra {
+            let taken = hits.clone();
+            hits.extend(
+                pattern
+                    .find(text)
+                    .into_iter()
+                    .filter(|r| !taken.iter().any(|h| overlaps(&h.range, r)))
+                    .map(|range| Hit {
+                        range,
+                        label: "custom",
+                    }),
+            );
+        }
+        if hits.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        hits.sort_by_key(|h| h.range.start);
+        let mut out = String::with_capacity(text.len());
+        let mut kept = 0;
+        for mut hit in hits {
+            // Checks end on ASCII bytes, but a bound on a value's length may not: widen (the
+            // secret goes whole) rather than split a character.
+            while !text.is_char_boundary(hit.range.end) {
+                hit.range.end += 1;
+            }
+            let start = hit.range.start.max(kept);
+            out.push_str(&text[kept..start]);
+            out.push_str("[REDACTED:");
+            out.push_str(hit.label);
+            out.push(']');
+            kept = hit.range.end.max(kept);
+        }
+        out.push_str(&text[kept..]);
+        Cow::Owned(out)
+    }
+
+    /// The value of a JSON member (`"password": "…"`) when its key says secret and the value
+    /// looks like one: the marker that replaces it whole.
+    pub fn member(&self, key: &str, value: &str) -> Option<String> {
+        if self.off {
+            return None;
+        }
+        names::member(key, value).map(|label| format!("[REDACTED:{label}]"))
+    }
+
+    /// Cheap check on JSON text: whether a string of it may hold a secret within its first
+    /// `keep` bytes. Sound with respect to JSON escapes: text where an escape could hide an
+    /// anchor (an escaped printable character, `\/`) counts as a maybe.
+    pub fn might_hold(&self, json: &str, keep: usize) -> bool {
+        if self.off {
+            return false;
+        }
+        let bytes = &json.as_bytes()[..json.len().min(keep.saturating_add(64))];
+        anchors::next_candidate(bytes, 0).is_some_and(|first| {
+            let mut at = first;
+            loop {
+                if anchors::anchors_at(bytes, at).next().is_some() {
+                    return true;
+                }
+                match anchors::next_candidate(bytes, at + 1) {
+                    Some(next) => at = next,
+                    None => return false,
+                }
+            }
+        }) || hides_by_escape(bytes)
+            || self.extra.iter().any(|p| p.lead_in(bytes))
+    }
+}
+
+/// Whether JSON text writes a printable ASCII character as an escape (`\u0041`, `\/`), which
+/// Claude Code never does but which could hide an anchor from a search of the text as written.
+fn hides_by_escape(bytes: &[u8]) -> bool {
+    memchr::memmem::find_iter(bytes, b"\\u00").any(|at| {
+        let hex = bytes
+            .get(at + 4..at + 6)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        hex.and_then(|h| u8::from_str_radix(h, 16).ok())
+            .is_some_and(|b| (0x20..0x7f).contains(&b))
+    }) || memchr::memmem::find(bytes, b"\\/").is_some()
+}
+
+fn overlaps(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
+/// The built-in rules' hits in `text`, in order and not overlapping.
+///
+/// A check that finds nothing says how far its reading went (a token's run of characters, a
+/// name): the anchors of its kind are not tried again within that reach, which keeps the
+/// search linear, but those of the other kind are (a name may end a run that was no token,
+/// `glpat-x_password=…`; a token may sit in a name that was no secret, `X_ghp_…`).
+fn find(text: &str) -> Vec<Hit> {
+    let bytes = text.as_bytes();
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut at = 0;
+    let (mut tokens_from, mut names_from) = (0, 0);
+    while let Some(candidate) = anchors::next_candidate(bytes, at) {
+        at = candidate + 1;
+        let floor = hits.last().map_or(0, |h| h.range.end);
+        for anchor in anchors::anchors_at(bytes, candidate) {
+            let name = anchor.rule == anchors::Rule::Name;
+            if candidate < if name { names_from } else { tokens_from } {
+                continue;
+            }
+            let step = tokens::check(anchor, bytes, candidate, floor);
+            let Some(mut hit) = step.hit else {
+                let from = if name {
+                    &mut names_from
+                } else {
+                    &mut tokens_from
+                };
+                *from = (*from).max(step.resume);
+                continue;
+            };
+            if name {
+                hit.label = known_token(bytes, hit.range.start).unwrap_or(hit.label);
+            }
+            at = at.max(hit.range.end);
+            if hit.range.start < hit.range.end {
+                hits.push(hit);
+            }
+            break;
+        }
+        // Keep on char boundaries: anchors and checks are ASCII, so this only skips.
+        while at < bytes.len() && !text.is_char_boundary(at) {
+            at += 1;
+        }
+    }
+    hits
+}
+
+/// The rule of a token known by its prefix that starts at `at`, if one does: a value assigned
+/// to `api_key` that is an Anthropic key is named for what it is.
+fn known_token(bytes: &[u8], at: usize) -> Option<&'static str> {
+    anchors::anchors_at(bytes, at)
+        .filter(|anchor| anchor.rule != anchors::Rule::Name)
+        .find_map(|anchor| tokens::check(anchor, bytes, at, at).hit)
+        .map(|hit| hit.label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn redact(text: &str) -> Cow<'_, str> {
+        Redactor::default().redact(text)
+    }
+
+    fn corpus() -> Value {
+        serde_json::from_str(include_str!("../../../tests/fixtures/secrets/corpus.json")).unwrap()
+    }
+
+    #[test]
+    fn every_secret_of_the_corpus_is_redacted_by_its_rule() {
+        let corpus = corpus();
+        let mut failures = Vec::new();
+        for case in corpus["secrets"].as_array().unwrap() {
+            let text = case["text"].as_str().unwrap();
+            let secret = case["secret"].as_str().unwrap();
+            let marker = format!("[REDACTED:{}]", case["rule"].as_str().unwrap());
+            let out = redact(text);
+            if out.contains(secret) || !out.contains(&marker) {
+                failures.push(format!("{text:?}\n  -> {out:?} (want {marker})"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn near_misses_of_the_corpus_are_kept() {
+        let corpus = corpus();
+        let mut failures = Vec::new();
+        for text in corpus["kept"].as_array().unwrap() {
+            let text = text.as_str().unwrap();
+            if let Cow::Owned(out) = redact(text) {
+                failures.push(format!("{text:?}\n  -> {out:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn only_the_secret_goes_the_rest_of_the_text_stays() {
+        let cases = [
+            (
+                "DB_PASSWORD=s3cr3t-Value x",
+                "DB_PASSWORD=[REDACTED:password] x",
+            ),
+            (
+                "postgres://app:pw-9k2Lq@db:5432/x",
+                "postgres://app:[REDACTED:url-password]@db:5432/x",
+            ),
+            ("é AKIAZ7QK2M4N5P6R7S2T é", "é [REDACTED:aws-access-key] é"),
+            (
+                "a -----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY----- b",
+                "a [REDACTED:private-key] b",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(redact(text), want);
+        }
+    }
+
+    #[test]
+    fn a_run_that_is_no_token_can_end_in_a_name_and_a_name_can_hold_a_token() {
+        assert_eq!(
+            redact("glpat-x_password=Zq81kdP0x9"),
+            "glpat-x_password=[REDACTED:password]"
+        );
+        assert_eq!(
+            redact("TOKEN_ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i_X: 1"),
+            "TOKEN_[REDACTED:github-token]_X: 1"
+        );
+    }
+
+    #[test]
+    fn a_long_value_is_cut_on_a_character_boundary() {
+        let value = format!("{}aééé", "a1".repeat(511));
+        let text = format!("password={value} end");
+        let out = redact(&text);
+        assert!(out.starts_with("password=[REDACTED:password]"), "{out}");
+        assert!(!out.contains("a1a1"));
+    }
+
+    #[test]
+    fn adversarial_texts_take_linear_time() {
+        // Quadratic behaviour would take minutes on texts of this size.
+        for unit in [
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "-----END RSA PRIVATE KEY-----",
+            "password=",
+            "a://b:",
+            "keykey",
+            "Bearer ",
+            "eyJhbGciOiJI.",
+            "sk-",
+        ] {
+            let text = unit.repeat(400_000 / unit.len());
+            let started = std::time::Instant::now();
+            let _ = redact(&text);
+            assert!(started.elapsed().as_secs() < 5, "{unit}");
+        }
+    }
+
+    #[test]
+    fn the_users_patterns_and_the_off_switch() {
+        let (extra, _) = parse_list("acme_*");
+        let redactor = Redactor::new(true, extra.clone());
+        assert_eq!(
+            redactor.redact("key acme_9f8e7d6c and ghp_1234"),
+            "key [REDACTED:custom] and ghp_1234"
+        );
+        let off = Redactor::new(false, extra);
+        let text = "DB_PASSWORD=s3cr3t-Value acme_9f8e7d6c";
+        assert!(matches!(off.redact(text), Cow::Borrowed(_)));
+        assert!(!off.might_hold(text, usize::MAX));
+    }
+
+    #[test]
+    fn json_members_named_secret() {
+        let redactor = Redactor::default();
+        assert_eq!(
+            redactor.member("api_key", "x8Kd92mQp4Lz7RtY").as_deref(),
+            Some("[REDACTED:api-key]")
+        );
+        assert_eq!(
+            redactor.member("password", "hunter2-x").as_deref(),
+            Some("[REDACTED:password]")
+        );
+        assert_eq!(redactor.member("api_key", "${API_KEY}"), None);
+        assert_eq!(redactor.member("description", "x8Kd92mQp4Lz7RtY"), None);
+    }
+
+    #[test]
+    fn the_json_pre_check_sees_through_escapes() {
+        let redactor = Redactor::default();
+        assert!(redactor.might_hold(r#"{"a":"ghp_x"}"#, usize::MAX));
+        assert!(redactor.might_hold(r#"{"a":"\u0067hp_x"}"#, usize::MAX));
+        assert!(redactor.might_hold(r#"{"a":"https:\/\/u:p@h"}"#, usize::MAX));
+        assert!(!redactor.might_hold(r#"{"a":"plain\ntext \u001b"}"#, usize::MAX));
+        // Only what is kept matters.
+        let late = format!(r#"{{"a":"{}","b":"ghp_x"}}"#, "plain ".repeat(30));
+        assert!(!redactor.might_hold(&late, 4));
+    }
+}

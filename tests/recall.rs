@@ -922,6 +922,48 @@ fn the_index_is_a_cache_rebuilt_when_lost_damaged_or_stale() {
     assert_eq!(found(&env, &["fresh"]), ["prompt"]);
 }
 
+#[cfg(unix)]
+#[test]
+fn an_index_file_that_is_not_ours_is_refused_at_once_and_left_alone() {
+    let env = Env::new();
+    shop(&env);
+    let index = env.data_dir.join("memory-index.db");
+    let elsewhere = env.root.path().join("elsewhere.db");
+    std::fs::write(&elsewhere, b"someone else's file").unwrap();
+    let fifo = std::ffi::CString::new(index.to_str().unwrap()).unwrap();
+    let plant: [&dyn Fn(); 2] = [
+        &|| std::os::unix::fs::symlink(&elsewhere, &index).unwrap(),
+        // SAFETY: a valid NUL-terminated path. A FIFO nobody writes would block a plain open.
+        &|| assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0),
+    ];
+    for plant in plant {
+        let _ = std::fs::remove_file(&index);
+        plant();
+        let mut child = env
+            .command()
+            .args(["search", "merge"])
+            .env("CLAUDE_PROJECT_DIR", PROJECT)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("the search hung on the planted index file");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("is not a regular file"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), b"someone else's file");
+}
+
 #[test]
 fn two_readers_building_the_index_at_once_agree() {
     let env = Env::new();

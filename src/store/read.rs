@@ -14,7 +14,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::fts::doc;
-use super::{check_version, versions};
+use super::{check_file, check_version, versions};
 use crate::config::Config;
 
 /// How long a reader waits for the rare lock a reader can meet (a WAL being recovered).
@@ -196,6 +196,7 @@ impl Reader {
         if !path.exists() {
             return Ok(None);
         }
+        check_file(&path)?;
         let conn = open_read_only(&path)?;
         let (version, app_id) = versions(&conn)
             .with_context(|| format!("cannot read the database {}", path.display()))?;

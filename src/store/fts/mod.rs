@@ -150,6 +150,8 @@ impl Index {
                 return Err(err.into());
             }
         }
+        // Ours: a regular file of the user's (SQLite would follow a link, block on a FIFO).
+        super::check_file(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_NOFOLLOW;
@@ -300,6 +302,7 @@ impl Index {
         if !path.exists() {
             return Ok(None);
         }
+        super::check_file(&path)?;
         let conn = open_read_only(&path)?;
         Ok(Some(conn.query_row(
             "SELECT COUNT(*) FROM docs WHERE kind <> 'session'",

@@ -67,7 +67,7 @@ fn run() -> Result<()> {
         made.prompts,
         made.captures,
         made.messages,
-        size(&data.join("claude-mem.db")) / (1 << 20),
+        size(&data.join("memory.db")) / (1 << 20),
         started.elapsed().as_secs_f64()
     );
     let run = |args: &[&str]| timed(bin, &data, args);
@@ -125,7 +125,7 @@ fn run() -> Result<()> {
 
     println!(
         "project {project}; the first search found {hits} results; index {} MiB\n",
-        size(&data.join("claude-mem-index.db")) / (1 << 20)
+        size(&data.join("memory-index.db")) / (1 << 20)
     );
     println!("{:<44} {:>5} {:>10}", "command", "runs", "median ms");
     for (name, took, runs) in rows {
@@ -200,7 +200,7 @@ fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
     )?;
     hook.wait()?;
 
-    let mut conn = Connection::open(data.join("claude-mem.db"))?;
+    let mut conn = Connection::open(data.join("memory.db"))?;
     let tx = conn.transaction()?;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let now = chrono::Utc::now().timestamp_millis();
@@ -317,7 +317,7 @@ fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
 
 /// New captures in the newest session of the first project, as hooks would add them.
 fn add_captures(data: &Path, n: usize) -> Result<()> {
-    let conn = Connection::open(data.join("claude-mem.db"))?;
+    let conn = Connection::open(data.join("memory.db"))?;
     conn.execute(
         "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?1)
          INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name, project_dir,

@@ -54,6 +54,46 @@ pub enum Command {
     /// its lease ends. The README's "Consuming the queue" has the contract and an example.
     #[command(subcommand)]
     Queue(QueueCommand),
+    /// Search what was captured: prompts, tool calls and Claude's messages.
+    ///
+    /// Every word must match, ranked by relevance (bm25), then most recent first. `"a phrase"`
+    /// matches words in order; `merg*` matches words that start so; an argument with spaces is
+    /// a phrase. Words are matched as developers write them: `session` finds `upsert_session`
+    /// and `getSession`, `merge.rs` the file, `test` also `tests`. Exits 1 when nothing is
+    /// found.
+    Search(SearchArgs),
+    /// Print one item whole: a session with its prompts and tool calls, a prompt, a tool call,
+    /// or a message of Claude's.
+    ///
+    /// ID is any id claude-mem prints, whole or as a unique prefix of at least 6 characters.
+    Show {
+        id: String,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List recent sessions: when, how long, prompts, tool calls, files changed, first request.
+    Sessions(SessionsArgs),
+    /// What happened around one item: the items before and after it in its session.
+    Timeline {
+        /// A session, prompt, tool call or message id (a session shows from its start).
+        id: String,
+        /// How many items before it.
+        #[arg(long, value_name = "N", default_value_t = 5)]
+        before: usize,
+        /// How many items after it.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        after: usize,
+        /// JSON Lines, one item a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the hooks are registered, where the data is, and whether anything is wrong.
+    Status {
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -150,6 +190,68 @@ fn lease(text: &str) -> Result<Duration, String> {
         return Err(format!("a lease lasts 1s to 24h, not {text}"));
     }
     Ok(lease)
+}
+
+/// Which project's items a read command covers, and from when.
+#[derive(Debug, Args)]
+pub struct Scope {
+    /// Only this project (default: the current one: $CLAUDE_PROJECT_DIR, else the current
+    /// directory, or the recorded project that contains it).
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub project: Option<PathBuf>,
+    /// Every project.
+    #[arg(long)]
+    pub all: bool,
+    /// Only since then: a duration ago (30m, 12h, 2d, 1w) or a date (2026-11-01, local time).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only before then: a duration ago, or a date (the whole day included).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// At most this many.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// Skip this many first.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: usize,
+    /// JSON Lines, one a line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to search for.
+    #[arg(required = true, value_name = "WORDS")]
+    pub words: Vec<String>,
+    #[command(flatten)]
+    pub scope: Scope,
+    /// Only this session (an id or a prefix of one).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only calls of this tool (Bash, Edit, ...).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    /// Only calls that touched this file (a path, or its end: src/merge.rs).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<String>,
+    /// Only this kind of item.
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[command(flatten)]
+    pub scope: Scope,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum KindArg {
+    Prompt,
+    Observation,
+    Message,
+    Summary,
 }
 
 /// Which settings file to change, and how.

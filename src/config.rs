@@ -155,6 +155,11 @@ impl Config {
         self.data_dir.join("memory.db")
     }
 
+    /// The search index: a cache derived from the database, written only by read commands.
+    pub fn index_path(&self) -> PathBuf {
+        self.data_dir.join("memory-index.db")
+    }
+
     pub fn log_path(&self) -> PathBuf {
         self.data_dir.join("memory.log")
     }

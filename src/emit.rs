@@ -5,8 +5,9 @@
 //! one file; clippy denies printing and exiting everywhere else.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -85,25 +86,134 @@ impl std::fmt::Display for Declined {
 
 impl std::error::Error for Declined {}
 
-/// Writes a command's report, or its error as one line on stderr with exit 1 (3 for
-/// [`Declined`]).
-pub fn command(result: anyhow::Result<String>) -> ExitCode {
+/// What a command produced: its output, and how it ends.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    pub stdout: String,
+    /// Exit 1 without an error line: a search that found nothing, as grep and ripgrep do.
+    pub found_nothing: bool,
+    /// One line for a person at a terminal ("no results", a hint); never shown when stderr is
+    /// not a terminal, so a pipe gets no trailing noise.
+    pub note: Option<String>,
+}
+
+impl From<String> for Report {
+    fn from(stdout: String) -> Report {
+        Report {
+            stdout,
+            ..Report::default()
+        }
+    }
+}
+
+/// A mistake in how a command was called, found after parsing (a bad `--since`, an id too
+/// short): one line and exit 2, like clap's own.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Writes a command's report, or its error as one line on stderr with exit 1 (2 for a
+/// [`UsageError`], 3 for [`Declined`]).
+pub fn command(result: anyhow::Result<Report>) -> ExitCode {
     match result {
         Ok(report) => {
             let mut out = io::stdout().lock();
-            let _ = out.write_all(report.as_bytes());
-            if !report.is_empty() && !report.ends_with('\n') {
+            let _ = out.write_all(report.stdout.as_bytes());
+            if !report.stdout.is_empty() && !report.stdout.ends_with('\n') {
                 let _ = out.write_all(b"\n");
             }
-            ExitCode::SUCCESS
+            let _ = out.flush();
+            if let Some(note) = report.note.filter(|_| stderr_is_terminal()) {
+                eprintln!("{note}");
+            }
+            if report.found_nothing {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(err) => {
             eprintln!("claude-mem: error: {err:#}");
-            if err.downcast_ref::<Declined>().is_some() {
+            if err.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else if err.downcast_ref::<Declined>().is_some() {
                 ExitCode::from(3)
             } else {
                 ExitCode::FAILURE
             }
+        }
+    }
+}
+
+pub fn stdout_is_terminal() -> bool {
+    io::stdout().is_terminal()
+}
+
+fn stderr_is_terminal() -> bool {
+    io::stderr().is_terminal()
+}
+
+/// A progress line on stderr for work that can take seconds (building the search index),
+/// shown only on a terminal, only once the work has taken a moment, and erased when done.
+pub struct Progress {
+    label: &'static str,
+    started: Instant,
+    last: Option<Instant>,
+    enabled: bool,
+}
+
+impl Progress {
+    const DELAY: Duration = Duration::from_millis(300);
+    const EVERY: Duration = Duration::from_millis(100);
+    const WIDTH: u64 = 24;
+
+    pub fn new(label: &'static str) -> Progress {
+        Progress {
+            label,
+            started: Instant::now(),
+            last: None,
+            enabled: stderr_is_terminal(),
+        }
+    }
+
+    pub fn update(&mut self, done: u64, total: u64) {
+        let now = Instant::now();
+        if !self.enabled
+            || total == 0
+            || now - self.started < Self::DELAY
+            || self.last.is_some_and(|last| now - last < Self::EVERY)
+        {
+            return;
+        }
+        self.last = Some(now);
+        let filled = (done * Self::WIDTH / total) as usize;
+        let bar = format!(
+            "{}{}",
+            "#".repeat(filled),
+            " ".repeat(Self::WIDTH as usize - filled)
+        );
+        let mut err = io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r[{bar}] {:>3}% {} {done} of {total}",
+            done * 100 / total,
+            self.label
+        );
+        let _ = err.flush();
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if self.last.is_some() {
+            let _ = io::stderr().lock().write_all(b"\r\x1b[2K");
         }
     }
 }

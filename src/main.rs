@@ -18,6 +18,7 @@ mod maintain;
 mod notice;
 mod ops;
 mod privacy;
+mod render;
 mod settings;
 mod spill;
 mod store;

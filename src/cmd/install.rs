@@ -14,7 +14,7 @@ use crate::settings::{Written, settings_path, update};
 
 /// What we register. SessionStart has no matcher so that every source (startup, resume, clear,
 /// compact) fires it.
-const HOOKS: &[(Registration, Option<Version>)] = &[
+pub(super) const HOOKS: &[(Registration, Option<Version>)] = &[
     (reg("SessionStart", None, "context"), None),
     (reg("UserPromptSubmit", None, "prompt"), None),
     (reg("PostToolUse", Some("*"), "capture"), None),

@@ -12,7 +12,9 @@
 //! detached maintenance process (`claude-mem maintain`) instead.
 
 mod context;
+pub mod fts;
 pub mod queue;
+pub mod read;
 mod write;
 
 pub use context::{RecentSession, recent_sessions};
@@ -35,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v1.sql"),
     include_str!("v2.sql"),
     include_str!("v3.sql"),
+    include_str!("v4.sql"),
 ];
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).

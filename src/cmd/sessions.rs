@@ -1,0 +1,102 @@
+//! `sessions`: recent sessions of this project (or all), most recently active first.
+
+use anyhow::Result;
+use serde_json::{Value, json};
+
+use super::{bounds, nothing_captured, project, scope_hint};
+use crate::cli::Scope;
+use crate::config::Config;
+use crate::emit::Report;
+use crate::render::{self, Color, Style, Table, cell};
+use crate::store::read::{Reader, SessionFilter, SessionSummary, short_id};
+
+pub fn sessions(scope: &Scope) -> Result<Report> {
+    let config = Config::from_env();
+    let (since, until) = bounds(scope)?;
+    let Some(reader) = Reader::open(&config)? else {
+        return Ok(nothing_captured(&config));
+    };
+    let project = project(scope, &config, &reader)?;
+    let sessions = reader.sessions(&SessionFilter {
+        project: project.clone(),
+        since,
+        until,
+        limit: scope.limit,
+        offset: scope.offset,
+    })?;
+    if sessions.is_empty() {
+        return Ok(Report {
+            note: Some(scope_hint(project.as_deref(), "no sessions")),
+            ..Report::default()
+        });
+    }
+    let style = Style::detect();
+    let stdout = if scope.json {
+        sessions
+            .iter()
+            .map(|s| render::json_line(&to_json(s)))
+            .collect()
+    } else {
+        table(&sessions, &style, project.is_none())
+    };
+    Ok(stdout.into())
+}
+
+fn table(sessions: &[SessionSummary], style: &Style, all: bool) -> String {
+    let mut table = Table::default();
+    if style.terminal {
+        let mut header = vec!["SESSION", "STARTED", "TOOK", "PROMPTS", "TOOLS", "FILES"];
+        if all {
+            header.push("PROJECT");
+        }
+        header.push("FIRST REQUEST");
+        table.row(
+            header
+                .into_iter()
+                .map(|h| cell(h).color(Color::Header))
+                .collect(),
+        );
+    }
+    for s in sessions {
+        let took = render::seconds_between(&s.started_at, &s.last_at)
+            .map(render::duration)
+            .unwrap_or_default();
+        let mut row = vec![
+            cell(short_id(&s.session_id)).color(Color::Id),
+            cell(style.ago(&s.started_at)).color(Color::Time),
+            cell(took).right(),
+            cell(render::count(s.prompts)).right(),
+            cell(render::count(s.tool_calls)).right(),
+            cell(render::count(s.files_changed.len() as i64)).right(),
+        ];
+        if all {
+            row.push(cell(render::path(s.project_dir.as_deref().unwrap_or("-"))));
+        }
+        row.push(cell(render::one_line(
+            s.first_prompt.as_deref().unwrap_or(""),
+            120,
+        )));
+        table.row(row);
+    }
+    table.render(style)
+}
+
+/// The documented JSON shape of a session (also the head of `show <session> --json`).
+pub fn to_json(s: &SessionSummary) -> Value {
+    json!({
+        "kind": "session",
+        "id": s.session_id,
+        "short_id": short_id(&s.session_id),
+        "project": s.project_dir,
+        "started_at": s.started_at,
+        "last_at": s.last_at,
+        "ended_at": s.ended_at,
+        "duration_seconds": render::seconds_between(&s.started_at, &s.last_at),
+        "status": s.status,
+        "model": s.model,
+        "prompts": s.prompts,
+        "tool_calls": s.tool_calls,
+        "files_changed": s.files_changed,
+        "first_prompt": s.first_prompt,
+    })
+}

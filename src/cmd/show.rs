@@ -1,0 +1,338 @@
+//! `show <id>`: one item whole and readable, or as one JSON object. A session shows its prompts
+//! in order, each with the tool calls and Claude's message of its turn.
+
+use anyhow::{Result, anyhow};
+use serde_json::{Value, json};
+
+use super::{reader, resolve};
+use crate::config::Config;
+use crate::emit::Report;
+use crate::render::{self, Color, Style, Table, cell};
+use crate::store::read::{Call, Kind, Message, Prompt, QueueRecord, SessionRecord, Turn, short_id};
+
+pub fn show(id: &str, json: bool) -> Result<Report> {
+    let config = Config::from_env();
+    let reader = reader(&config)?;
+    let (kind, id) = resolve(&config, &reader, None, id)?;
+    let gone = || anyhow!("{id} is no longer in the database");
+    let style = Style::detect();
+    let stdout = match kind {
+        Kind::Session => {
+            let session = reader.session(&id)?.ok_or_else(gone)?;
+            if json {
+                render::json_line(&session_json(&session))
+            } else {
+                session_text(&session, &style)
+            }
+        }
+        Kind::Prompt => {
+            let prompt = reader.prompt(&id)?.ok_or_else(gone)?;
+            let turn = reader.turn_of(&prompt)?;
+            if json {
+                render::json_line(&prompt_json(&prompt, Some(&turn)))
+            } else {
+                prompt_text(&prompt, &turn, &style)
+            }
+        }
+        Kind::Observation | Kind::Message | Kind::Summary => {
+            let row = reader.queue_row(&id)?.ok_or_else(gone)?;
+            if json {
+                render::json_line(&queue_json(&row))
+            } else {
+                queue_text(&row, &style)
+            }
+        }
+    };
+    Ok(stdout.into())
+}
+
+/// A record's first line: what it is and its short id.
+fn header(what: &str, id: &str, style: &Style) -> String {
+    format!(
+        "{} {}\n",
+        style.paint(what, Color::Header),
+        style.paint(short_id(id), Color::Id)
+    )
+}
+
+/// `label   value` lines of a record's header.
+fn fields(rows: &[(&str, String)], style: &Style) -> String {
+    let mut table = Table::default();
+    for (label, value) in rows.iter().filter(|(_, v)| !v.is_empty()) {
+        table.row(vec![cell(*label).color(Color::Header), cell(value.clone())]);
+    }
+    table.render(style)
+}
+
+fn session_text(s: &SessionRecord, style: &Style) -> String {
+    let sum = &s.summary;
+    let took = render::seconds_between(&sum.started_at, &sum.last_at)
+        .map(render::duration)
+        .unwrap_or_default();
+    let state = match (&sum.ended_at, &s.end_reason) {
+        (Some(_), Some(reason)) => format!("ended ({reason})"),
+        (Some(_), None) => "ended".to_string(),
+        (None, _) => sum.status.clone(),
+    };
+    let mut out = header("session", &sum.session_id, style);
+    out.push_str(&fields(
+        &[
+            ("id", sum.session_id.clone()),
+            ("project", sum.project_dir.clone().unwrap_or_default()),
+            ("started", style.moment(&sum.started_at)),
+            ("took", format!("{took}, {state}")),
+            ("model", sum.model.clone().unwrap_or_default()),
+            ("source", s.source.clone().unwrap_or_default()),
+            (
+                "counts",
+                format!(
+                    "{}, {}, {} changed",
+                    render::plural(sum.prompts, "prompt"),
+                    render::plural(sum.tool_calls, "tool call"),
+                    render::plural(sum.files_changed.len() as i64, "file")
+                ),
+            ),
+            ("transcript", s.transcript_path.clone().unwrap_or_default()),
+        ],
+        style,
+    ));
+    if !sum.files_changed.is_empty() {
+        out.push_str(&format!(
+            "{}\n",
+            style.paint("files changed", Color::Header)
+        ));
+        for file in &sum.files_changed {
+            let file = within(file, sum.project_dir.as_deref());
+            out.push_str(&format!("  {}\n", render::one_line(file, 300)));
+        }
+    }
+    for turn in &s.turns {
+        out.push('\n');
+        match &turn.prompt {
+            Some(p) => {
+                out.push_str(&format!(
+                    "{} {}  {}\n",
+                    style.paint(&format!("#{}", p.number), Color::Header),
+                    style.paint(short_id(&p.id), Color::Id),
+                    style.paint(&style.clock(&p.created_at), Color::Time),
+                ));
+                render::block(&p.text, 2, &mut out);
+            }
+            None => out.push_str(&format!(
+                "{}\n",
+                style.paint("before the first prompt", Color::Header)
+            )),
+        }
+        out.push_str(&turn_text(turn, sum.project_dir.as_deref(), style));
+    }
+    out
+}
+
+/// A path inside the project as a relative one; anything else as it is.
+fn within<'a>(text: &'a str, project: Option<&str>) -> &'a str {
+    project
+        .and_then(|p| text.strip_prefix(p.trim_end_matches('/')))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(text)
+}
+
+/// A turn's tool calls, one line each (paths in the project relative to it), and Claude's
+/// messages.
+fn turn_text(turn: &Turn, project: Option<&str>, style: &Style) -> String {
+    let mut out = String::new();
+    let mut table = Table::default();
+    for call in &turn.calls {
+        let tool = if call.failed {
+            format!("{} (failed)", call.tool_name)
+        } else {
+            call.tool_name.clone()
+        };
+        table.row(vec![
+            cell("   "),
+            cell(short_id(&call.id)).color(Color::Id),
+            cell(style.clock(&call.created_at)).color(Color::Time),
+            cell(render::one_line(&tool, 40)).color(if call.failed {
+                Color::Bad
+            } else {
+                Color::Tool
+            }),
+            cell(render::one_line(within(&call.title, project), 160)),
+        ]);
+    }
+    out.push_str(&table.render(style));
+    for message in &turn.messages {
+        out.push_str(&format!(
+            "  {} {}  {}\n",
+            style.paint("Claude", Color::Header),
+            style.paint(short_id(&message.id), Color::Id),
+            style.paint(&style.clock(&message.created_at), Color::Time)
+        ));
+        render::block(&message.text, 4, &mut out);
+    }
+    out
+}
+
+fn prompt_text(p: &Prompt, turn: &Turn, style: &Style) -> String {
+    let mut out = header("prompt", &p.id, style);
+    out.push_str(&fields(
+        &[
+            ("id", p.id.clone()),
+            (
+                "session",
+                format!("{} (prompt #{})", short_id(&p.session_id), p.number),
+            ),
+            ("time", style.moment(&p.created_at)),
+            (
+                "truncated",
+                if p.truncated {
+                    "yes".into()
+                } else {
+                    String::new()
+                },
+            ),
+        ],
+        style,
+    ));
+    out.push('\n');
+    render::block(&p.text, 2, &mut out);
+    if !turn.calls.is_empty() || !turn.messages.is_empty() {
+        out.push_str(&format!("\n{}\n", style.paint("this turn", Color::Header)));
+        out.push_str(&turn_text(turn, None, style));
+    }
+    out
+}
+
+fn queue_text(row: &QueueRecord, style: &Style) -> String {
+    let what = match row.kind {
+        Kind::Message => "message".to_string(),
+        _ => row.tool_name.clone().unwrap_or_else(|| "tool call".into()),
+    };
+    let mut out = header(&what, &row.id, style);
+    let turn = row
+        .prompt_number
+        .map(|n| format!(" (prompt #{n})"))
+        .unwrap_or_default();
+    out.push_str(&fields(
+        &[
+            ("id", row.id.clone()),
+            ("session", format!("{}{turn}", short_id(&row.session_id))),
+            ("project", row.project_dir.clone().unwrap_or_default()),
+            ("time", style.moment(&row.created_at)),
+            ("event", row.event.clone()),
+            ("files", row.files.join(", ")),
+            ("queue", row.status.clone()),
+            (
+                "truncated",
+                if row.truncated {
+                    format!(
+                        "yes, {} received",
+                        render::bytes(row.payload_bytes.max(0) as u64)
+                    )
+                } else {
+                    String::new()
+                },
+            ),
+        ],
+        style,
+    ));
+    if row.kind == Kind::Message {
+        out.push('\n');
+        let text = row
+            .raw
+            .get("last_assistant_message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        render::block(text, 2, &mut out);
+        return out;
+    }
+    for (label, key) in [
+        ("input", "tool_input"),
+        ("answer", "tool_response"),
+        ("error", "error"),
+    ] {
+        if let Some(value) = row.raw.get(key).filter(|v| !v.is_null()) {
+            out.push_str(&format!("\n{}\n", style.paint(label, Color::Header)));
+            render::readable(value, 2, &mut out);
+        }
+    }
+    out
+}
+
+fn session_json(s: &SessionRecord) -> Value {
+    let turns: Vec<Value> = s
+        .turns
+        .iter()
+        .map(|t| {
+            json!({
+                "prompt": t.prompt.as_ref().map(|p| prompt_json(p, None)),
+                "tool_calls": t.calls.iter().map(call_json).collect::<Vec<_>>(),
+                "messages": t.messages.iter().map(message_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut value = super::sessions::to_json(&s.summary);
+    value["kind"] = json!("session");
+    value["source"] = json!(s.source);
+    value["end_reason"] = json!(s.end_reason);
+    value["cwd"] = json!(s.cwd);
+    value["transcript_path"] = json!(s.transcript_path);
+    value["turns"] = json!(turns);
+    value
+}
+
+fn prompt_json(p: &Prompt, turn: Option<&Turn>) -> Value {
+    let mut value = json!({
+        "kind": "prompt",
+        "id": p.id,
+        "short_id": short_id(&p.id),
+        "session_id": p.session_id,
+        "prompt_number": p.number,
+        "text": p.text,
+        "truncated": p.truncated,
+        "created_at": p.created_at,
+    });
+    if let Some(turn) = turn {
+        value["tool_calls"] = json!(turn.calls.iter().map(call_json).collect::<Vec<_>>());
+        value["messages"] = json!(turn.messages.iter().map(message_json).collect::<Vec<_>>());
+    }
+    value
+}
+
+fn call_json(c: &Call) -> Value {
+    json!({
+        "id": c.id,
+        "short_id": short_id(&c.id),
+        "tool": c.tool_name,
+        "title": c.title,
+        "failed": c.failed,
+        "created_at": c.created_at,
+    })
+}
+
+fn message_json(m: &Message) -> Value {
+    json!({
+        "id": m.id,
+        "short_id": short_id(&m.id),
+        "text": m.text,
+        "created_at": m.created_at,
+    })
+}
+
+fn queue_json(row: &QueueRecord) -> Value {
+    json!({
+        "kind": row.kind.as_str(),
+        "id": row.id,
+        "short_id": short_id(&row.id),
+        "session_id": row.session_id,
+        "project": row.project_dir,
+        "tool": row.tool_name,
+        "event": row.event,
+        "prompt_number": row.prompt_number,
+        "files": row.files,
+        "queue_status": row.status,
+        "truncated": row.truncated,
+        "payload_bytes": row.payload_bytes,
+        "created_at": row.created_at,
+        "raw_output": row.raw,
+    })
+}

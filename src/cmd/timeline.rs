@@ -1,0 +1,77 @@
+//! `timeline <id>`: what happened around one item, in its session, in time order.
+
+use anyhow::{Result, anyhow};
+use serde_json::json;
+
+use super::{reader, resolve, synced_index};
+use crate::config::Config;
+use crate::emit::Report;
+use crate::render::{self, Color, Style, Table, cell};
+use crate::store::fts::Item;
+use crate::store::read::{Kind, short_id};
+
+pub fn timeline(id: &str, before: usize, after: usize, json: bool) -> Result<Report> {
+    let config = Config::from_env();
+    let reader = reader(&config)?;
+    let index = synced_index(&config, &reader)?;
+    let (_, id) = resolve(&config, &reader, Some(&index), id)?;
+    let items = index
+        .around(&id, before, after)?
+        .ok_or_else(|| anyhow!("{id} has nothing to show around it"))?;
+    let style = Style::detect();
+    let stdout = if json {
+        items
+            .iter()
+            .map(|item| {
+                render::json_line(&json!({
+                    "id": item.id,
+                    "short_id": short_id(&item.id),
+                    "kind": item.kind.as_str(),
+                    "session_id": item.session_id,
+                    "tool": item.tool_name,
+                    "prompt_number": item.prompt_number,
+                    "created_at": item.created_at,
+                    "title": item.title,
+                    "anchor": item.id == id,
+                }))
+            })
+            .collect()
+    } else {
+        lines(&items, &id, &style)
+    };
+    Ok(stdout.into())
+}
+
+fn lines(items: &[Item], anchor: &str, style: &Style) -> String {
+    let mut table = Table::default();
+    for item in items {
+        let here = item.id == anchor;
+        let (what, title) = match item.kind {
+            Kind::Session => (
+                "session".to_string(),
+                format!(
+                    "started in {}",
+                    render::path(item.project_dir.as_deref().unwrap_or("?"))
+                ),
+            ),
+            Kind::Prompt => (
+                format!("prompt #{}", item.prompt_number.unwrap_or(0)),
+                item.title.clone(),
+            ),
+            Kind::Observation => (
+                item.tool_name.clone().unwrap_or_default(),
+                item.title.clone(),
+            ),
+            Kind::Message | Kind::Summary => ("Claude".to_string(), item.title.clone()),
+        };
+        let marker = if here { ">" } else { " " };
+        table.row(vec![
+            cell(marker).color(Color::Match),
+            cell(style.clock(&item.created_at)).color(Color::Time),
+            cell(short_id(&item.id)).color(Color::Id),
+            cell(render::one_line(&what, 24)).color(Color::Tool),
+            cell(render::one_line(&title, 160)),
+        ]);
+    }
+    table.render(style)
+}

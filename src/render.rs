@@ -1,0 +1,385 @@
+//! How the read commands look, in the habits of ripgrep, fd and atuin: aligned columns,
+//! relative times and colour on a terminal (never with `NO_COLOR`), plain stable text in a
+//! pipe, and JSON for programs. Pure: it builds strings; `emit` writes them.
+
+use chrono::{DateTime, Local, Utc};
+use serde_json::Value;
+
+use crate::emit;
+use crate::store::fts::doc::clean;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Color {
+    Id,
+    Time,
+    Tool,
+    Match,
+    Header,
+    Warn,
+    Bad,
+    Good,
+}
+
+impl Color {
+    fn code(self) -> &'static str {
+        match self {
+            Color::Id => "33",
+            Color::Time => "32",
+            Color::Tool => "36",
+            Color::Match => "1;31",
+            Color::Header => "1",
+            Color::Warn => "1;33",
+            Color::Bad => "1;31",
+            Color::Good => "32",
+        }
+    }
+}
+
+/// Whether output goes to a person (a terminal) and may be coloured, and the time it is now.
+#[derive(Debug, Clone)]
+pub struct Style {
+    pub terminal: bool,
+    pub color: bool,
+    now: DateTime<Utc>,
+}
+
+impl Style {
+    pub fn detect() -> Style {
+        let terminal = emit::stdout_is_terminal();
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Style {
+            terminal,
+            color: terminal && !no_color,
+            now: Utc::now(),
+        }
+    }
+
+    pub fn paint(&self, text: &str, color: Color) -> String {
+        if self.color && !text.is_empty() {
+            format!("\u{1b}[{}m{text}\u{1b}[0m", color.code())
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// When something happened: "5m ago" for a person, the timestamp for a program.
+    pub fn ago(&self, ts: &str) -> String {
+        let Some(at) = parse_time(ts) else {
+            return ts.to_string();
+        };
+        if !self.terminal {
+            return iso(ts);
+        }
+        let secs = (self.now - at).num_seconds().max(0);
+        match secs {
+            0..60 => format!("{secs}s ago"),
+            60..3600 => format!("{}m ago", secs / 60),
+            3600..172_800 => format!("{}h ago", secs / 3600),
+            172_800..2_592_000 => format!("{}d ago", secs / 86_400),
+            _ => at.with_timezone(&Local).format("%Y-%m-%d").to_string(),
+        }
+    }
+
+    /// A time of day in a list of one session's items ("14:02:31"), the timestamp in a pipe.
+    pub fn clock(&self, ts: &str) -> String {
+        match parse_time(ts) {
+            Some(at) if self.terminal => at.with_timezone(&Local).format("%H:%M:%S").to_string(),
+            _ => iso(ts),
+        }
+    }
+
+    /// A full local date and time with how long ago, for a record's header.
+    pub fn moment(&self, ts: &str) -> String {
+        match parse_time(ts) {
+            Some(at) if self.terminal => format!(
+                "{} ({})",
+                at.with_timezone(&Local).format("%Y-%m-%d %H:%M:%S"),
+                self.ago(ts)
+            ),
+            _ => iso(ts),
+        }
+    }
+
+    /// `text` with the byte ranges `matches` painted.
+    pub fn highlight(&self, text: &str, matches: &[(usize, usize)]) -> String {
+        let mut out = String::with_capacity(text.len() + matches.len() * 12);
+        let mut at = 0;
+        for &(start, end) in matches {
+            if start < at || end > text.len() {
+                continue;
+            }
+            out.push_str(&text[at..start]);
+            out.push_str(&self.paint(&text[start..end], Color::Match));
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+}
+
+/// Rows of cells; every column but the last is padded to its widest cell, so the last (free
+/// text) never ends in spaces.
+#[derive(Debug, Default)]
+pub struct Table {
+    rows: Vec<Vec<Cell>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cell {
+    text: String,
+    color: Option<Color>,
+    right: bool,
+}
+
+pub fn cell(text: impl Into<String>) -> Cell {
+    Cell {
+        text: text.into(),
+        color: None,
+        right: false,
+    }
+}
+
+impl Cell {
+    pub fn color(mut self, color: Color) -> Cell {
+        self.color = Some(color);
+        self
+    }
+
+    pub fn right(mut self) -> Cell {
+        self.right = true;
+        self
+    }
+}
+
+impl Table {
+    pub fn row(&mut self, cells: Vec<Cell>) {
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self, style: &Style) -> String {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(c))
+                    .map(|cell| cell.text.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                let pad = " ".repeat(widths[c] - cell.text.chars().count());
+                let last = c + 1 == row.len();
+                let text = match cell.color {
+                    Some(color) => style.paint(&cell.text, color),
+                    None => cell.text.clone(),
+                };
+                match (cell.right, last) {
+                    (true, _) => line.push_str(&format!("{pad}{text}")),
+                    (false, false) => line.push_str(&format!("{text}{pad}")),
+                    (false, true) => line.push_str(&text),
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `text` as one line of at most `max` characters, control sequences removed.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat = clean(text).split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// A length of time: "45s", "12m", "1h05m", "3d4h".
+pub fn duration(secs: i64) -> String {
+    let secs = secs.max(0);
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d{}h", secs / 86_400, secs % 86_400 / 3600),
+    }
+}
+
+/// Seconds from `from` to `to`, when both are timestamps.
+pub fn seconds_between(from: &str, to: &str) -> Option<i64> {
+    Some((parse_time(to)? - parse_time(from)?).num_seconds())
+}
+
+pub fn parse_time(ts: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(ts)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// A stored timestamp to the second: `2026-11-20T10:05:00Z`.
+pub fn iso(ts: &str) -> String {
+    match parse_time(ts) {
+        Some(at) => at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        None => ts.to_string(),
+    }
+}
+
+/// A byte count for people: "812 B", "12.3 KiB", "4.0 MiB".
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// A count with thousands separators: "100,000".
+pub fn count(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// `n thing` or `n things`.
+pub fn plural(n: i64, thing: &str) -> String {
+    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
+}
+
+/// One JSON Lines line.
+pub fn json_line(value: &Value) -> String {
+    format!("{value}\n")
+}
+
+/// A path for display: the home directory as `~`.
+pub fn path(p: &str) -> String {
+    match dirs::home_dir().and_then(|h| h.to_str().map(String::from)) {
+        Some(home) if home.len() > 1 && p.starts_with(&format!("{home}/")) => {
+            format!("~{}", &p[home.len()..])
+        }
+        _ => p.to_string(),
+    }
+}
+
+/// A JSON value as indented `key: value` lines, multi-line strings as indented blocks: a
+/// tool's input and answer, readable.
+pub fn readable(value: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                match v {
+                    Value::Object(m) if !m.is_empty() => {
+                        out.push_str(&format!("{pad}{key}:\n"));
+                        readable(v, indent + 2, out);
+                    }
+                    Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+                        out.push_str(&format!("{pad}{key}:\n"));
+                        readable(v, indent + 2, out);
+                    }
+                    Value::String(s) if s.contains('\n') => {
+                        out.push_str(&format!("{pad}{key}:\n"));
+                        block(s, indent + 2, out);
+                    }
+                    _ => out.push_str(&format!("{pad}{key}: {}\n", scalar(v))),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                out.push_str(&format!("{pad}-\n"));
+                readable(item, indent + 2, out);
+            }
+        }
+        Value::String(s) => block(s, indent, out),
+        other => out.push_str(&format!("{pad}{}\n", scalar(other))),
+    }
+}
+
+/// Text indented by `indent`, control sequences removed.
+pub fn block(text: &str, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    for line in clean(text).trim_end().lines() {
+        out.push_str(format!("{pad}{line}").trim_end());
+        out.push('\n');
+    }
+}
+
+fn scalar(value: &Value) -> String {
+    match value {
+        Value::String(s) => clean(s),
+        Value::Array(items) => items.iter().map(scalar).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn style(terminal: bool, color: bool) -> Style {
+        Style {
+            terminal,
+            color,
+            now: parse_time("2026-11-20T12:00:00.000Z").unwrap(),
+        }
+    }
+
+    #[test]
+    fn times_are_relative_for_people_and_exact_for_programs() {
+        let ts = "2026-11-20T09:30:00.123Z";
+        assert_eq!(style(true, false).ago(ts), "2h ago");
+        assert_eq!(style(false, false).ago(ts), "2026-11-20T09:30:00Z");
+        assert_eq!(style(true, false).ago("2026-11-17T12:00:00Z"), "3d ago");
+        assert_eq!(duration(3900), "1h05m");
+        assert_eq!(duration(42), "42s");
+    }
+
+    #[test]
+    fn tables_align_and_colour_only_when_asked() {
+        let mut table = Table::default();
+        table.row(vec![
+            cell("a").color(Color::Id),
+            cell("1").right(),
+            cell("x"),
+        ]);
+        table.row(vec![cell("bbb"), cell("22").right(), cell("")]);
+        assert_eq!(table.render(&style(true, false)), "a     1  x\nbbb  22\n");
+        let coloured = table.render(&style(true, true));
+        assert!(
+            coloured.starts_with("\u{1b}[33ma\u{1b}[0m  "),
+            "{coloured:?}"
+        );
+    }
+
+    #[test]
+    fn numbers_and_sizes() {
+        assert_eq!(count(100_000), "100,000");
+        assert_eq!(count(999), "999");
+        assert_eq!(bytes(1536), "1.5 KiB");
+        assert_eq!(plural(1, "prompt"), "1 prompt");
+        assert_eq!(one_line("a\n  b\u{1b}[31m c", 4), "a b…");
+    }
+}

@@ -1,0 +1,288 @@
+//! What of a stored row is worth finding, and how it reads in one line.
+//!
+//! A tool call is indexed by its tool, the input fields a developer remembers it by (command,
+//! file path, pattern, URL, query, description) and the start and end of what it answered; a
+//! prompt or Claude's message by its text. Everything is bounded, so one huge row costs the
+//! index no more than a few kilobytes, and cleaned of terminal control sequences, which tool
+//! output is full of and which must never reach a terminal from a snippet.
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// Input fields that name a tool call, in the order a title prefers them.
+const SALIENT: &[&str] = &[
+    "command",
+    "file_path",
+    "notebook_path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+    "prompt",
+    "path",
+];
+/// Parts of a tool's answer that only repeat something else at length (an Edit answers with
+/// the whole file as it was before).
+const NOISE: &[&str] = &["originalFile"];
+
+const FIELD_CHARS: usize = 500;
+const ANSWER_HEAD_CHARS: usize = 1000;
+const ANSWER_TAIL_CHARS: usize = 500;
+const TEXT_HEAD_CHARS: usize = 4000;
+const TEXT_TAIL_CHARS: usize = 1000;
+const TITLE_CHARS: usize = 200;
+
+/// The indexed text of one row: `head` says what it is, `body` what came of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    pub title: String,
+    pub head: String,
+    pub body: String,
+}
+
+/// A prompt or a message of Claude's: all in the head.
+pub fn prose(text: &str) -> Text {
+    let head = clean(&bounded(text, TEXT_HEAD_CHARS, TEXT_TAIL_CHARS));
+    Text {
+        title: title_line(&head),
+        head,
+        body: String::new(),
+    }
+}
+
+/// A tool call, from its queue row's `raw_output`.
+pub fn tool_call(tool_name: &str, raw_output: &str) -> Text {
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow)]
+        tool_input: Option<&'a RawValue>,
+        #[serde(borrow)]
+        tool_response: Option<&'a RawValue>,
+        #[serde(borrow)]
+        error: Option<&'a RawValue>,
+    }
+    let parse = |raw: Option<&RawValue>| {
+        raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+            .unwrap_or(Value::Null)
+    };
+    let (input, answer) = match serde_json::from_str::<Raw>(raw_output) {
+        Ok(raw) => (
+            parse(raw.tool_input),
+            parse(raw.error.or(raw.tool_response)),
+        ),
+        Err(_) => (Value::Null, Value::Null),
+    };
+    let mut given = Vec::new();
+    strings(&input, &mut given);
+    let mut head = clean(tool_name);
+    let mut fields: Vec<&str> = salient(&input).collect();
+    let all = given.join("\n");
+    if fields.is_empty() {
+        fields.push(&all);
+    }
+    for field in fields.iter().filter(|f| !f.is_empty()) {
+        head.push('\n');
+        head.push_str(&clean(&bounded(field, FIELD_CHARS, 0)));
+    }
+    // What the answer repeats of the input (a Write's content, an Edit's strings) is no news.
+    let mut answered = Vec::new();
+    strings(&answer, &mut answered);
+    answered.retain(|s| !given.contains(s));
+    Text {
+        title: call_title(&input),
+        head,
+        body: clean(&bounded(
+            &answered.join("\n"),
+            ANSWER_HEAD_CHARS,
+            ANSWER_TAIL_CHARS,
+        )),
+    }
+}
+
+/// A tool call in one line: its first salient input field (the command, the file, ...).
+pub fn call_title(input: &Value) -> String {
+    salient(input)
+        .next()
+        .map(|field| title_line(&clean(&bounded(field, TITLE_CHARS * 2, 0))))
+        .unwrap_or_default()
+}
+
+/// Claude's message in a summary request's `raw_output`, if it had one.
+pub fn message(raw_output: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Raw {
+        last_assistant_message: Option<String>,
+    }
+    serde_json::from_str::<Raw>(raw_output)
+        .ok()?
+        .last_assistant_message
+        .filter(|m| !m.trim().is_empty())
+}
+
+fn salient(input: &Value) -> impl Iterator<Item = &str> {
+    SALIENT
+        .iter()
+        .filter_map(|key| input.get(key)?.as_str())
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// The non-empty string values of a JSON tree, leaving out [`NOISE`].
+fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+    match value {
+        Value::String(s) if !s.is_empty() => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(key, _)| !NOISE.contains(&key.as_str()))
+            .for_each(|(_, v)| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The first non-blank line, whitespace collapsed, at most [`TITLE_CHARS`] characters.
+fn title_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let flat = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let more = text.trim_end().len() > line.len();
+    let mut title = bounded(&flat, TITLE_CHARS, 0);
+    if more && !title.ends_with('…') {
+        title.push_str(" …");
+    }
+    title
+}
+
+/// `text` whole when it is short, else its first `head` and last `tail` characters.
+pub fn bounded(text: &str, head: usize, tail: usize) -> String {
+    // Never fewer bytes than characters: a short text is whole without counting.
+    if text.len() <= head + tail {
+        return text.to_string();
+    }
+    let count = text.chars().count();
+    if count <= head + tail {
+        return text.to_string();
+    }
+    let cut = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(at, _)| at);
+    let start = &text[..cut(head)];
+    if tail == 0 {
+        return format!("{start}…");
+    }
+    format!("{start}\n…\n{}", &text[cut(count - tail)..])
+}
+
+/// Removes terminal escape sequences and turns other control characters (but newlines and
+/// tabs) into spaces.
+pub fn clean(text: &str) -> String {
+    // C0 controls, DEL, and the lead byte of C1 controls (U+0080..U+009F).
+    let suspect = |b: &u8| (*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2;
+    if !text.as_bytes().iter().any(suspect) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL or ESC \`), else one char.
+                match chars.next() {
+                    Some('[') => {
+                        for c in chars.by_ref() {
+                            if ('\u{40}'..='\u{7e}').contains(&c) {
+                                break;
+                            }
+                        }
+                    }
+                    Some(']') => {
+                        while let Some(c) = chars.next() {
+                            if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some())
+                            {
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            '\n' | '\t' => out.push(c),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_call_is_found_by_what_names_it_and_what_it_answered() {
+        let raw = r#"{"tool_input":{"command":"cargo test -p shop merge","description":"Run tests",
+            "timeout":5},"tool_response":{"stdout":"\u001b[32mok\u001b[0m 3 passed","stderr":"",
+            "interrupted":false},"project_dir":"/p","cwd":"/p"}"#;
+        let text = tool_call("Bash", raw);
+        assert_eq!(text.title, "cargo test -p shop merge");
+        assert_eq!(text.head, "Bash\ncargo test -p shop merge\nRun tests");
+        assert_eq!(text.body, "ok 3 passed");
+
+        let failed = r#"{"tool_input":{"file_path":"/p/src/merge.rs"},"error":"File not found",
+            "is_interrupt":false}"#;
+        let text = tool_call("Read", failed);
+        assert_eq!(
+            (text.title.as_str(), text.body.as_str()),
+            ("/p/src/merge.rs", "File not found")
+        );
+    }
+
+    #[test]
+    fn big_answers_keep_their_start_and_end_and_edits_drop_the_old_file() {
+        let stdout: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let raw = serde_json::json!({"tool_input": {"command": "make"},
+            "tool_response": {"stdout": stdout, "originalFile": "OLD FILE"}})
+        .to_string();
+        let body = tool_call("Bash", &raw).body;
+        assert!(body.starts_with("line 0\n") && body.ends_with("line 1999\n"));
+        assert!(body.chars().count() < 1600 && !body.contains("OLD FILE"));
+    }
+
+    #[test]
+    fn what_an_answer_repeats_of_the_input_is_left_out() {
+        let raw = r#"{"tool_input":{"file_path":"/p/a.rs","old_string":"beta","new_string":"gamma"},
+            "tool_response":{"filePath":"/p/a.rs","oldString":"beta","newString":"gamma",
+            "structuredPatch":[{"lines":[" alpha","-beta","+gamma"]}]}}"#;
+        assert_eq!(tool_call("Edit", raw).body, " alpha\n-beta\n+gamma");
+    }
+
+    #[test]
+    fn an_unknown_tool_is_found_by_its_input_strings() {
+        let raw = r#"{"tool_input":{"server":"db","args":{"sql":"select 1"}},"tool_response":"1"}"#;
+        let text = tool_call("mcp__db__query", raw);
+        assert_eq!(text.head, "mcp__db__query\ndb\nselect 1");
+        assert_eq!(text.title, "");
+    }
+
+    #[test]
+    fn prose_titles_are_one_line() {
+        let text = prose("\n  Fix the   login bug\nin auth.rs\r\n");
+        assert_eq!(text.title, "Fix the login bug …");
+        assert_eq!(prose("one line").title, "one line");
+    }
+
+    #[test]
+    fn control_sequences_are_removed() {
+        assert_eq!(
+            clean("a\u{1b}[1;31mred\u{1b}[0m b\u{7}c\u{1b}]0;title\u{7}d\r\n"),
+            "ared b cd\n"
+        );
+    }
+
+    #[test]
+    fn messages_come_out_of_summary_requests() {
+        assert_eq!(
+            message(r#"{"last_assistant_message":"Done","prompt_number":1}"#).as_deref(),
+            Some("Done")
+        );
+        assert_eq!(message(r#"{"last_assistant_message":null}"#), None);
+    }
+}

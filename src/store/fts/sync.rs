@@ -1,0 +1,323 @@
+//! Bringing the index up to date with the database, incrementally.
+//!
+//! Each source table is copied in rowid order from a mark kept in the index; rows deleted from
+//! the database come back as tombstones (schema v4) and are removed. SQLite gives a new row the
+//! largest rowid plus one, so after the newest row is deleted its rowid comes back: a tombstone
+//! therefore also lowers its table's mark below the deleted rowid, and what follows is indexed
+//! again. Every batch is one short read of the database and one write transaction here.
+//!
+//! A source is a table and how its rows read as documents; adding one (the summaries a
+//! consumer will write) is one more entry in [`SOURCES`] and a tombstone trigger in a migration.
+
+use anyhow::Result;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::doc::{self, Text};
+use super::{Index, create};
+use crate::store::read::{Kind, Reader, TOMBSTONES_SINCE, handle};
+
+/// Told `(done, total)` after each batch; `total` is an estimate from rowids.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+/// Rows of each source, and tombstones, per batch: larger batches build faster (fewer FTS5
+/// segments to merge); each is still one short read of the database.
+const BATCH: i64 = 2000;
+
+struct Source {
+    /// The table in the database, as the tombstones name it.
+    table: &'static str,
+    /// Its documents' ids are `rowid * 4 + number`.
+    number: i64,
+    /// Rows after a rowid (?1), in rowid order, at most ?2; the first column is the rowid.
+    batch: &'static str,
+    read: fn(&Row) -> rusqlite::Result<Option<Doc>>,
+}
+
+const SOURCES: &[Source] = &[
+    Source {
+        table: "sessions",
+        number: 0,
+        batch: "SELECT rowid, session_id, project_dir, started_at FROM sessions
+                 WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+        read: session,
+    },
+    Source {
+        table: "user_prompts",
+        number: 1,
+        batch: "SELECT p.rowid, p.id, p.session_id, s.project_dir, p.prompt_number,
+                       p.created_at, p.prompt_text
+                  FROM user_prompts p LEFT JOIN sessions s ON s.session_id = p.session_id
+                 WHERE p.rowid > ?1 ORDER BY p.rowid LIMIT ?2",
+        read: prompt,
+    },
+    Source {
+        table: "pending_queue",
+        number: 2,
+        batch: "SELECT rowid, id, session_id, project_dir, prompt_number, created_at, kind,
+                       tool_name, files_touched, raw_output
+                  FROM pending_queue WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+        read: queue_row,
+    },
+];
+
+/// One row of `docs`, and its text when it is searchable.
+struct Doc {
+    kind: Kind,
+    item_id: String,
+    session_id: String,
+    project_dir: Option<String>,
+    tool_name: Option<String>,
+    files: Option<String>,
+    prompt_number: Option<i64>,
+    created_at: String,
+    title: String,
+    text: Option<Text>,
+}
+
+impl Index {
+    /// Copies what is new in the database and removes what was deleted from it.
+    pub fn sync(&self, main: &Reader, progress: Progress) -> Result<()> {
+        let tombstones = main.schema_version() >= TOMBSTONES_SINCE;
+        self.follow(main, tombstones)?;
+        let mut total = 0;
+        for source in SOURCES {
+            let last: i64 = main
+                .conn()
+                .query_row(
+                    &format!("SELECT max(rowid) FROM {}", source.table),
+                    [],
+                    |r| r.get::<_, Option<i64>>(0),
+                )?
+                .unwrap_or(0);
+            total += (last - mark(&self.conn, source.table)?).max(0) as u64;
+        }
+        let mut done = 0u64;
+        let mut deleted = false;
+        loop {
+            let (rows, more, removed) = self.in_write(|conn| batch(conn, main, tombstones))?;
+            done += rows;
+            deleted |= removed;
+            if total > 0 {
+                progress(done.min(total), total);
+            }
+            if !more {
+                break;
+            }
+        }
+        if deleted {
+            // The WAL holds copies of the pages as they were; nothing deleted may stay there.
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
+        Ok(())
+    }
+
+    /// Starts over when the index was built from another database (replaced, restored, or
+    /// still at schema v1 then), or when tombstones it has not seen were pruned.
+    fn follow(&self, main: &Reader, tombstones: bool) -> Result<()> {
+        let store_id = main.store_id()?;
+        let newest: i64 = if tombstones {
+            main.conn()
+                .query_row("SELECT coalesce(max(seq), 0) FROM tombstones", [], |r| {
+                    r.get(0)
+                })?
+        } else {
+            0
+        };
+        self.in_write(|conn| {
+            let built_for: Option<String> = conn
+                .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+                    r.get(0)
+                })
+                .optional()?;
+            let seen = mark(conn, "tombstones")?;
+            // The oldest tombstone not seen yet must come right after the last one seen.
+            let missed = tombstones
+                && (newest < seen
+                    || newest > seen && {
+                        let next: Option<i64> = main.conn().query_row(
+                            "SELECT min(seq) FROM tombstones WHERE seq > ?1",
+                            [seen],
+                            |r| r.get(0),
+                        )?;
+                        next != Some(seen + 1)
+                    });
+            if built_for.as_deref() != Some(store_id.as_deref().unwrap_or("")) || missed {
+                // A new index has nothing to delete: it starts after the newest tombstone.
+                create(conn, store_id.as_deref(), newest)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// One batch: tombstones first, then new rows of each source. Returns the rows copied, whether
+/// a source had more than a batch, and whether anything was deleted.
+fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, bool, bool)> {
+    let mut more = false;
+    let mut removed = false;
+    if tombstones {
+        let seen = mark(conn, "tombstones")?;
+        let stones: Vec<(i64, String, i64)> = main
+            .conn()
+            .prepare_cached(
+                "SELECT seq, source, row FROM tombstones WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            )?
+            .query_map(params![seen, BATCH], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        for (seq, table, row) in &stones {
+            if let Some(source) = SOURCES.iter().find(|s| s.table == table) {
+                removed |= remove(conn, row * 4 + source.number)?;
+                conn.execute(
+                    "UPDATE meta SET value = min(value, ?2) WHERE key = ?1",
+                    params![format!("mark:{table}"), row - 1],
+                )?;
+            }
+            set_mark(conn, "tombstones", *seq)?;
+        }
+        more |= stones.len() as i64 == BATCH;
+    }
+    let mut copied = 0;
+    for source in SOURCES {
+        let from = mark(conn, source.table)?;
+        let rows: Vec<(i64, Option<Doc>)> = main
+            .conn()
+            .prepare_cached(source.batch)?
+            .query_map(params![from, BATCH], |r| Ok((r.get(0)?, (source.read)(r)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (rowid, doc) in &rows {
+            let id = rowid * 4 + source.number;
+            remove(conn, id)?;
+            if let Some(doc) = doc {
+                insert(conn, id, doc)?;
+            }
+        }
+        if let Some((last, _)) = rows.last() {
+            set_mark(conn, source.table, *last)?;
+        }
+        copied += rows.len() as u64;
+        more |= rows.len() as i64 == BATCH;
+    }
+    Ok((copied, more, removed))
+}
+
+fn mark(conn: &Connection, name: &str) -> Result<i64> {
+    Ok(conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = ?1",
+            [format!("mark:{name}")],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0))
+}
+
+fn set_mark(conn: &Connection, name: &str, value: i64) -> Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![format!("mark:{name}"), value],
+    )?;
+    Ok(())
+}
+
+/// Removes a document; returns whether there was one.
+fn remove(conn: &Connection, id: i64) -> Result<bool> {
+    let removed = conn
+        .prepare_cached("DELETE FROM docs WHERE id = ?1")?
+        .execute([id])?;
+    if removed > 0 {
+        conn.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
+            .execute([id])?;
+    }
+    Ok(removed > 0)
+}
+
+fn insert(conn: &Connection, id: i64, doc: &Doc) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO docs (id, kind, item_id, handle, session_id, project_dir, tool_name, files,
+                           prompt_number, title, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        id,
+        doc.kind.as_str(),
+        doc.item_id,
+        handle(&doc.item_id),
+        doc.session_id,
+        doc.project_dir,
+        doc.tool_name,
+        doc.files,
+        doc.prompt_number,
+        doc.title,
+        doc.created_at
+    ])?;
+    if let Some(text) = &doc.text {
+        conn.prepare_cached("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, text.head, text.body])?;
+    }
+    Ok(())
+}
+
+fn session(r: &Row) -> rusqlite::Result<Option<Doc>> {
+    let session_id: String = r.get("session_id")?;
+    Ok(Some(Doc {
+        kind: Kind::Session,
+        item_id: session_id.clone(),
+        session_id,
+        project_dir: r.get("project_dir")?,
+        tool_name: None,
+        files: None,
+        prompt_number: None,
+        created_at: r.get("started_at")?,
+        title: String::new(),
+        text: None,
+    }))
+}
+
+fn prompt(r: &Row) -> rusqlite::Result<Option<Doc>> {
+    let text = doc::prose(&r.get::<_, String>("prompt_text")?);
+    Ok(Some(Doc {
+        kind: Kind::Prompt,
+        item_id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        tool_name: None,
+        files: None,
+        prompt_number: r.get("prompt_number")?,
+        created_at: r.get("created_at")?,
+        title: text.title.clone(),
+        text: Some(text),
+    }))
+}
+
+fn queue_row(r: &Row) -> rusqlite::Result<Option<Doc>> {
+    let raw: String = r.get("raw_output")?;
+    let tool_name: Option<String> = r.get("tool_name")?;
+    let (kind, text, files) = if r.get::<_, String>("kind")? == "summary" {
+        let Some(message) = doc::message(&raw) else {
+            return Ok(None);
+        };
+        (Kind::Message, doc::prose(&message), None)
+    } else {
+        let files: String = r.get("files_touched")?;
+        let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
+        let files = (!files.is_empty()).then(|| format!("\n{}\n", files.join("\n")));
+        let text = doc::tool_call(tool_name.as_deref().unwrap_or(""), &raw);
+        (Kind::Observation, text, files)
+    };
+    Ok(Some(Doc {
+        kind,
+        item_id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        tool_name,
+        files,
+        prompt_number: r.get("prompt_number")?,
+        created_at: r.get("created_at")?,
+        title: text.title.clone(),
+        text: Some(text),
+    }))
+}

@@ -1,0 +1,1095 @@
+//! The read side through the real binary: `search`, `show`, `sessions`, `timeline`, `status`
+//! on databases the real hooks wrote, the search index they keep beside it, and the habits of
+//! their output (exit codes, JSON, no colour in a pipe).
+// The one skip notice (no `script` to give a command a terminal) is for the person reading.
+#![allow(clippy::print_stderr)]
+
+mod common;
+
+use std::process::Output;
+
+use common::*;
+use serde_json::{Value, json};
+
+const PROJECT: &str = "/home/dev/shop";
+const SESSION: &str = "7c1f3a52-94d0-4c1e-b7a2-5f0e9d3c8a61";
+
+/// A hook event of `SESSION` in `PROJECT`, shaped like Claude Code's.
+fn event(name: &str, session: &str, extra: Value) -> Vec<u8> {
+    let mut e = json!({
+        "session_id": session,
+        "transcript_path": format!("/home/dev/.claude/projects/-home-dev-shop/{session}.jsonl"),
+        "cwd": PROJECT,
+        "permission_mode": "default",
+        "hook_event_name": name,
+    });
+    e.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    e.to_string().into_bytes()
+}
+
+fn prompt(env: &Env, session: &str, prompt_id: &str, text: &str) {
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            session,
+            json!({"prompt_id": prompt_id, "prompt": text}),
+        ),
+    ));
+}
+
+fn capture(env: &Env, session: &str, prompt_id: &str, tool: &str, input: Value, response: Value) {
+    let id = format!("toolu_{:016x}", fastid(&input.to_string()));
+    assert_ack(&env.hook(
+        "capture",
+        &event(
+            "PostToolUse",
+            session,
+            json!({"prompt_id": prompt_id, "tool_name": tool, "tool_input": input,
+                   "tool_response": response, "tool_use_id": id}),
+        ),
+    ));
+}
+
+fn stop(env: &Env, session: &str, prompt_id: &str, message: &str) {
+    assert_ack(&env.hook(
+        "summary",
+        &event(
+            "Stop",
+            session,
+            json!({"prompt_id": prompt_id, "stop_hook_active": false,
+                   "last_assistant_message": message}),
+        ),
+    ));
+}
+
+fn fastid(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// A session of real-looking work: two turns with Read, Grep, Edit and a failing Bash.
+fn shop(env: &Env) {
+    assert_clean(&env.hook(
+        "context",
+        &event(
+            "SessionStart",
+            SESSION,
+            json!({"source": "startup", "model": "claude-opus-4-8"}),
+        ),
+    ));
+    prompt(
+        env,
+        SESSION,
+        "p-1",
+        "The settings merge drops keys; look at merge.rs and fix it",
+    );
+    capture(
+        env,
+        SESSION,
+        "p-1",
+        "Read",
+        json!({"file_path": "/home/dev/shop/src/settings/merge.rs"}),
+        json!({"type": "text", "file": {"filePath": "/home/dev/shop/src/settings/merge.rs",
+               "content": "pub fn mergeSettings(ours: &Map, theirs: &Map) -> Map {\n    todo!()\n}\n",
+               "numLines": 3, "startLine": 1, "totalLines": 3}}),
+    );
+    capture(
+        env,
+        SESSION,
+        "p-1",
+        "Grep",
+        json!({"pattern": "upsert_session", "path": "/home/dev/shop/src", "output_mode": "content"}),
+        json!({"mode": "content", "numFiles": 1, "filenames": [],
+               "content": "src/store/mod.rs:388:fn upsert_session(tx: &Transaction, write: &Write)",
+               "numLines": 1}),
+    );
+    capture(
+        env,
+        SESSION,
+        "p-1",
+        "Edit",
+        json!({"file_path": "/home/dev/shop/src/settings/merge.rs", "old_string": "todo!()",
+               "new_string": "ours.clone()", "replace_all": false}),
+        json!({"filePath": "/home/dev/shop/src/settings/merge.rs", "oldString": "todo!()",
+               "newString": "ours.clone()", "originalFile": "OLD-FILE-BODY",
+               "structuredPatch": [], "userModified": false, "replaceAll": false}),
+    );
+    stop(
+        env,
+        SESSION,
+        "p-1",
+        "Fixed mergeSettings: it now keeps the keys it does not know.",
+    );
+    prompt(env, SESSION, "p-2", "Run the tests");
+    assert_ack(&env.hook(
+        "capture",
+        &event(
+            "PostToolUseFailure",
+            SESSION,
+            json!({"prompt_id": "p-2", "tool_name": "Bash", "tool_use_id": "toolu_fail_1",
+                   "tool_input": {"command": "cargo test -p shop 2>&1 | tail -5",
+                                  "description": "Run the tests"},
+                   "error": "Exit code 101\nthread 'main' panicked: error: database is locked\ntest result: FAILED. 41 passed; 1 failed",
+                   "is_interrupt": false}),
+        ),
+    ));
+    stop(
+        env,
+        SESSION,
+        "p-2",
+        "One test fails: the database is locked while a reader holds it.",
+    );
+}
+
+/// `claude-mem <args>` in the shop project.
+fn run(env: &Env, args: &[&str]) -> Output {
+    env.command()
+        .args(args)
+        .env("CLAUDE_PROJECT_DIR", PROJECT)
+        .output()
+        .unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A search's results as JSON values.
+fn search(env: &Env, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["search", "--json"];
+    all.extend_from_slice(args);
+    let out = run(env, &all);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?}: {out:?}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// What each result is (the tool, or the kind), in rank order.
+fn found(env: &Env, args: &[&str]) -> Vec<String> {
+    search(env, args)
+        .iter()
+        .map(|h| {
+            h["tool"]
+                .as_str()
+                .unwrap_or(h["kind"].as_str().unwrap())
+                .to_string()
+        })
+        .collect()
+}
+
+/// The same, sorted: for when the rank is not the point.
+fn found_sorted(env: &Env, args: &[&str]) -> Vec<String> {
+    let mut found = found(env, args);
+    found.sort();
+    found
+}
+
+#[test]
+fn developers_find_files_identifiers_errors_and_prefixes() {
+    let env = Env::new();
+    shop(&env);
+    // A file name, whole or its stem.
+    assert_eq!(
+        found_sorted(&env, &["merge.rs"]),
+        ["Edit", "Read", "prompt"]
+    );
+    assert_eq!(
+        found_sorted(&env, &["merge"]),
+        ["Edit", "Read", "message", "prompt"]
+    );
+    // An identifier with underscores, whole or by one of its words.
+    assert_eq!(found(&env, &["upsert_session"]), ["Grep"]);
+    assert_eq!(found(&env, &["session"]), ["Grep"]);
+    // camelCase: whole, in lower case, or by one of its humps.
+    for query in ["mergeSettings", "mergesettings", "Settings"] {
+        let hits = found(&env, &[query]);
+        assert!(hits.contains(&"Read".to_string()), "{query}: {hits:?}");
+        assert!(hits.contains(&"message".to_string()), "{query}: {hits:?}");
+    }
+    capture(
+        &env,
+        SESSION,
+        "p-2",
+        "Bash",
+        json!({"command": "rg -n camelCaseHelper src"}),
+        json!({"stdout": "src/render.rs:12:fn camelCaseHelper() {}", "stderr": ""}),
+    );
+    for query in [
+        "camel",
+        "Case",
+        "camelCase",
+        "camelcasehelper",
+        "helper",
+        "camelc*",
+    ] {
+        assert_eq!(found(&env, &[query]), ["Bash"], "{query}");
+    }
+    // An error message, as a phrase (quoted, or one shell argument with spaces).
+    assert_eq!(
+        found_sorted(&env, &["\"database is locked\""]),
+        ["Bash", "message"]
+    );
+    assert_eq!(
+        found_sorted(&env, &["database is locked"]),
+        ["Bash", "message"]
+    );
+    assert!(found(&env, &["\"locked database\""]).is_empty());
+    // Prefixes, and word forms.
+    assert!(found(&env, &["upse*"]).contains(&"Grep".to_string()));
+    assert!(found(&env, &["panick*"]).contains(&"Bash".to_string()));
+    assert_eq!(found(&env, &["test"]), found(&env, &["tests"]));
+    // Something only in the old file an Edit answers with is not what anyone searches for.
+    assert!(found(&env, &["OLD-FILE-BODY"]).is_empty());
+}
+
+#[test]
+fn results_say_what_when_where_and_snippet_the_match() {
+    let env = Env::new();
+    shop(&env);
+    let hits = search(&env, &["locked"]);
+    let bash = hits.iter().find(|h| h["tool"] == "Bash").unwrap();
+    assert_eq!(bash["kind"], "observation");
+    assert_eq!(bash["tool"], "Bash");
+    assert_eq!(bash["session_id"], SESSION);
+    assert_eq!(bash["project"], PROJECT);
+    assert_eq!(bash["title"], "cargo test -p shop 2>&1 | tail -5");
+    assert!(
+        bash["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("database is locked"),
+        "{bash}"
+    );
+    let id = bash["id"].as_str().unwrap();
+    assert_eq!(bash["short_id"].as_str().unwrap(), &id[24..32]);
+
+    // The same, for a person reading a pipe: one line, id first, no colour, no trailing noise.
+    let out = run(&env, &["search", "locked"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty());
+    let text = stdout(&out);
+    let line = text.lines().find(|l| l.starts_with(&id[24..32])).unwrap();
+    assert!(
+        line.contains(" Bash ") && line.contains(&SESSION[24..32]),
+        "{text}"
+    );
+    assert!(
+        line.ends_with("database is locked test result: FAILED. 41 passed; 1 failed"),
+        "{line}"
+    );
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+}
+
+#[test]
+fn whatever_is_typed_gives_results_or_none_never_a_syntax_error() {
+    let env = Env::new();
+    shop(&env);
+    for query in [
+        "foo-bar",
+        "\"unbalanced",
+        "a:b",
+        "NOT",
+        "AND",
+        "OR merge",
+        "NEAR(",
+        "(",
+        ")",
+        "*",
+        "\"",
+        "-",
+        "merge*settings",
+        "^merge",
+        "col:merge",
+        "'",
+        "\\",
+        "{}",
+        "merge\"s",
+        "日本語",
+    ] {
+        let out = run(&env, &["search", "--", query]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{query}: {out:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{query}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        found(&env, &["NOT"]),
+        ["message"],
+        "NOT is a word like any other"
+    );
+    assert_eq!(found(&env, &["\"merge.rs"]).len(), 3);
+}
+
+#[test]
+fn nothing_found_is_exit_1_and_silent_in_a_pipe() {
+    let env = Env::new();
+    // Before anything was captured.
+    let out = run(&env, &["search", "merge"]);
+    assert_eq!(
+        (out.status.code(), out.stdout.len(), out.stderr.len()),
+        (Some(1), 0, 0)
+    );
+    assert!(!env.data_dir.exists(), "a read command creates nothing");
+    shop(&env);
+    let out = run(&env, &["search", "zebra"]);
+    assert_eq!(
+        (out.status.code(), out.stdout.len(), out.stderr.len()),
+        (Some(1), 0, 0)
+    );
+}
+
+#[test]
+fn filters_narrow_the_results() {
+    let env = Env::new();
+    shop(&env);
+    let other = "0b5e2d1c-3f4a-4e8b-9c7d-6a5b4c3d2e1f";
+    let mut e: Value = serde_json::from_slice(&event(
+        "UserPromptSubmit",
+        other,
+        json!({"prompt_id": "q-1", "prompt": "merge the api routes"}),
+    ))
+    .unwrap();
+    e["cwd"] = json!("/home/dev/api");
+    assert_ack(&env.hook("prompt", e.to_string().as_bytes()));
+
+    // The current project by default (here: CLAUDE_PROJECT_DIR), every one with --all.
+    assert!(!found(&env, &["merge"]).is_empty());
+    assert!(search(&env, &["routes"]).is_empty());
+    assert_eq!(found(&env, &["routes", "--all"]), ["prompt"]);
+    assert_eq!(
+        found(&env, &["routes", "--project", "/home/dev/api"]),
+        ["prompt"]
+    );
+    // A command run in a subdirectory of a project searches that project.
+    let out = env
+        .command()
+        .args(["search", "--json", "merge"])
+        .env("CLAUDE_PROJECT_DIR", "/home/dev/shop/src/deeper")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out).lines().count(), 4, "{out:?}");
+
+    assert_eq!(found(&env, &["merge", "--tool", "read"]), ["Read"]);
+    assert_eq!(found(&env, &["merge", "--kind", "message"]), ["message"]);
+    assert_eq!(
+        found(&env, &["merge", "--kind", "prompt", "--all"]).len(),
+        2
+    );
+    assert!(search(&env, &["merge", "--kind", "summary"]).is_empty());
+    let by_file = found_sorted(&env, &["merge", "--file", "settings/merge.rs"]);
+    assert_eq!(by_file, ["Edit", "Read"]);
+    assert!(
+        search(&env, &["merge", "--file", "ge.rs"]).is_empty(),
+        "a path's end is whole names"
+    );
+    assert_eq!(
+        found(
+            &env,
+            &["merge", "--file", "/home/dev/shop/src/settings/merge.rs"]
+        )
+        .len(),
+        2
+    );
+    assert_eq!(
+        found(&env, &["merge", "--all", "--session", &SESSION[24..32]]).len(),
+        4
+    );
+    assert_eq!(
+        found(&env, &["merge", "--all", "--session", other]),
+        ["prompt"]
+    );
+    assert!(search(&env, &["merge", "--since", "2099-01-01"]).is_empty());
+    assert_eq!(
+        search(&env, &["merge", "--since", "1h", "--until", "2099-01-01"]).len(),
+        4
+    );
+    assert!(search(&env, &["merge", "--until", "1h"]).is_empty());
+
+    // Paging: bm25 first, then the most recent; the pages do not overlap.
+    let all = search(&env, &["merge"]);
+    let first = search(&env, &["merge", "--limit", "2"]);
+    let second = search(&env, &["merge", "--limit", "2", "--offset", "2"]);
+    assert_eq!(first, all[..2]);
+    assert_eq!(second, all[2..4]);
+    let scores: Vec<f64> = all.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] <= w[1]), "{scores:?}");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let env = Env::new();
+    shop(&env);
+    for args in [
+        &["search", "x", "--since", "yesterday"][..],
+        &["search", "x", "--until", "2026-13-45"][..],
+        &["search", "x", "--kind", "note"][..],
+        &["search", "x", "--all", "--project", "/p"][..],
+        &["search"][..],
+        &["show", "abc"][..],
+        &["timeline"][..],
+        &["sessions", "--limit", "many"][..],
+    ] {
+        let out = run(&env, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("claude-mem: error: "), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn a_deleted_row_leaves_no_trace_in_the_index() {
+    let env = Env::new();
+    shop(&env);
+    // A capture of turn p-3, then that turn's prompt turns out to be private: the hook purges
+    // the capture from the database.
+    capture(
+        &env,
+        SESSION,
+        "p-3",
+        "Bash",
+        json!({"command": "cat ~/.netrc", "description": "zanzibarquux"}),
+        json!({"stdout": "machine example.com password zanzibarquux", "stderr": ""}),
+    );
+    assert_eq!(found(&env, &["zanzibarquux"]), ["Bash"]);
+    let index = env.data_dir.join("memory-index.db");
+    assert!(
+        contains(&std::fs::read(&index).unwrap(), "zanzibarquux"),
+        "the test sees terms"
+    );
+    prompt(&env, SESSION, "p-3", "<private>read my netrc</private>");
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE prompt_id = 'p-3'"),
+        0
+    );
+
+    assert!(found(&env, &["zanzibarquux"]).is_empty());
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = index.clone().into_os_string();
+        path.push(suffix);
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        assert!(!contains(&bytes, "zanzibarquux"), "{path:?}");
+        assert!(!contains(&bytes, "netrc"), "{path:?}");
+    }
+}
+
+#[test]
+fn a_reused_rowid_is_indexed_again() {
+    let env = Env::new();
+    shop(&env);
+    capture(
+        &env,
+        SESSION,
+        "p-2",
+        "Bash",
+        json!({"command": "echo first-gnu"}),
+        json!({}),
+    );
+    assert_eq!(found(&env, &["gnu"]), ["Bash"]);
+    // Forget the newest row (as retention or forget will): SQLite hands its rowid to the next.
+    let db = env.db();
+    let rowid: i64 = db
+        .query_row("SELECT max(rowid) FROM pending_queue", [], |r| r.get(0))
+        .unwrap();
+    db.execute("DELETE FROM pending_queue WHERE rowid = ?1", [rowid])
+        .unwrap();
+    drop(db);
+    capture(
+        &env,
+        SESSION,
+        "p-2",
+        "Bash",
+        json!({"command": "echo second-gnat"}),
+        json!({}),
+    );
+    assert_eq!(
+        env.count("SELECT max(rowid) FROM pending_queue"),
+        rowid,
+        "the rowid was reused"
+    );
+    assert!(found(&env, &["gnu"]).is_empty());
+    assert_eq!(found(&env, &["gnat"]), ["Bash"]);
+}
+
+#[test]
+fn tombstones_pruned_before_the_index_saw_them_make_it_rebuild() {
+    let env = Env::new();
+    shop(&env);
+    assert_eq!(found(&env, &["upsert_session"]), ["Grep"]);
+    // Two forgets, then whoever prunes tombstones prunes all but the newest before any reader
+    // ran: the index missed the first.
+    let db = env.db();
+    for tool in ["Grep", "Read"] {
+        db.execute("DELETE FROM pending_queue WHERE tool_name = ?1", [tool])
+            .unwrap();
+    }
+    db.execute(
+        "DELETE FROM tombstones WHERE seq < (SELECT max(seq) FROM tombstones)",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    assert!(found(&env, &["upsert_session"]).is_empty());
+    assert_eq!(
+        found(&env, &["panicked"]),
+        ["Bash"],
+        "the rest is there again"
+    );
+}
+
+#[test]
+fn show_prints_any_item_by_any_of_its_ids() {
+    let env = Env::new();
+    shop(&env);
+    let bash = &search(&env, &["panicked"])[0];
+    let id = bash["id"].as_str().unwrap();
+    for handle in [id, &id[24..32], &id[24..30], &id[24..], &id[..23]] {
+        let out = run(&env, &["show", handle]);
+        assert_eq!(out.status.code(), Some(0), "{handle}: {out:?}");
+        let text = stdout(&out);
+        assert!(
+            text.starts_with(&format!("Bash {}\n", &id[24..32])),
+            "{text}"
+        );
+        assert!(
+            text.contains("command: cargo test -p shop 2>&1 | tail -5"),
+            "{text}"
+        );
+        assert!(
+            text.contains("thread 'main' panicked: error: database is locked"),
+            "{text}"
+        );
+    }
+    let json: Value = serde_json::from_slice(&run(&env, &["show", id, "--json"]).stdout).unwrap();
+    assert_eq!(json["kind"], "observation");
+    assert_eq!(json["event"], "PostToolUseFailure");
+    assert_eq!(
+        json["raw_output"]["tool_input"]["description"],
+        "Run the tests"
+    );
+
+    let message = &search(&env, &["reader", "--kind", "message"])[0];
+    let text = stdout(&run(&env, &["show", message["short_id"].as_str().unwrap()]));
+    assert!(
+        text.contains("One test fails: the database is locked"),
+        "{text}"
+    );
+
+    let prompt = &search(&env, &["keys", "--kind", "prompt"])[0];
+    let text = stdout(&run(&env, &["show", prompt["short_id"].as_str().unwrap()]));
+    assert!(text.contains("The settings merge drops keys"), "{text}");
+    assert!(
+        text.contains("Read") && text.contains("Grep") && text.contains("Edit"),
+        "{text}"
+    );
+    assert!(!text.contains("Run the tests"), "only its own turn: {text}");
+}
+
+#[test]
+fn show_of_a_session_lists_its_turns_in_order() {
+    let env = Env::new();
+    shop(&env);
+    let out = run(&env, &["show", &SESSION[..8]]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {text}"))
+    };
+    assert!(
+        text.starts_with(&format!("session {}\n", &SESSION[24..32])),
+        "{text}"
+    );
+    assert!(text.contains("claude-opus-4-8"));
+    assert!(
+        text.contains("2 prompts, 4 tool calls, 1 file changed"),
+        "{text}"
+    );
+    assert!(at("#1 ") < at("The settings merge drops keys"));
+    assert!(at("The settings merge drops keys") < at("Read"));
+    assert!(at("Read") < at("Grep") && at("Grep") < at("Edit"));
+    assert!(at("Edit") < at("Fixed mergeSettings"));
+    assert!(at("Fixed mergeSettings") < at("#2 "));
+    assert!(at("#2 ") < at("Bash (failed)"));
+
+    let json: Value =
+        serde_json::from_slice(&run(&env, &["show", SESSION, "--json"]).stdout).unwrap();
+    assert_eq!(json["kind"], "session");
+    assert_eq!(json["id"], SESSION);
+    let turns = json["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0]["prompt"]["prompt_number"], 1);
+    let tools: Vec<&str> = turns[0]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["Read", "Grep", "Edit"]);
+    assert_eq!(turns[1]["tool_calls"][0]["failed"], true);
+    assert_eq!(
+        json["files_changed"],
+        json!(["/home/dev/shop/src/settings/merge.rs"])
+    );
+}
+
+#[test]
+fn ids_that_do_not_name_one_item_are_one_line_errors() {
+    let env = Env::new();
+    shop(&env);
+    // Two prompts whose ids end alike: their short ids are the same.
+    let db = env.db();
+    for (id, n) in [
+        ("01970000-0000-7000-8000-abcdef000001", 3),
+        ("01970000-0001-7000-8000-abcdef000002", 4),
+    ] {
+        db.execute(
+            "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+             VALUES (?1, ?2, ?3, 'twin', '2026-11-20T10:00:00.000Z')",
+            rusqlite::params![id, SESSION, n],
+        )
+        .unwrap();
+    }
+    drop(db);
+    let out = run(&env, &["show", "abcdef00"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("abcdef00 is ambiguous")
+            && stderr.contains("abcdef000001 (prompt")
+            && stderr.contains("abcdef000002 (prompt"),
+        "{stderr}"
+    );
+    assert_eq!(run(&env, &["show", "abcdef000002"]).status.code(), Some(0));
+
+    let out = run(&env, &["show", "ffffff00"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("no session, prompt")
+    );
+}
+
+#[test]
+fn sessions_lists_recent_work_of_the_project() {
+    let env = Env::new();
+    shop(&env);
+    let out = run(&env, &["sessions"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "no header in a pipe: {text}");
+    let line = text.lines().next().unwrap();
+    assert!(line.starts_with(&SESSION[24..32]), "{line}");
+    assert!(
+        line.ends_with("The settings merge drops keys; look at merge.rs and fix it"),
+        "{line}"
+    );
+
+    let out = run(&env, &["sessions", "--json"]);
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["id"], SESSION);
+    assert_eq!(s["project"], PROJECT);
+    assert_eq!(
+        (s["prompts"].as_i64(), s["tool_calls"].as_i64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(
+        s["files_changed"],
+        json!(["/home/dev/shop/src/settings/merge.rs"])
+    );
+    assert!(s["duration_seconds"].as_i64().unwrap() >= 0);
+
+    let elsewhere = env
+        .command()
+        .args(["sessions"])
+        .env("CLAUDE_PROJECT_DIR", "/home/dev/api")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (elsewhere.status.code(), elsewhere.stdout.len()),
+        (Some(0), 0)
+    );
+    let all = env.command().args(["sessions", "--all"]).output().unwrap();
+    assert!(stdout(&all).contains("/home/dev/shop"), "{all:?}");
+}
+
+#[test]
+fn timeline_shows_the_items_around_one() {
+    let env = Env::new();
+    shop(&env);
+    let grep = &search(&env, &["upsert_session"])[0];
+    let id = grep["id"].as_str().unwrap();
+    let out = run(
+        &env,
+        &[
+            "timeline",
+            &id[24..32],
+            "--before",
+            "1",
+            "--after",
+            "2",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let items: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let what: Vec<&str> = items
+        .iter()
+        .map(|i| i["tool"].as_str().unwrap_or(i["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(what, ["Read", "Grep", "Edit", "message"]);
+    assert_eq!(items[1]["anchor"], true);
+    assert_eq!(items[0]["anchor"], false);
+
+    let text = stdout(&run(&env, &["timeline", SESSION, "--after", "3"]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].starts_with('>') && lines[0].contains("started in /home/dev/shop"),
+        "{text}"
+    );
+    assert!(lines[1].contains("prompt #1"), "{text}");
+}
+
+#[test]
+fn status_says_where_everything_is() {
+    // No Claude Code to ask (whatever this machine has): PostToolUseFailure is not registered.
+    let env = Env::new().with("CLAUDE_MEM_CLAUDE_BIN", "/nonexistent/claude");
+    // Before anything: it still answers.
+    let out = run(&env, &["status"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("not created yet"), "{text}");
+    assert!(text.contains("hooks are not registered"), "{text}");
+    assert!(!env.data_dir.exists());
+
+    let settings = env.root.path().join("home/.claude/settings.json");
+    assert!(
+        env.command()
+            .arg("install-hooks")
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    shop(&env);
+    assert_eq!(run(&env, &["search", "merge"]).status.code(), Some(0));
+    let text = stdout(&run(&env, &["status"]));
+    assert!(
+        text.contains("~/.claude/settings.json: 5 of 6 hooks"),
+        "{text}"
+    );
+    assert!(text.contains("running this binary"), "{text}");
+    assert!(text.contains("PostToolUseFailure not added: "), "{text}");
+    assert!(!text.contains("missing"), "{text}");
+    assert!(text.contains("schema v4"), "{text}");
+    assert!(text.contains("pending_queue 6"), "{text}");
+    assert!(text.contains("raw 6"), "{text}");
+    assert!(text.contains("nothing waiting"), "{text}");
+    assert!(text.contains("no warnings in the last day"), "{text}");
+
+    // A hook that runs another binary, one missing, a warning in the log.
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    let stop = doc["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let moved = stop.replace(env!("CARGO_BIN_EXE_claude-mem"), "/opt/old/claude-mem");
+    doc["hooks"]["Stop"][0]["hooks"][0]["command"] = json!(moved);
+    doc["hooks"].as_object_mut().unwrap().remove("SessionEnd");
+    std::fs::write(&settings, doc.to_string()).unwrap();
+    assert_silent(&env.hook("capture", b"not json"));
+    let json: Value = serde_json::from_slice(&run(&env, &["status", "--json"]).stdout).unwrap();
+    let hooks = &json["hooks"][0]["hooks"];
+    let state = |event: &str| {
+        hooks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["event"] == event)
+            .map(|h| h["state"].as_str().unwrap().to_string())
+    };
+    assert_eq!(state("Stop").as_deref(), Some("other_binary"));
+    assert_eq!(state("SessionEnd").as_deref(), Some("missing"));
+    assert_eq!(state("PostToolUse").as_deref(), Some("this_binary"));
+    assert_eq!(json["database"]["schema_version"], 4);
+    assert_eq!(json["database"]["tables"]["sessions"], 1);
+    assert_eq!(json["log"]["warnings_last_day"], 1);
+    assert!(json["index"]["items"].as_i64().unwrap() >= 8, "{json}");
+    let text = stdout(&run(&env, &["status"]));
+    assert!(
+        text.contains("running another binary: /opt/old/claude-mem"),
+        "{text}"
+    );
+    assert!(text.contains("missing SessionEnd (hook cleanup)"), "{text}");
+    assert!(text.contains("1 warning in the last day"), "{text}");
+}
+
+#[test]
+fn readers_never_write_the_database_nor_wait_for_its_writers() {
+    let env = Env::new();
+    shop(&env);
+    let db_files = || {
+        ["", "-wal"]
+            .map(|s| std::fs::read(format!("{}{s}", env.db_path().display())).unwrap_or_default())
+    };
+    let before = db_files();
+    // A writer holds the lock with an uncommitted row.
+    let writer = env.db();
+    writer
+        .execute_batch(
+            "BEGIN IMMEDIATE;
+             INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+             VALUES ('uncommitted', 'x', 1, 'merge uncommitted', '2026-01-01T00:00:00Z');",
+        )
+        .unwrap();
+    let started = std::time::Instant::now();
+    assert!(
+        db_files() == before,
+        "the uncommitted row is not in the files yet"
+    );
+    for args in [
+        &["search", "merge"][..],
+        &["sessions"][..],
+        &["show", SESSION][..],
+        &["timeline", SESSION][..],
+        &["status"][..],
+    ] {
+        let out = run(&env, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        assert!(!stdout(&out).contains("uncommitted"));
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    writer.execute_batch("ROLLBACK").unwrap();
+    assert!(
+        db_files() == before,
+        "the database and its WAL are as they were"
+    );
+}
+
+#[test]
+fn the_index_is_a_cache_rebuilt_when_lost_damaged_or_stale() {
+    let env = Env::new();
+    shop(&env);
+    let index = env.data_dir.join("memory-index.db");
+    let expected = search(&env, &["merge"]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&index).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    std::fs::remove_file(&index).unwrap();
+    assert_eq!(search(&env, &["merge"]), expected);
+    std::fs::write(
+        &index,
+        b"this is not a database, it is a damaged cache file",
+    )
+    .unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", index.display()));
+    }
+    assert_eq!(search(&env, &["merge"]), expected);
+
+    // A new database in the same place (the old one deleted): nothing of the old one is found.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", env.db_path().display()));
+    }
+    prompt(&env, SESSION, "p-9", "a fresh start");
+    assert!(search(&env, &["merge"]).is_empty());
+    assert_eq!(found(&env, &["fresh"]), ["prompt"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_index_file_that_is_not_ours_is_refused_at_once_and_left_alone() {
+    let env = Env::new();
+    shop(&env);
+    let index = env.data_dir.join("memory-index.db");
+    let elsewhere = env.root.path().join("elsewhere.db");
+    std::fs::write(&elsewhere, b"someone else's file").unwrap();
+    let fifo = std::ffi::CString::new(index.to_str().unwrap()).unwrap();
+    let plant: [&dyn Fn(); 2] = [
+        &|| std::os::unix::fs::symlink(&elsewhere, &index).unwrap(),
+        // SAFETY: a valid NUL-terminated path. A FIFO nobody writes would block a plain open.
+        &|| assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0),
+    ];
+    for plant in plant {
+        let _ = std::fs::remove_file(&index);
+        plant();
+        let mut child = env
+            .command()
+            .args(["search", "merge"])
+            .env("CLAUDE_PROJECT_DIR", PROJECT)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("the search hung on the planted index file");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("is not a regular file"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), b"someone else's file");
+}
+
+#[test]
+fn two_readers_building_the_index_at_once_agree() {
+    let env = Env::new();
+    shop(&env);
+    for i in 0..40 {
+        capture(
+            &env,
+            SESSION,
+            "p-2",
+            "Bash",
+            json!({"command": format!("make target-{i}")}),
+            json!({}),
+        );
+    }
+    let spawn = || {
+        env.command()
+            .args(["search", "--json", "--limit", "100", "make"])
+            .env("CLAUDE_PROJECT_DIR", PROJECT)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success() && b.status.success());
+    assert_eq!(stdout(&a).lines().count(), 40);
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn a_schema_v1_database_is_read_then_migrated_and_reindexed() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.data_dir).unwrap();
+    let db = env.db();
+    db.execute_batch(include_str!("fixtures/schema/v1.sql"))
+        .unwrap();
+    db.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA application_id = 1668113773; PRAGMA user_version = 1;
+         INSERT INTO sessions (session_id, project_dir, started_at, updated_at, prompt_count)
+         VALUES ('old-session', '/home/dev/shop', '2026-01-01T00:00:00.000Z',
+                 '2026-01-01T00:00:00.000Z', 1);
+         INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+         VALUES ('old-prompt', 'old-session', 1, 'merge the old things', '2026-01-01T00:00:00.000Z');",
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(found(&env, &["old"]), ["prompt"]);
+    // A hook of this version migrates it; a forget after that reaches the index.
+    shop(&env);
+    assert_eq!(env.count("PRAGMA user_version"), 4);
+    env.db()
+        .execute("DELETE FROM user_prompts WHERE id = 'old-prompt'", [])
+        .unwrap();
+    assert!(found(&env, &["old"]).is_empty());
+    assert!(!found(&env, &["merge"]).is_empty());
+}
+
+#[test]
+fn a_first_search_over_many_captures_shows_progress_on_a_terminal_only() {
+    let env = Env::new();
+    shop(&env);
+    // Enough rows that building the index takes a moment: copies of a real capture.
+    env.db()
+        .execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000)
+             INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name,
+                 project_dir, raw_output, files_touched, payload_bytes, created_at, updated_at)
+             SELECT printf('copy-%d', i), session_id, printf('copy_%d', i), event, tool_name,
+                 project_dir, raw_output, files_touched, payload_bytes, created_at, updated_at
+               FROM n, (SELECT * FROM pending_queue WHERE tool_name = 'Read')",
+            [],
+        )
+        .unwrap();
+    let Some(shown) = on_terminal(&env, &["search", "mergeSettings"], false) else {
+        eprintln!("skipped: no `script` to run the command on a terminal");
+        return;
+    };
+    assert!(shown.contains("% indexing "), "{shown:?}");
+    assert!(
+        shown.contains("\r\u{1b}[2K"),
+        "the bar is erased: {shown:?}"
+    );
+    // In a pipe (every other test), stderr stays empty: see `search`.
+}
+
+/// The output of `claude-mem <args>` run on a terminal (stdout and stderr together), or `None`
+/// when there is no `script` to give it one.
+fn on_terminal(env: &Env, args: &[&str], no_color: bool) -> Option<String> {
+    let command = format!("{} {}", env!("CARGO_BIN_EXE_claude-mem"), args.join(" "));
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &command, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.root.path().join("home"))
+        .env("CLAUDE_MEM_DATA_DIR", &env.data_dir)
+        .env("CLAUDE_PROJECT_DIR", PROJECT)
+        .env("TERM", "xterm")
+        .current_dir(env.root.path());
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = cmd.output().ok()?;
+    out.status.success().then(|| stdout(&out))
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let env = Env::new();
+    shop(&env);
+    // `script` gives the command a terminal; without it there is nothing to check here.
+    let Some(coloured) = on_terminal(&env, &["search", "merge"], false) else {
+        eprintln!("skipped: no `script` to run the command on a terminal");
+        return;
+    };
+    assert!(coloured.contains("\u{1b}[33m"), "{coloured:?}");
+    assert!(
+        coloured.contains("s ago"),
+        "relative times on a terminal: {coloured:?}"
+    );
+    let plain = on_terminal(&env, &["search", "merge"], true).unwrap();
+    assert!(!plain.contains('\u{1b}'), "{plain:?}");
+    assert!(plain.contains("s ago"), "{plain:?}");
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}

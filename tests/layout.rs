@@ -24,6 +24,9 @@ fn release_one_database(path: &Path) {
         "PRAGMA journal_mode = WAL;
          {}
          PRAGMA application_id = {}; PRAGMA user_version = 1;
+         INSERT INTO sessions (session_id, project_dir, started_at, updated_at)
+         VALUES ('old-session', '/work/proj', '2026-11-01T00:00:00.000Z',
+                 '2026-11-01T00:00:00.000Z');
          INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name, raw_output,
                                     created_at, updated_at)
          VALUES ('old-row', 'old-session', 'old-capture', 'PostToolUse', 'Bash', '{{}}',
@@ -207,4 +210,38 @@ fn install_hooks_moves_an_earlier_release_at_once_and_says_so() {
         "our own old files are not the incumbent: {text}"
     );
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 1);
+}
+
+/// A read command on an earlier release's files moves them first, then shows what they hold.
+#[test]
+fn a_read_command_moves_an_earlier_release_and_reads_it() {
+    let env = Env::default_data_dir();
+    release_one_database(&env.home().join(".claude-mem/claude-mem.db"));
+    let out = env
+        .command()
+        .args(["search", "--all", "--json", "echo"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(env.db_path().exists(), "the database was not moved");
+    assert!(!env.home().join(".claude-mem").exists());
+    let out = env
+        .command()
+        .args(["sessions", "--all", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("old-session"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -208,26 +208,21 @@ impl Store {
     }
 }
 
-/// Opens the database for a command that only looks (`queue stats`): read-only, so that it can
-/// take no write lock; `None` when nothing was ever captured. A database an older claude-mem
-/// wrote is first brought up to date through [`Store::open`], as the next hook would do anyway.
+/// Opens the database for a command that only looks (search, show, `queue stats`, ...):
+/// read-only, so that it can take no write lock, and refusing to write even by mistake; `None`
+/// when nothing was ever captured. Files an earlier release left at the old place are moved
+/// first, and a database an older claude-mem wrote is brought up to date through
+/// [`Store::open`], as the next hook would do anyway.
 pub fn open_read_only(config: &Config, deadline: Instant) -> Result<Option<Connection>> {
+    crate::layout::settle(config)?;
     let path = config.db_path();
     match std::fs::symlink_metadata(&path) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         _ => check_file(&path)?,
     }
-    let open = || -> Result<Connection> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(&path, flags)
-            .with_context(|| format!("cannot open the database {}", path.display()))?;
-        // A reader waits only while a WAL is being recovered.
-        conn.busy_timeout(remaining(deadline))?;
-        Ok(conn)
-    };
-    let conn = open()?;
+    let conn = read::open_file_read_only(&path)?;
+    // A reader waits only while a WAL is being recovered.
+    conn.busy_timeout(remaining(deadline))?;
     let (version, app_id) =
         versions(&conn).with_context(|| format!("cannot read the database {}", path.display()))?;
     check_version(version, app_id, &path)?;
@@ -237,7 +232,7 @@ pub fn open_read_only(config: &Config, deadline: Instant) -> Result<Option<Conne
     if version < SCHEMA_VERSION {
         drop(conn);
         Store::open(config, deadline)?;
-        return open().map(Some);
+        return read::open_file_read_only(&path).map(Some);
     }
     Ok(Some(conn))
 }

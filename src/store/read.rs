@@ -7,14 +7,14 @@
 //! data for the commands and the MCP server to render.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::fts::doc;
-use super::{check_file, check_version, versions};
+
 use crate::config::Config;
 
 /// How long a reader waits for the rare lock a reader can meet (a WAL being recovered).
@@ -192,19 +192,13 @@ impl Reader {
     /// Opens the database read-only; `None` when nothing was ever captured (no file, or a file
     /// a first hook created but has not set up yet). Never creates anything.
     pub fn open(config: &Config) -> Result<Option<Reader>> {
-        let path = config.db_path();
-        if !path.exists() {
+        let Some(conn) = super::open_read_only(config, Instant::now() + BUSY_WAIT)? else {
             return Ok(None);
-        }
-        check_file(&path)?;
-        let conn = open_read_only(&path)?;
-        let (version, app_id) = versions(&conn)
-            .with_context(|| format!("cannot read the database {}", path.display()))?;
-        check_version(version, app_id, &path)?;
-        if version == 0 {
-            return Ok(None);
-        }
-        Ok(Some(Reader { conn, version }))
+        };
+        Ok(Some(Reader {
+            conn,
+            version: super::SCHEMA_VERSION,
+        }))
     }
 
     pub(in crate::store) fn conn(&self) -> &Connection {
@@ -469,8 +463,9 @@ impl Reader {
     }
 }
 
-/// A read-only connection that cannot write even by mistake and never follows a link.
-pub(in crate::store) fn open_read_only(path: &Path) -> Result<Connection> {
+/// A read-only connection to the file at `path` that cannot write even by mistake and never
+/// follows a link.
+pub(in crate::store) fn open_file_read_only(path: &Path) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;

@@ -25,7 +25,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 
-use super::read::{Kind, open_read_only};
+use super::read::{Kind, open_file_read_only};
 use crate::config::Config;
 use crate::fsutil;
 
@@ -303,7 +303,7 @@ impl Index {
             return Ok(None);
         }
         super::check_file(&path)?;
-        let conn = open_read_only(&path)?;
+        let conn = open_file_read_only(&path)?;
         Ok(Some(conn.query_row(
             "SELECT COUNT(*) FROM docs WHERE kind <> 'session'",
             [],

@@ -32,6 +32,11 @@ const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
 pub const DEFAULT_CONTEXT_CHARS: usize = 6000;
 /// How many recent sessions the start-of-session context lists.
 pub const DEFAULT_CONTEXT_SESSIONS: usize = 8;
+/// Retention (see `store::retention`): days a session may stay idle before its tool calls keep
+/// only their digest, and before it is deleted whole; and the database's size cap.
+pub const DEFAULT_PAYLOAD_DAYS: u64 = 30;
+pub const DEFAULT_KEEP_DAYS: u64 = 365;
+pub const DEFAULT_MAX_DB_MB: u64 = 1024;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -58,8 +63,41 @@ pub struct Config {
     pub redactor: Redactor,
     /// `CLAUDE_MEM_EXCLUDE`: project directories where nothing is captured.
     pub exclude: Vec<DirGlob>,
+    pub retention: Retention,
     /// Values that could not be used, for the log.
     pub warnings: Vec<String>,
+}
+
+/// The retention policy; `None` turns a rule off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// `CLAUDE_MEM_PAYLOAD_DAYS`: idle days after which a session's tool calls are reduced.
+    pub payload_days: Option<u64>,
+    /// `CLAUDE_MEM_KEEP_DAYS`: idle days after which a session is deleted whole.
+    pub keep_days: Option<u64>,
+    /// `CLAUDE_MEM_MAX_DB_MB`, in bytes: the most live data the database may hold.
+    pub max_db_bytes: Option<u64>,
+}
+
+impl Retention {
+    pub fn is_off(&self) -> bool {
+        self.payload_days.is_none() && self.keep_days.is_none() && self.max_db_bytes.is_none()
+    }
+
+    fn from_env(warnings: &mut Vec<String>) -> Retention {
+        // 0 turns a rule off; unset is the default.
+        let mut read = |name: &str, default: u64| match number(name, warnings) {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(default),
+        };
+        Retention {
+            payload_days: read("CLAUDE_MEM_PAYLOAD_DAYS", DEFAULT_PAYLOAD_DAYS),
+            keep_days: read("CLAUDE_MEM_KEEP_DAYS", DEFAULT_KEEP_DAYS),
+            max_db_bytes: read("CLAUDE_MEM_MAX_DB_MB", DEFAULT_MAX_DB_MB)
+                .map(|mb| mb.saturating_mul(1 << 20)),
+        }
+    }
 }
 
 impl Config {
@@ -120,6 +158,7 @@ impl Config {
             secrets::parse_list(&non_empty("CLAUDE_MEM_REDACT_EXTRA").unwrap_or_default());
         warnings.extend(bad);
         let redactor = Redactor::new(!off("CLAUDE_MEM_REDACT"), extra);
+        let retention = Retention::from_env(&mut warnings);
         let home = dirs::home_dir();
         let exclude = non_empty("CLAUDE_MEM_EXCLUDE")
             .unwrap_or_default()
@@ -144,6 +183,7 @@ impl Config {
             context_sessions,
             redactor,
             exclude,
+            retention,
             warnings,
         }
     }
@@ -200,6 +240,12 @@ impl Config {
     /// the truncating checkpoint): the maintenance process retries until it succeeds.
     pub fn scrub_flag(&self) -> PathBuf {
         self.data_dir.join("wal-scrub")
+    }
+
+    /// Touched when retention last found nothing more to do: a hook starts the maintenance
+    /// process for retention only when this is old (see `store::retention::due`).
+    pub fn retention_stamp(&self) -> PathBuf {
+        self.data_dir.join("retention-checked")
     }
 
     /// Held by the one maintenance process of this data dir.

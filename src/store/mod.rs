@@ -12,9 +12,14 @@
 //! detached maintenance process (`claude-mem maintain`) instead.
 
 mod context;
+pub mod export;
+pub mod forget;
 pub mod fts;
 pub mod queue;
 pub mod read;
+pub mod retention;
+pub mod scrub;
+pub mod slices;
 mod write;
 
 pub use context::{RecentSession, recent_sessions};

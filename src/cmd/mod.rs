@@ -4,9 +4,14 @@
 //! What the read commands share lives here: which project they are about, time bounds, and
 //! opening the search index up to date (with a progress line while a first build runs).
 
+mod export;
+mod forget;
+mod import;
 mod install;
 mod maintain;
+mod prune;
 mod queue;
+mod scrub;
 mod search;
 mod sessions;
 mod show;
@@ -43,6 +48,11 @@ pub fn run(command: Command) -> Result<Report> {
             json,
         } => timeline::timeline(&id, before, after, json),
         Command::Status { json } => status::status(json),
+        Command::Scrub { dry_run } => scrub::scrub(dry_run),
+        Command::Prune(args) => prune::prune(&args),
+        Command::Forget(args) => forget::forget(&args),
+        Command::Export(args) => export::export(&args),
+        Command::Import(args) => import::import(&args),
     }
 }
 
@@ -103,6 +113,24 @@ fn project(scope: &Scope, config: &Config, reader: &Reader) -> Result<Option<Str
     Ok(Some(closest.unwrap_or_else(|| {
         dir.to_string_lossy().trim_end_matches('/').to_string()
     })))
+}
+
+/// The scope of a command that takes only which project and when (no paging, no JSON).
+fn scope_of(
+    project: &Option<PathBuf>,
+    all: bool,
+    since: &Option<String>,
+    until: &Option<String>,
+) -> Scope {
+    Scope {
+        project: project.clone(),
+        all,
+        since: since.clone(),
+        until: until.clone(),
+        limit: 0,
+        offset: 0,
+        json: false,
+    }
 }
 
 /// A note for an empty answer: where it looked, and how to look wider.

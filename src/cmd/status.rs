@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::install::HOOKS;
 use crate::cli::SettingsArgs;
-use crate::config::Config;
+use crate::config::{Config, Retention};
 use crate::emit::Report;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::settings::command::{Program, is_our_program, parse_ours};
@@ -19,6 +19,7 @@ use crate::settings::merge;
 use crate::settings::settings_path;
 use crate::store::fts::{Index, IndexInfo};
 use crate::store::read::{Reader, StoreStats};
+use crate::store::retention::{self, Outlook};
 
 /// Log lines at these levels are warnings.
 const WARN_LEVELS: &[&str] = &["WARN", "ERROR", "PANIC"];
@@ -59,6 +60,7 @@ struct Status {
     files: Vec<HookFile>,
     optional: Vec<(&'static str, Option<String>)>,
     database: Database,
+    retention: Option<Outlook>,
     index: Result<Option<IndexInfo>>,
     spill: (usize, usize),
     warnings: Warnings,
@@ -67,12 +69,22 @@ struct Status {
 pub fn status(json: bool) -> Result<Report> {
     let config = Config::from_env();
     let files = hook_files(&config);
-    let database = match Reader::open(&config).and_then(|r| r.map(|r| r.stats()).transpose()) {
+    let mut outlook = None;
+    let read = Reader::open(&config).and_then(|reader| {
+        reader
+            .map(|r| {
+                outlook = retention::outlook(&r, &config.retention, chrono::Utc::now()).ok();
+                r.stats()
+            })
+            .transpose()
+    });
+    let database = match read {
         Ok(None) => Database::Missing,
         Ok(Some(stats)) => Database::Read(stats),
         Err(err) => Database::Failed(format!("{err:#}")),
     };
     let status = Status {
+        retention: outlook,
         exe: std::env::current_exe().ok(),
         optional: missing_optional(&files),
         files,
@@ -115,6 +127,7 @@ fn to_json(s: &Status) -> Value {
             "queue": stats.map(|s| pairs(&s.queue)),
             "last_capture_at": stats.and_then(|s| s.last_capture_at.clone()),
         },
+        "retention": retention_json(&config.retention, s.retention.as_ref()),
         "spill": {"waiting": s.spill.0, "quarantined": s.spill.1},
         "index": {
             "path": config.index_path(),
@@ -173,6 +186,13 @@ fn text(s: &Status, style: &Style) -> String {
             None,
         ),
         Database::Read(stats) => database_lines(&mut line, &db, stats, style),
+    }
+    if let Some(outlook) = &s.retention {
+        line(
+            "retention",
+            retention_text(&s.config.retention, outlook, style),
+            None,
+        );
     }
     data_lines(&mut line, s);
     t.render(style)
@@ -301,6 +321,59 @@ fn database_lines(
             .map_or_else(|| "never".to_string(), |t| style.moment(t)),
         None,
     );
+}
+
+/// The policy, the live data, and what it drops next.
+fn retention_text(policy: &Retention, o: &Outlook, style: &Style) -> String {
+    let mut out = format!(
+        "{}; live data {}",
+        super::prune::policy_text(policy),
+        render::bytes(o.live_bytes)
+    );
+    if o.reduce.sessions + o.delete.sessions > 0 {
+        let mut due = Vec::new();
+        if o.reduce.sessions > 0 {
+            due.push(format!(
+                "{} of {} to reduce",
+                render::plural(o.reduce.rows, "item"),
+                render::plural(o.reduce.sessions, "session")
+            ));
+        }
+        if o.delete.sessions > 0 {
+            due.push(format!(
+                "{} to delete",
+                render::plural(o.delete.sessions, "session")
+            ));
+        }
+        out.push_str(&format!(
+            "; due now: {} (at the next session end, or claude-mem prune)",
+            due.join(", ")
+        ));
+    } else if let Some(next) = &o.next_at {
+        out.push_str(&format!("; next due {}", style.moment(next)));
+    } else {
+        out.push_str("; nothing due");
+    }
+    if !o.incremental {
+        out.push_str("; the file cannot shrink until claude-mem prune converts it (once)");
+    }
+    out
+}
+
+fn retention_json(policy: &Retention, outlook: Option<&Outlook>) -> Value {
+    json!({
+        "payload_days": policy.payload_days,
+        "keep_days": policy.keep_days,
+        "max_db_bytes": policy.max_db_bytes,
+        "live_bytes": outlook.map(|o| o.live_bytes),
+        "incremental_vacuum": outlook.map(|o| o.incremental),
+        "due": outlook.map(|o| json!({
+            "reduce_sessions": o.reduce.sessions,
+            "reduce_items": o.reduce.rows,
+            "delete_sessions": o.delete.sessions,
+        })),
+        "next_due_at": outlook.and_then(|o| o.next_at.clone()),
+    })
 }
 
 /// The user's settings file (when there is a home to find it in), and the project's two when

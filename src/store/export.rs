@@ -260,6 +260,10 @@ pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result
         .collect::<rusqlite::Result<_>>()?;
     for s in sessions {
         let id = s.session_id.clone();
+        let active_before = filter
+            .since
+            .as_ref()
+            .is_some_and(|since| s.updated_at < *since);
         let mut records = vec![Record::Session(s)];
         let mut read = |sql: &str, row: fn(&Row) -> rusqlite::Result<Record>| -> Result<()> {
             let mut stmt = conn.prepare_cached(sql)?;
@@ -273,6 +277,10 @@ pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result
         read(EXPORT_PRIVATE_TURNS, private_turn)?;
         read(EXPORT_QUEUE, queued)?;
         read(EXPORT_EVENTS, event)?;
+        // A session still open but idle since before the range: nothing of it is in it.
+        if active_before && records.len() == 1 {
+            continue;
+        }
         for record in &records {
             out.write_all(record.line()?.as_bytes())?;
             counts[TYPES

@@ -97,7 +97,8 @@ pub fn run(
         now: clock::stamp(now),
         slicer,
         live: live_bytes(conn)?,
-        seen: HashSet::new(),
+        deleted: HashSet::new(),
+        reduced: HashSet::new(),
         report: Report::default(),
     };
     pass.report.live_before = pass.live;
@@ -129,8 +130,9 @@ struct Pass<'a> {
     slicer: Option<&'a Slicer>,
     /// Live bytes now (measured), or as a dry run estimates them.
     live: u64,
-    /// Sessions deleted or reduced by this pass.
-    seen: HashSet<String>,
+    /// Sessions this pass deleted, and those it reduced.
+    deleted: HashSet<String>,
+    reduced: HashSet<String>,
     report: Report,
 }
 
@@ -189,9 +191,9 @@ impl Pass<'_> {
         Ok(true)
     }
 
-    /// The sessions a rule applies to, oldest first, less those this pass deleted or reduced
-    /// already (a dry run changes nothing, and a clock gone backwards could leave a session
-    /// reduced "before" its last activity).
+    /// The sessions a rule applies to, oldest first, less those this pass deleted (or, to
+    /// reduce, reduced) already: a dry run changes nothing, and a clock gone backwards could
+    /// leave a session reduced "before" its last activity.
     fn sessions(&self, unreduced: bool, before: &str) -> Result<Vec<String>> {
         let found = self
             .conn
@@ -202,7 +204,7 @@ impl Pass<'_> {
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(found
             .into_iter()
-            .filter(|s| !self.seen.contains(s))
+            .filter(|s| !(self.deleted.contains(s) || unreduced && self.reduced.contains(s)))
             .collect())
     }
 
@@ -216,7 +218,7 @@ impl Pass<'_> {
             None => true,
         };
         if done {
-            self.seen.insert(session.to_string());
+            self.deleted.insert(session.to_string());
             self.report.deleted.sessions += 1;
             self.report.deleted.rows += counts.prompts + counts.calls + counts.messages;
             self.report.deleted.bytes += bytes;
@@ -281,7 +283,7 @@ impl Pass<'_> {
         self.report.reduced.bytes += before;
         self.report.digest_bytes += after;
         if done {
-            self.seen.insert(session.to_string());
+            self.reduced.insert(session.to_string());
             self.report.reduced.sessions += 1;
         }
         self.shrunk(before.saturating_sub(after))?;

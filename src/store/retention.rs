@@ -24,6 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
+use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::forget::{self, Target};
@@ -235,29 +236,29 @@ impl Pass<'_> {
             .prepare_cached("SELECT rowid FROM pending_queue WHERE session_id = ?1 ORDER BY rowid")?
             .query_map([session], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
+        let rewrite = Rewrite::new(self.conn, "pending_queue")?;
+        let (kind, raw_output) = (rewrite.column("kind")?, rewrite.column("raw_output")?);
         let mut next = 0;
         let (mut calls, mut before, mut after) = (0, 0u64, 0u64);
         let mut step = |conn: &Connection, write: bool| -> Result<bool> {
             if let Some(rowid) = rowids.get(next) {
                 next += 1;
-                let row: Option<(String, String)> = conn
-                    .prepare_cached(
-                        "SELECT kind, raw_output FROM pending_queue
-                          WHERE rowid = ?1 AND session_id = ?2",
-                    )?
-                    .query_row(params![rowid, session], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()?;
-                if let Some((_, raw)) = row.filter(|(kind, _)| kind == "observation") {
-                    if let Some(digest) = doc::digest(&raw) {
-                        if write {
-                            conn.prepare_cached(
-                                "UPDATE pending_queue SET raw_output = ?2 WHERE rowid = ?1",
-                            )?
-                            .execute(params![rowid, digest])?;
-                        }
-                        calls += 1;
-                        before += raw.len() as u64;
-                        after += digest.len() as u64;
+                let Some(mut row) = rewrite.read(conn, *rowid, session)? else {
+                    return Ok(next < rowids.len());
+                };
+                let digest = match (&row[kind], &row[raw_output]) {
+                    (Value::Text(kind), Value::Text(raw)) if kind == "observation" => {
+                        doc::digest(raw).map(|digest| (raw.len(), digest))
+                    }
+                    _ => None,
+                };
+                if let Some((was, digest)) = digest {
+                    calls += 1;
+                    before += was as u64;
+                    after += digest.len() as u64;
+                    if write {
+                        row[raw_output] = Value::Text(digest);
+                        rewrite.write(conn, *rowid, row)?;
                     }
                 }
             }
@@ -296,6 +297,75 @@ impl Pass<'_> {
             Some(_) => live_bytes(self.conn)?,
             None => self.live.saturating_sub(bytes),
         };
+        Ok(())
+    }
+}
+
+/// Replacing a row by a copy with other values, under the same rowid: a delete, then an
+/// insert. An UPDATE that shrinks a row leaves its page as empty as it became (SQLite
+/// rebalances pages only after a delete or an insert that overflows), so a table of reduced
+/// rows would keep its size; after a delete, sparse pages are merged and the freed ones can
+/// go back to the file system. The delete's tombstone is dropped in the same transaction (no
+/// reader saw it): the row is still there, and what the index holds of it has not changed.
+struct Rewrite {
+    table: &'static str,
+    columns: Vec<String>,
+    select: String,
+    insert: String,
+}
+
+impl Rewrite {
+    /// Every column the table has (its schema may grow), read and written back as they are.
+    fn new(conn: &Connection, table: &'static str) -> Result<Rewrite> {
+        let columns: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let names = columns.join(", ");
+        let slots: Vec<String> = (2..columns.len() + 2).map(|i| format!("?{i}")).collect();
+        Ok(Rewrite {
+            select: format!("SELECT {names} FROM {table} WHERE rowid = ?1 AND session_id = ?2"),
+            insert: format!(
+                "INSERT INTO {table} (rowid, {names}) VALUES (?1, {})",
+                slots.join(", ")
+            ),
+            table,
+            columns,
+        })
+    }
+
+    fn column(&self, name: &str) -> Result<usize> {
+        self.columns
+            .iter()
+            .position(|c| c == name)
+            .with_context(|| format!("the table has no column {name}"))
+    }
+
+    /// The row `rowid`, if it is still there and of `session` (a rowid may have been freed
+    /// and handed to another row since it was listed).
+    fn read(&self, conn: &Connection, rowid: i64, session: &str) -> Result<Option<Vec<Value>>> {
+        Ok(conn
+            .prepare_cached(&self.select)?
+            .query_row(params![rowid, session], |r| {
+                (0..self.columns.len()).map(|i| r.get(i)).collect()
+            })
+            .optional()?)
+    }
+
+    fn write(&self, conn: &Connection, rowid: i64, row: Vec<Value>) -> Result<()> {
+        let table = self.table;
+        conn.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?
+            .execute([rowid])?;
+        conn.prepare_cached(&format!(
+            "DELETE FROM tombstones WHERE seq = (SELECT max(seq) FROM tombstones)
+                AND source = '{table}' AND row = ?1"
+        ))?
+        .execute([rowid])?;
+        let mut values: Vec<Value> = Vec::with_capacity(row.len() + 1);
+        values.push(Value::Integer(rowid));
+        values.extend(row);
+        conn.prepare_cached(&self.insert)?
+            .execute(rusqlite::params_from_iter(values))?;
         Ok(())
     }
 }

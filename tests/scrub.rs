@@ -124,3 +124,43 @@ fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
         "a second scrub finds nothing"
     );
 }
+
+/// Regression: taking in spilled events left the connection waiting for nothing, so a hook
+/// holding the write lock for a moment made scrub fail with "database is locked".
+#[cfg(unix)]
+#[test]
+fn scrub_waits_for_a_writer_that_holds_the_lock_a_moment() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["mu"]);
+    env.db()
+        .execute(
+            &format!("UPDATE user_prompts SET prompt_text = 'use {TOKEN}'"),
+            [],
+        )
+        .unwrap();
+    drop(env.spill_captures(&[event(
+        "PostToolUse",
+        A,
+        PROJECT,
+        json!({"tool_name": "Bash", "tool_use_id": "spilled",
+               "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a"}}),
+    )]));
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let child = env
+        .command()
+        .arg("scrub")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for scrub to reach its own writes, short of a hook's budget.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    holder.execute_batch("ROLLBACK").unwrap();
+    let done = ok(&child.wait_with_output().unwrap());
+    assert!(
+        done.starts_with("Scrubbed 1 prompt: 1 secret redacted"),
+        "{done}"
+    );
+    nowhere(&env, TOKEN);
+}

@@ -35,8 +35,10 @@ use crate::clock;
 use crate::config::{Config, Retention};
 use crate::fsutil;
 
-/// The most a maintenance run spends on retention.
+/// The most a maintenance run spends on retention...
 pub const SLICE: Duration = Duration::from_millis(300);
+/// ...of which this much is kept for giving freed pages back.
+const GIVE_BACK: Duration = Duration::from_millis(60);
 /// A look is due this long after the last one that found nothing to do...
 const RECHECK: Duration = Duration::from_secs(24 * 3600);
 /// ...or this long after it, when the file is past the cap.
@@ -92,11 +94,18 @@ pub fn run(
     now: DateTime<Utc>,
     slicer: Option<&Slicer>,
 ) -> Result<Report> {
+    // The policy stops short of the deadline, so that what it freed can go back meanwhile.
+    let policy_slicer = slicer.map(|s| Slicer {
+        until: s
+            .until
+            .map(|until| until.checked_sub(GIVE_BACK).unwrap_or(until)),
+        ..*s
+    });
     let mut pass = Pass {
         conn,
         scope,
         now: clock::stamp(now),
-        slicer,
+        slicer: policy_slicer.as_ref(),
         live: live_bytes(conn)?,
         deleted: HashSet::new(),
         reduced: HashSet::new(),
@@ -418,7 +427,10 @@ pub fn give_back(conn: &Connection, slicer: &Slicer) -> Result<u64> {
             return Ok((start - left) * page as u64);
         }
         let began = Instant::now();
-        conn.execute_batch(&format!("PRAGMA incremental_vacuum({step})"))?;
+        // One row a page freed: stepping to the end frees them all, in one transaction.
+        let mut stmt = conn.prepare(&format!("PRAGMA incremental_vacuum({step})"))?;
+        let mut rows = stmt.query([])?;
+        while rows.next()?.is_some() {}
         // As many pages a step as fit in a short transaction.
         let took = began.elapsed();
         step = if took < slicer.tx / 2 {

@@ -14,7 +14,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 /// How long one transaction of a long job may hold the write lock.
 pub const TX: Duration = Duration::from_millis(25);
 /// Past this, the WAL is copied back and truncated between two transactions.
-const WAL_MAX: u64 = 8 << 20;
+const WAL_MAX: u64 = 4 << 20;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Slicer {
@@ -47,6 +47,8 @@ impl Slicer {
         conn: &Connection,
         mut step: impl FnMut(&Transaction) -> Result<bool>,
     ) -> Result<bool> {
+        // Whatever the connection was left at (taking in spilled events waits for nothing).
+        conn.busy_timeout(self.wait)?;
         loop {
             if self.out_of_time() {
                 return Ok(false);
@@ -65,8 +67,9 @@ impl Slicer {
         }
     }
 
-    /// Truncates the WAL when it has grown, without waiting for anyone: a reader in the way
-    /// only means a later pass does it.
+    /// Truncates the WAL when it has grown, without waiting for anyone: a reader or writer in
+    /// the way only means a later pass does it. (A PASSIVE checkpoint, which never blocks a
+    /// writer, made prune three times slower: the WAL restarted over and over.)
     pub fn keep_wal_short(&self, conn: &Connection) {
         if wal_bytes(conn) > WAL_MAX {
             checkpoint(conn, Duration::ZERO);

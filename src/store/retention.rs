@@ -451,6 +451,7 @@ pub fn give_back(conn: &Connection, slicer: &Slicer) -> Result<u64> {
 /// if a reader held on, old copies of pages are still in it.
 pub fn sweep(conn: &Connection, slicer: &Slicer, wait: Duration) -> Result<bool> {
     give_back(conn, slicer)?;
+    super::slices::copy_back(conn);
     let deadline = Instant::now() + wait;
     let clean = loop {
         if super::slices::checkpoint(conn, wait.min(Duration::from_secs(1))) {

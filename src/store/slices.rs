@@ -4,7 +4,8 @@
 //!
 //! Each transaction runs small steps until it has held the lock for about [`Slicer::tx`]; the
 //! work as a whole may also stop at a deadline (the maintenance process's slice). Between
-//! transactions the WAL is kept short, as a hook would keep it: the work rewrites many pages.
+//! transactions the WAL is kept as short as a hook keeps it: the work rewrites many pages, and
+//! a hook that finds the WAL long copies it back itself.
 
 use std::time::{Duration, Instant};
 
@@ -13,8 +14,6 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 /// How long one transaction of a long job may hold the write lock.
 pub const TX: Duration = Duration::from_millis(25);
-/// Past this, the WAL is copied back and truncated between two transactions.
-const WAL_MAX: u64 = 4 << 20;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Slicer {
@@ -67,15 +66,28 @@ impl Slicer {
         }
     }
 
-    /// Truncates the WAL when it has grown, without waiting for anyone: a reader or writer in
-    /// the way only means a later pass does it. (A PASSIVE checkpoint, which never blocks a
-    /// writer, made prune three times slower: the WAL restarted over and over.)
+    /// Keeps the WAL within the bound a hook checkpoints at, so that no hook pays to copy back
+    /// what a long job wrote: past it, a PASSIVE checkpoint copies the WAL back without
+    /// blocking writers, then a TRUNCATE, with little left to copy, empties it. Neither waits
+    /// for anyone: a reader or writer in the way only means a later pass does it. (A TRUNCATE
+    /// alone holds the write lock while it copies and syncs: measured on 100,000 captures,
+    /// hooks running meanwhile waited 557 ms at the 90th percentile, against 45 ms now; a
+    /// PASSIVE alone never empties the file and made prune three times slower.)
     pub fn keep_wal_short(&self, conn: &Connection) {
-        if wal_bytes(conn) > WAL_MAX {
+        if wal_bytes(conn) > super::WAL_CHECKPOINT_BYTES {
+            copy_back(conn);
             checkpoint(conn, Duration::ZERO);
             let _ = conn.busy_timeout(self.wait);
         }
     }
+}
+
+/// A PASSIVE checkpoint: copies the WAL back into the database without blocking writers or
+/// waiting for anyone, so that a TRUNCATE after it has little left to do while it holds the
+/// write lock.
+pub fn copy_back(conn: &Connection) {
+    let _ = conn.busy_timeout(Duration::ZERO);
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
 }
 
 /// A TRUNCATE checkpoint, waiting up to `wait` for readers and writers; returns whether the

@@ -10,6 +10,7 @@ mod detach;
 mod emit;
 mod fsutil;
 mod glob;
+mod health;
 mod hook;
 mod incumbent;
 mod layout;

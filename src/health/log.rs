@@ -86,7 +86,7 @@ pub fn warnings(config: &Config, since: &str) -> Warnings {
         }
     }
     // Stable: equally frequent kinds stay in order of first appearance.
-    kinds.sort_by(|a, b| b.1.cmp(&a.1));
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
     let skip = found.len().saturating_sub(LATEST);
     Warnings {
         count: found.len(),

@@ -3,6 +3,8 @@
 //! gathered without changing anything (the database's own state is read in `store`, the only
 //! SQLite code). `status` summarizes it; `doctor` judges it and repairs what it safely can.
 
+pub mod claude;
+pub mod data;
 pub mod hooks;
 pub mod log;
 pub mod spill;

@@ -1,0 +1,155 @@
+//! `doctor --fix`: the repairs the checks offer, each as safe as the command that does the
+//! same by hand (install-hooks' merge and atomic write for settings files, the maintenance
+//! pass for the spill folder and the WAL), in an order where each finds what it needs: the
+//! layout and the database first, then what writes into them.
+
+use super::super::install;
+use super::{Check, Repair, Repaired};
+use crate::config::Config;
+use crate::render::{self, plural};
+use crate::settings::compat::ClaudeCode;
+use crate::settings::merge::{self, Status};
+use crate::settings::{Written, update};
+use crate::store::integrity;
+
+/// Makes every repair the checks offer that is not in `tried` yet (and adds it there).
+pub fn repair(
+    config: &Config,
+    claude: &ClaudeCode,
+    checks: &[Check],
+    tried: &mut Vec<Repair>,
+) -> Vec<Repaired> {
+    let mut todo: Vec<(&'static str, Repair)> = Vec::new();
+    for check in checks {
+        if let Some(repair) = &check.repair {
+            if !tried.contains(repair) && !todo.iter().any(|(_, r)| r == repair) {
+                todo.push((check.name, repair.clone()));
+            }
+        }
+    }
+    todo.sort_by_key(|(_, r)| order(r));
+    todo.into_iter()
+        .map(|(name, repair)| {
+            let outcome = apply(config, claude, &repair).map_err(|err| format!("{err:#}"));
+            tried.push(repair);
+            Repaired { name, outcome }
+        })
+        .collect()
+}
+
+fn order(repair: &Repair) -> u8 {
+    match repair {
+        Repair::Layout => 0,
+        Repair::Salvage => 1,
+        Repair::Tighten(_) => 2,
+        Repair::Maintain => 3,
+        Repair::Unregister { .. } => 4,
+        Repair::Register(_) => 5,
+    }
+}
+
+fn apply(config: &Config, claude: &ClaudeCode, repair: &Repair) -> anyhow::Result<String> {
+    Ok(match repair {
+        Repair::Layout => match crate::layout::settle(config)? {
+            crate::layout::Settled::Moved { from } => format!(
+                "moved the files of an earlier release from {} to {}",
+                shown(&from),
+                shown(&config.data_dir)
+            ),
+            _ => "nothing to move any more".into(),
+        },
+        Repair::Salvage => {
+            let done = integrity::salvage(config)?;
+            format!(
+                "moved the damaged database to {} (delete it once you no longer need it); \
+                 copied {} from it into a new one{}",
+                shown(&done.aside),
+                plural(done.rows as i64, "row"),
+                match done.gaps {
+                    0 => String::new(),
+                    n => format!(
+                        "; {} could not be read",
+                        plural(n as i64, "damaged stretch")
+                    ),
+                }
+            )
+        }
+        Repair::Tighten(paths) => tighten(config, paths)?,
+        Repair::Maintain => {
+            let report = crate::maintain::run(config)?;
+            if report.busy {
+                "another claude-mem maintain is at it now".into()
+            } else {
+                format!(
+                    "applied {}; WAL {} -> {}{}",
+                    plural(report.applied as i64, "spilled event"),
+                    render::bytes(report.wal_before),
+                    render::bytes(report.wal_after),
+                    match report.waiting {
+                        0 => String::new(),
+                        n => format!("; {n} still waiting (see the log)"),
+                    }
+                )
+            }
+        }
+        Repair::Register(path) => {
+            let done = install::register(path, false, claude)?;
+            let count = |status: Status| {
+                done.outcome
+                    .report
+                    .iter()
+                    .filter(|c| c.status == status)
+                    .count()
+            };
+            let mut did = Vec::new();
+            for (n, what) in [
+                (count(Status::Added), "added"),
+                (count(Status::Updated), "pointed at"),
+            ] {
+                if n > 0 {
+                    did.push(format!("{} {what}", plural(n as i64, "hook")));
+                }
+            }
+            format!(
+                "{}: {} this binary, {}",
+                shown(path),
+                did.join(", "),
+                done.exe.display()
+            )
+        }
+        Repair::Unregister { path, kept_in } => {
+            let outcome = update(path, false, false, |root| Ok(merge::uninstall(root)))?;
+            let kept: Vec<String> = kept_in.iter().map(|p| shown(p)).collect();
+            match outcome.written {
+                Written::Replaced { .. } => format!(
+                    "took claude-mem's hooks out of {} ({} has them)",
+                    shown(path),
+                    kept.join(" and ")
+                ),
+                _ => format!("nothing to take out of {}", shown(path)),
+            }
+        }
+    })
+}
+
+/// Closes our files and folders to other users; the data dir itself, which may be a link the
+/// user made, through the same check the hooks make.
+fn tighten(config: &Config, paths: &[std::path::PathBuf]) -> anyhow::Result<String> {
+    let mut closed = 0;
+    for path in paths {
+        let changed = if *path == config.data_dir {
+            crate::fsutil::our_dir(path)?
+        } else {
+            crate::fsutil::close_to_others(path)?
+        };
+        closed += usize::from(changed);
+    }
+    Ok(format!(
+        "closed {} to other users (folders 0700, files 0600)",
+        plural(closed as i64, "file or folder")
+    ))
+}
+
+fn shown(path: &std::path::Path) -> String {
+    render::path(&path.to_string_lossy())
+}

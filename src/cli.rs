@@ -111,6 +111,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script for bash, zsh, fish or powershell.
+    ///
+    /// Where to put it: for bash, ~/.local/share/bash-completion/completions/claude-mem; for
+    /// zsh, a file _claude-mem in a folder of your fpath; for fish,
+    /// ~/.config/fish/completions/claude-mem.fish. For example: `claude-mem completions fish
+    /// | source` for the running shell only.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Subcommand)]

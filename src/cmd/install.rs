@@ -176,7 +176,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     };
     if written {
         out.push_str(
-            "Claude Code picks the hooks up by itself (it reloads its settings files while it \
+            "Claude Code picks the hooks up by itself (it reloads its settings files while it\n\
              runs); a session that does not show them needs a restart.\n",
         );
     }

@@ -4,6 +4,7 @@
 //! What the read commands share lives here: which project they are about, time bounds, and
 //! opening the search index up to date (with a progress line while a first build runs).
 
+mod completions;
 mod doctor;
 mod install;
 mod maintain;
@@ -45,6 +46,7 @@ pub fn run(command: Command) -> Result<Report> {
         } => timeline::timeline(&id, before, after, json),
         Command::Status { json } => status::status(json),
         Command::Doctor { fix, json } => doctor::doctor(fix, json),
+        Command::Completions { shell } => Ok(completions::completions(shell)),
     }
 }
 

@@ -366,4 +366,3 @@ fn wal(db: &Path) -> PathBuf {
     path.push("-wal");
     path.into()
 }
-

@@ -75,9 +75,7 @@ impl ClaudeCode {
                 "cannot tell the version of {} ({why}); it needs {since}",
                 path.display()
             )),
-            ClaudeCode::Missing => Err(format!(
-                "no Claude Code found to check that it is {since} or later"
-            )),
+            ClaudeCode::Missing => Err(format!("no Claude Code found (it needs {since} or later)")),
         }
     }
 

@@ -635,7 +635,14 @@ fn log_check(config: &Config) -> Check {
     let levels: Vec<String> = found
         .levels
         .iter()
-        .map(|(level, n)| format!("{n} {}", level.to_lowercase()))
+        .map(|(level, n)| {
+            let word = match *level {
+                "WARN" => "warning",
+                "ERROR" => "error",
+                _ => "panic",
+            };
+            plural(*n as i64, word)
+        })
         .collect();
     let mut check = Check::new(
         "log",

@@ -27,6 +27,15 @@ pub fn repair(
             }
         }
     }
+    // A file ours are taken out of (another file has them) is not registered again.
+    let leaving: Vec<std::path::PathBuf> = todo
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Repair::Unregister { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    todo.retain(|(_, r)| !matches!(r, Repair::Register(path) if leaving.contains(path)));
     todo.sort_by_key(|(_, r)| order(r));
     todo.into_iter()
         .map(|(name, repair)| {

@@ -134,17 +134,17 @@ fn one_file(
             Runs::Missing(path) => {
                 verdict = Verdict::Fail;
                 repairable = true;
-                parts.push(format!("{} does not exist", path.display()));
+                parts.push(format!("{} does not exist", shown(path)));
             }
             Runs::NotExecutable(path) => {
                 verdict = Verdict::Fail;
                 repairable = true;
-                parts.push(format!("{} cannot be run", path.display()));
+                parts.push(format!("{} cannot be run", shown(path)));
             }
             Runs::OtherCopy(path) => {
                 verdict = verdict.max(Verdict::Warn);
                 other_copy = true;
-                parts.push(format!("running another claude-mem, {}", path.display()));
+                parts.push(format!("running another claude-mem, {}", shown(path)));
             }
         }
         seen.push(runs);
@@ -320,7 +320,7 @@ fn mcp_server(exe: Option<&Path>) -> Option<Check> {
                 format!(
                     "registered in {}, running another claude-mem, {}",
                     shown(&path),
-                    other.display()
+                    shown(&other)
                 ),
             )
             .fix(how(exe)),
@@ -330,7 +330,7 @@ fn mcp_server(exe: Option<&Path>) -> Option<Check> {
                 format!(
                     "registered in {}, running {}, which cannot be run",
                     shown(&path),
-                    p.display()
+                    shown(&p)
                 ),
             )
             .fix(format!(
@@ -364,7 +364,7 @@ fn claude_code(files: &[HookFile], claude: &ClaudeCode) -> Check {
             name,
             format!(
                 "{version} ({}), new enough for every registered event",
-                path.display()
+                shown(path)
             ),
         ),
         ClaudeCode::Found { version, .. } => Check::new(
@@ -380,7 +380,7 @@ fn claude_code(files: &[HookFile], claude: &ClaudeCode) -> Check {
         ClaudeCode::Unknown { path, why } => Check::new(
             name,
             Verdict::Warn,
-            format!("cannot tell the version of {} ({why})", path.display()),
+            format!("cannot tell the version of {} ({why})", shown(path)),
         )
         .fix("check that `claude --version` works"),
         ClaudeCode::Missing => Check::new(

@@ -49,8 +49,9 @@ pub fn repair(
 fn order(repair: &Repair) -> u8 {
     match repair {
         Repair::Layout => 0,
-        Repair::Salvage => 1,
-        Repair::Tighten(_) => 2,
+        // Before the damaged database moves aside: the file kept is closed too.
+        Repair::Tighten(_) => 1,
+        Repair::Salvage => 2,
         Repair::Maintain => 3,
         Repair::Unregister { .. } => 4,
         Repair::Register(_) => 5,
@@ -123,7 +124,7 @@ fn apply(config: &Config, claude: &ClaudeCode, repair: &Repair) -> anyhow::Resul
                 "{}: {} this binary, {}",
                 shown(path),
                 did.join(", "),
-                done.exe.display()
+                shown(&done.exe)
             )
         }
         Repair::Unregister { path, kept_in } => {
@@ -153,10 +154,11 @@ fn tighten(config: &Config, paths: &[std::path::PathBuf]) -> anyhow::Result<Stri
         };
         closed += usize::from(changed);
     }
-    Ok(format!(
-        "closed {} to other users (folders 0700, files 0600)",
-        plural(closed as i64, "file or folder")
-    ))
+    Ok(match closed {
+        0 => "nothing was open to other users any more".into(),
+        1 => "closed 1 file or folder to other users (folders 0700, files 0600)".into(),
+        n => format!("closed {n} files and folders to other users (folders 0700, files 0600)"),
+    })
 }
 
 fn shown(path: &std::path::Path) -> String {

@@ -3,8 +3,10 @@
 //! pass for the spill folder and the WAL), in an order where each finds what it needs: the
 //! layout and the database first, then what writes into them.
 
+use std::path::{Path, PathBuf};
+
 use super::super::install;
-use super::{Check, Repair, Repaired};
+use super::{Check, Repair, Repaired, shown};
 use crate::config::Config;
 use crate::render::{self, plural};
 use crate::settings::compat::ClaudeCode;
@@ -28,7 +30,7 @@ pub fn repair(
         }
     }
     // A file ours are taken out of (another file has them) is not registered again.
-    let leaving: Vec<std::path::PathBuf> = todo
+    let leaving: Vec<PathBuf> = todo
         .iter()
         .filter_map(|(_, r)| match r {
             Repair::Unregister { path, .. } => Some(path.clone()),
@@ -59,92 +61,100 @@ fn order(repair: &Repair) -> u8 {
 }
 
 fn apply(config: &Config, claude: &ClaudeCode, repair: &Repair) -> anyhow::Result<String> {
-    Ok(match repair {
-        Repair::Layout => match crate::layout::settle(config)? {
+    // MCP-FIX: the MCP server's registration joins here as a `Repair` of its own, calling the
+    // register function that comes with the server (see `hooks::mcp_server`).
+    match repair {
+        Repair::Layout => Ok(match crate::layout::settle(config)? {
             crate::layout::Settled::Moved { from } => format!(
                 "moved the files of an earlier release from {} to {}",
                 shown(&from),
                 shown(&config.data_dir)
             ),
             _ => "nothing to move any more".into(),
-        },
-        Repair::Salvage => {
-            let done = integrity::salvage(config)?;
-            format!(
-                "moved the damaged database to {} (delete it once you no longer need it); \
-                 copied {} from it into a new one{}",
-                shown(&done.aside),
-                plural(done.rows as i64, "row"),
-                match done.gaps {
-                    0 => String::new(),
-                    n => format!(
-                        "; {} could not be read",
-                        plural(n as i64, "damaged stretch")
-                    ),
-                }
-            )
+        }),
+        Repair::Salvage => salvage(config),
+        Repair::Tighten(paths) => tighten(config, paths),
+        Repair::Maintain => maintain(config),
+        Repair::Register(path) => register(path, claude),
+        Repair::Unregister { path, kept_in } => unregister(path, kept_in),
+    }
+}
+
+fn salvage(config: &Config) -> anyhow::Result<String> {
+    let done = integrity::salvage(config)?;
+    let gaps = match done.gaps {
+        0 => String::new(),
+        n => format!(
+            "; {} could not be read",
+            plural(n as i64, "damaged stretch")
+        ),
+    };
+    Ok(format!(
+        "moved the damaged database to {} (delete it once you no longer need it); copied {} \
+         from it into a new one{gaps}",
+        shown(&done.aside),
+        plural(done.rows as i64, "row"),
+    ))
+}
+
+fn maintain(config: &Config) -> anyhow::Result<String> {
+    let report = crate::maintain::run(config)?;
+    if report.busy {
+        return Ok("another claude-mem maintain is at it now".into());
+    }
+    let waiting = match report.waiting {
+        0 => String::new(),
+        n => format!("; {n} still waiting (see the log)"),
+    };
+    Ok(format!(
+        "applied {}; WAL {} -> {}{waiting}",
+        plural(report.applied as i64, "spilled event"),
+        render::bytes(report.wal_before),
+        render::bytes(report.wal_after),
+    ))
+}
+
+/// install-hooks' merge on one file.
+fn register(path: &Path, claude: &ClaudeCode) -> anyhow::Result<String> {
+    let done = install::register(path, false, claude)?;
+    let count = |status: Status| {
+        let changes = done.outcome.report.iter();
+        changes.filter(|c| c.status == status).count() as i64
+    };
+    let mut did = Vec::new();
+    for (n, what) in [
+        (count(Status::Added), "added"),
+        (count(Status::Updated), "repointed"),
+    ] {
+        if n > 0 {
+            did.push(format!("{} {what}", plural(n, "hook")));
         }
-        Repair::Tighten(paths) => tighten(config, paths)?,
-        Repair::Maintain => {
-            let report = crate::maintain::run(config)?;
-            if report.busy {
-                "another claude-mem maintain is at it now".into()
-            } else {
-                format!(
-                    "applied {}; WAL {} -> {}{}",
-                    plural(report.applied as i64, "spilled event"),
-                    render::bytes(report.wal_before),
-                    render::bytes(report.wal_after),
-                    match report.waiting {
-                        0 => String::new(),
-                        n => format!("; {n} still waiting (see the log)"),
-                    }
-                )
-            }
-        }
-        Repair::Register(path) => {
-            let done = install::register(path, false, claude)?;
-            let count = |status: Status| {
-                done.outcome
-                    .report
-                    .iter()
-                    .filter(|c| c.status == status)
-                    .count()
-            };
-            let mut did = Vec::new();
-            for (n, what) in [
-                (count(Status::Added), "added"),
-                (count(Status::Updated), "pointed at"),
-            ] {
-                if n > 0 {
-                    did.push(format!("{} {what}", plural(n as i64, "hook")));
-                }
-            }
-            format!(
-                "{}: {} this binary, {}",
-                shown(path),
-                did.join(", "),
-                shown(&done.exe)
-            )
-        }
-        Repair::Unregister { path, kept_in } => {
-            let outcome = update(path, false, false, |root| Ok(merge::uninstall(root)))?;
-            let kept: Vec<String> = kept_in.iter().map(|p| shown(p)).collect();
-            match outcome.written {
-                Written::Replaced { .. } => format!(
-                    "took claude-mem's hooks out of {} ({} has them)",
-                    shown(path),
-                    kept.join(" and ")
-                ),
-                _ => format!("nothing to take out of {}", shown(path)),
-            }
-        }
+    }
+    Ok(format!(
+        "{}: {}, running {}",
+        shown(path),
+        did.join(", "),
+        shown(&done.exe)
+    ))
+}
+
+/// uninstall-hooks' removal on one file.
+fn unregister(path: &Path, kept_in: &[PathBuf]) -> anyhow::Result<String> {
+    let outcome = update(path, false, false, |root| Ok(merge::uninstall(root)))?;
+    let kept: Vec<String> = kept_in.iter().map(|p| shown(p)).collect();
+    Ok(match outcome.written {
+        Written::Replaced { .. } => format!(
+            "took claude-mem's hooks out of {} ({} has them)",
+            shown(path),
+            kept.join(" and ")
+        ),
+        _ => format!("nothing to take out of {}", shown(path)),
     })
 }
 
 /// Closes our files and folders to other users; the data dir itself, which may be a link the
 /// user made, through the same check the hooks make.
-fn tighten(config: &Config, paths: &[std::path::PathBuf]) -> anyhow::Result<String> {
+fn tighten(config: &Config, paths: &[PathBuf]) -> anyhow::Result<String> {
     let mut closed = 0;
     for path in paths {
         let changed = if *path == config.data_dir {
@@ -159,8 +169,4 @@ fn tighten(config: &Config, paths: &[std::path::PathBuf]) -> anyhow::Result<Stri
         1 => "closed 1 file or folder to other users (folders 0700, files 0600)".into(),
         n => format!("closed {n} files and folders to other users (folders 0700, files 0600)"),
     })
-}
-
-fn shown(path: &std::path::Path) -> String {
-    render::path(&path.to_string_lossy())
 }

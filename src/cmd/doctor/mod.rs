@@ -1,16 +1,17 @@
 //! `doctor`: finds what is broken and says how to fix it, one line per check; `--fix` repairs
 //! what it safely can, says what it did, and checks again.
 //!
-//! The facts come from `health` (and `store::integrity` for the database); `checks` judges
-//! them (ok, warn, fail, with the fix), `fix` repairs. "All is well" means no check failed:
+//! The facts come from `health` (and `store::integrity` for the database); `hooks` and `data`
+//! judge them (ok, warn, fail, with the fix), `fix` repairs. "All is well" means no check failed:
 //! a warning is worth knowing but nothing is broken by it (another copy of claude-mem, an
 //! event Claude Code is too old for, warnings the log kept from the last day), so the exit
 //! code is 1 only when a check fails, and a script can run `doctor || alert`.
 
-mod checks;
+mod data;
 mod fix;
+mod hooks;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use serde_json::{Value, json};
@@ -19,6 +20,7 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::settings::compat::ClaudeCode;
+use crate::store::integrity::{self, Health};
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -120,7 +122,7 @@ pub struct Repaired {
 pub fn doctor(fix: bool, json: bool) -> Result<Report> {
     let config = Config::from_env();
     let claude = ClaudeCode::detect();
-    let mut checks = checks::all(&config, &claude);
+    let mut checks = all(&config, &claude);
     let mut repaired = Vec::new();
     if fix {
         // A repair can uncover another (hooks taken out of a duplicate file may leave an event
@@ -132,7 +134,7 @@ pub fn doctor(fix: bool, json: bool) -> Result<Report> {
                 break;
             }
             repaired.extend(done);
-            checks = checks::all(&config, &claude);
+            checks = all(&config, &claude);
         }
     }
     let failed = checks.iter().any(|c| c.verdict == Verdict::Fail);
@@ -147,6 +149,34 @@ pub fn doctor(fix: bool, json: bool) -> Result<Report> {
         found_nothing: failed,
         note: None,
     })
+}
+
+/// Every check, in the order they are printed.
+fn all(config: &Config, claude: &ClaudeCode) -> Vec<Check> {
+    let exe = super::install::this_binary().ok();
+    let files = crate::health::hooks::files(config, super::install::HOOKS);
+    let mut checks = vec![data::environment(config)];
+    checks.extend(hooks::hook_files(&files, exe.as_deref(), claude));
+    checks.extend(hooks::registered_once(&files));
+    checks.extend(hooks::mcp_server(exe.as_deref()));
+    checks.push(hooks::claude_code(&files, claude));
+    checks.push(hooks::incumbent(config));
+    checks.push(data::data_dir(config));
+    let database = integrity::inspect(config);
+    let healthy = matches!(database, Health::Healthy { .. });
+    checks.push(data::database(config, database));
+    if healthy {
+        checks.push(data::wal(config));
+    }
+    checks.push(data::disk(config));
+    checks.push(data::spill_folder(config));
+    checks.push(data::log_check(config));
+    checks
+}
+
+/// A path for display, the home directory as `~`.
+fn shown(path: &Path) -> String {
+    render::path(&path.to_string_lossy())
 }
 
 fn text(checks: &[Check], repaired: &[Repaired], fixing: bool, style: &Style) -> String {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Capture layer of a memory system for Claude Code: hooks that write each session's prompts
 /// and tool calls straight into a local SQLite queue.
@@ -16,10 +16,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a hook; Claude Code does this on its lifecycle events (one JSON event on stdin).
+    /// Run by Claude Code, not by you: one hook, with one JSON event on stdin.
     ///
-    /// Names: context (SessionStart), prompt (UserPromptSubmit), capture (PostToolUse,
-    /// PostToolUseFailure), summary (Stop), cleanup (SessionEnd). A hook always exits 0.
+    /// install-hooks registers them in Claude Code's settings: context (SessionStart), prompt
+    /// (UserPromptSubmit), capture (PostToolUse, PostToolUseFailure), summary (Stop), cleanup
+    /// (SessionEnd). A hook always exits 0 and prints no error: what goes wrong is in the log
+    /// (see claude-mem status and claude-mem doctor).
+    #[command(hide = true)]
     Hook {
         /// Which hook.
         name: String,
@@ -93,6 +96,31 @@ pub enum Command {
         /// One JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// Find what is broken and say how to fix it: one line per check (ok, warn, fail).
+    ///
+    /// Checks the hooks in every settings file Claude Code reads (registered, each running an
+    /// existing claude-mem, none twice), the MCP server, Claude Code's version, the data dir's
+    /// files and modes, the database (opens, ours, quick_check, WAL, disk space), the spill
+    /// folder and the log of the last day. Exits 1 when a check fails, 0 otherwise.
+    Doctor {
+        /// Repair what can be repaired safely, say what was done, then check again.
+        #[arg(long)]
+        fix: bool,
+        /// One JSON object with a `checks` array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a shell completion script for bash, zsh, fish or powershell.
+    ///
+    /// Where to put it: for bash, ~/.local/share/bash-completion/completions/claude-mem; for
+    /// zsh, a file _claude-mem in a folder of your fpath; for fish,
+    /// ~/.config/fish/completions/claude-mem.fish. For example: `claude-mem completions fish
+    /// | source` for the running shell only.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -174,6 +202,25 @@ pub struct Answer {
 pub enum QueueKind {
     Observation,
     Summary,
+}
+
+/// The command that `args` (the whole command line) runs, as far as it names subcommands
+/// (`claude-mem queue claim`): a usage error points at that command's help.
+pub fn command_path(args: &[std::ffi::OsString]) -> String {
+    let mut command = Cli::command();
+    let mut path = vec!["claude-mem".to_string()];
+    for arg in args.iter().skip(1) {
+        let Some(sub) = arg
+            .to_str()
+            .and_then(|a| command.find_subcommand(a))
+            .cloned()
+        else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        command = sub;
+    }
+    path.join(" ")
 }
 
 /// A consumer's name is shown in `queue stats`: one printable line of reasonable length.
@@ -258,7 +305,8 @@ pub enum KindArg {
 #[derive(Debug, Args)]
 pub struct SettingsArgs {
     /// Use <DIR>/.claude/settings.json (DIR defaults to the current directory).
-    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with = "settings")]
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with = "settings",
+          value_parser = existing_dir)]
     pub project: Option<PathBuf>,
     /// Use .claude/settings.local.json of the project (current directory, or --project DIR).
     #[arg(long, conflicts_with = "settings")]
@@ -269,4 +317,16 @@ pub struct SettingsArgs {
     /// Print what would change and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// A project directory must exist: a typo would otherwise create a new tree for it.
+fn existing_dir(text: &str) -> Result<PathBuf, String> {
+    let dir = PathBuf::from(text);
+    if dir.is_dir() {
+        Ok(dir)
+    } else if dir.exists() {
+        Err("not a directory".into())
+    } else {
+        Err("no such directory".into())
+    }
 }

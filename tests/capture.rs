@@ -153,7 +153,10 @@ fn unknown_hook_names_and_bad_arguments_exit_zero() {
         &["hook", "post-tool-use-v9"][..],
         &["hook"][..],
         &["hook", ""][..],
-        &["hook", "--help"][..],
+        // `hook --help` alone is a person asking (tests/cli.rs); with anything else it is not.
+        &["hook", "--bogus"][..],
+        &["hook", "--help", "capture"][..],
+        &["hook", "capture", "--help"][..],
         &["hook", "capture", "--bogus", "x"][..],
     ] {
         let mut child = env

@@ -1,6 +1,8 @@
 //! `install-hooks`: registers this binary's hooks in a Claude Code settings file, by absolute
 //! path, merging into whatever the file already holds.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{Context, Result};
 
 use crate::cli::SettingsArgs;
@@ -10,7 +12,7 @@ use crate::layout::{self, Settled};
 use crate::settings::command::Program;
 use crate::settings::compat::{ClaudeCode, Version};
 use crate::settings::merge::{self, Change, Registration, Status};
-use crate::settings::{Written, settings_path, update};
+use crate::settings::{Outcome, Written, settings_path, update};
 
 /// What we register. SessionStart has no matcher so that every source (startup, resume, clear,
 /// compact) fires it.
@@ -40,9 +42,17 @@ const fn reg(
     }
 }
 
-pub fn install(args: &SettingsArgs) -> Result<String> {
-    let path = settings_path(args)?;
-    let exe = std::env::current_exe()
+/// What registering our hooks in one file did.
+pub(super) struct Registered {
+    pub outcome: Outcome<Vec<Change>>,
+    /// Hooks not added, with why (the installed Claude Code may not know their event).
+    pub skipped: Vec<(&'static Registration, String)>,
+    pub exe: PathBuf,
+}
+
+/// This binary's absolute path, as the hooks are to run it.
+pub(super) fn this_binary() -> Result<PathBuf> {
+    std::env::current_exe()
         .and_then(|exe| {
             if exe.is_absolute() {
                 Ok(exe)
@@ -50,10 +60,15 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
                 exe.canonicalize()
             }
         })
-        .context("cannot find the path of the running claude-mem binary")?;
-    let program = Program::of(&exe)?;
+        .context("cannot find the path of the running claude-mem binary")
+}
 
-    let claude = ClaudeCode::detect();
+/// Registers this binary's hooks in the settings file at `path` (what install-hooks does, and
+/// doctor's repair of a stale registration): adds what is missing, repoints what runs another
+/// binary, keeps everything else.
+pub(super) fn register(path: &Path, dry_run: bool, claude: &ClaudeCode) -> Result<Registered> {
+    let exe = this_binary()?;
+    let program = Program::of(&exe)?;
     let mut wanted = Vec::new();
     let mut skipped = Vec::new();
     for (registration, since) in HOOKS {
@@ -62,8 +77,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             Err(why) => skipped.push((registration, why)),
         }
     }
-
-    let outcome = update(&path, args.dry_run, true, |root| {
+    let outcome = update(path, dry_run, true, |root| {
         // A hook we would not add now but that is already there (registered when a newer
         // Claude Code was found) is kept, and repointed like the others.
         let mut registrations = wanted.clone();
@@ -75,6 +89,21 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
         );
         merge::install(root, &program, &registrations)
     })?;
+    Ok(Registered {
+        outcome,
+        skipped,
+        exe,
+    })
+}
+
+pub fn install(args: &SettingsArgs) -> Result<String> {
+    let path = settings_path(args)?;
+    let claude = ClaudeCode::detect();
+    let Registered {
+        outcome,
+        skipped,
+        exe,
+    } = register(&path, args.dry_run, &claude)?;
 
     let mut out = match &outcome.written {
         Written::Unchanged | Written::Missing => format!(
@@ -119,6 +148,17 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             })
             .map(|change| line(change, dry)),
     );
+    let later = HOOKS
+        .iter()
+        .filter(|(r, _)| skipped.iter().any(|(s, _)| s.event == r.event))
+        .find_map(|(_, since)| *since);
+    if let Some(since) = later {
+        out.push_str(&format!(
+            "  To add it later: {}, then run\n  `claude-mem install-hooks` again or \
+             `claude-mem doctor --fix`.\n",
+            claude.to_allow(since)
+        ));
+    }
     out.push_str(&format!("Binary: {}\n", exe.display()));
     out.extend(outcome.split_links_note(&path));
     let written = match &outcome.written {
@@ -136,7 +176,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     };
     if written {
         out.push_str(
-            "Claude Code picks the hooks up by itself (it reloads its settings files while it \
+            "Claude Code picks the hooks up by itself (it reloads its settings files while it\n\
              runs); a session that does not show them needs a restart.\n",
         );
     }

@@ -4,6 +4,8 @@
 //! What the read commands share lives here: which project they are about, time bounds, and
 //! opening the search index up to date (with a progress line while a first build runs).
 
+mod completions;
+mod doctor;
 mod install;
 mod maintain;
 mod queue;
@@ -43,6 +45,8 @@ pub fn run(command: Command) -> Result<Report> {
             json,
         } => timeline::timeline(&id, before, after, json),
         Command::Status { json } => status::status(json),
+        Command::Doctor { fix, json } => doctor::doctor(fix, json),
+        Command::Completions { shell } => Ok(completions::completions(shell)),
     }
 }
 

@@ -17,4 +17,4 @@ mod shape;
 mod write;
 
 pub use location::settings_path;
-pub use write::{Written, update};
+pub use write::{Outcome, Written, update};

@@ -13,6 +13,7 @@
 
 mod context;
 pub mod fts;
+pub mod integrity;
 pub mod queue;
 pub mod read;
 mod write;

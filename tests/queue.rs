@@ -138,7 +138,11 @@ fn drain(env: &Env, consumer: &str) -> Vec<String> {
         }
         let batch = ids(&items);
         let out = answer(env, "ack", &token(&items), &batch, &[]);
-        assert_eq!(succeeded(&out), format!("acked {} items\n", batch.len()));
+        let plural = if batch.len() == 1 { "" } else { "s" };
+        assert_eq!(
+            succeeded(&out),
+            format!("acked {} item{plural}\n", batch.len())
+        );
         acked.extend(batch);
     }
 }

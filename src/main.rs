@@ -19,6 +19,7 @@ mod maintain;
 mod notice;
 mod ops;
 mod privacy;
+mod recall;
 mod render;
 mod settings;
 mod spill;

@@ -4,46 +4,52 @@
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
-use super::{reader, resolve};
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::read::{Call, Kind, Message, Prompt, QueueRecord, SessionRecord, Turn, short_id};
+use crate::store::read::{
+    Call, Kind, Message, Prompt, QueueRecord, Reader, SessionRecord, Turn, short_id,
+};
 
 pub fn show(id: &str, json: bool) -> Result<Report> {
     let config = Config::from_env();
-    let reader = reader(&config)?;
-    let (kind, id) = resolve(&config, &reader, None, id)?;
+    let mut recall = Recall::open_for_item(&config)?;
+    let (kind, id) = recall.resolve(id)?;
+    Ok(render(recall.reader(), kind, &id, json, &Style::detect())?.into())
+}
+
+/// The item `id` (of `kind`) whole, as text for `style` or as its JSON object: what `show`
+/// prints, and what the MCP server's `get` answers.
+pub fn render(reader: &Reader, kind: Kind, id: &str, json: bool, style: &Style) -> Result<String> {
     let gone = || anyhow!("{id} is no longer in the database");
-    let style = Style::detect();
-    let stdout = match kind {
+    Ok(match kind {
         Kind::Session => {
-            let session = reader.session(&id)?.ok_or_else(gone)?;
+            let session = reader.session(id)?.ok_or_else(gone)?;
             if json {
                 render::json_line(&session_json(&session))
             } else {
-                session_text(&session, &style)
+                session_text(&session, style)
             }
         }
         Kind::Prompt => {
-            let prompt = reader.prompt(&id)?.ok_or_else(gone)?;
+            let prompt = reader.prompt(id)?.ok_or_else(gone)?;
             let turn = reader.turn_of(&prompt)?;
             if json {
                 render::json_line(&prompt_json(&prompt, Some(&turn)))
             } else {
-                prompt_text(&prompt, &turn, &style)
+                prompt_text(&prompt, &turn, style)
             }
         }
         Kind::Observation | Kind::Message | Kind::Summary => {
-            let row = reader.queue_row(&id)?.ok_or_else(gone)?;
+            let row = reader.queue_row(id)?.ok_or_else(gone)?;
             if json {
                 render::json_line(&queue_json(&row))
             } else {
-                queue_text(&row, &style)
+                queue_text(&row, style)
             }
         }
-    };
-    Ok(stdout.into())
+    })
 }
 
 /// A record's first line: what it is and its short id.

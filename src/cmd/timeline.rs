@@ -3,19 +3,19 @@
 use anyhow::{Result, anyhow};
 use serde_json::json;
 
-use super::{reader, resolve, synced_index};
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::Item;
 use crate::store::read::{Kind, short_id};
 
 pub fn timeline(id: &str, before: usize, after: usize, json: bool) -> Result<Report> {
     let config = Config::from_env();
-    let reader = reader(&config)?;
-    let index = synced_index(&config, &reader)?;
-    let (_, id) = resolve(&config, &reader, Some(&index), id)?;
-    let items = index
+    let mut recall = Recall::open_for_item(&config)?;
+    let (_, id) = recall.resolve(id)?;
+    let items = recall
+        .index()?
         .around(&id, before, after)?
         .ok_or_else(|| anyhow!("{id} has nothing to show around it"))?;
     let style = Style::detect();

@@ -91,6 +91,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the memory to Claude Code over the Model Context Protocol (stdio).
+    ///
+    /// Claude Code starts this itself once `install-hooks` has registered it (`claude mcp add`).
+    /// Its tools: `search` (a compact index of what matches), `timeline` (what happened around
+    /// an item) and `get` (items whole, by id). Runs until stdin closes.
+    Mcp,
     /// Where the hooks are registered, where the data is, and whether anything is wrong.
     Status {
         /// One JSON object.

@@ -257,6 +257,15 @@ fn usage_line(rendered: &str) -> String {
     line
 }
 
+/// Sends one MCP message (a JSON-RPC line) to the client on stdout, at once: the client waits
+/// for it. An error means the client is gone.
+pub fn mcp_message(line: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
 /// A diagnostic line on stderr, used only when `CLAUDE_MEM_DEBUG=1`.
 pub fn debug(line: &str) {
     let _ = io::stderr().lock().write_all(line.as_bytes());

@@ -16,6 +16,7 @@ mod incumbent;
 mod layout;
 mod log;
 mod maintain;
+mod mcp;
 mod notice;
 mod ops;
 mod privacy;

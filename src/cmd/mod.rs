@@ -8,6 +8,7 @@ mod completions;
 mod doctor;
 mod install;
 mod maintain;
+mod mcp;
 mod queue;
 mod search;
 mod sessions;
@@ -43,6 +44,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Status { json } => status::status(json),
         Command::Doctor { fix, json } => doctor::doctor(fix, json),
         Command::Completions { shell } => Ok(completions::completions(shell)),
+        Command::Mcp => mcp::serve(),
     }
 }
 

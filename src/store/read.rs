@@ -345,6 +345,22 @@ impl Reader {
             .optional()?)
     }
 
+    /// The size in bytes of an item's stored text (a prompt's text, a tool call's or message's
+    /// `raw_output`), read from its row's header without reading the text; `None` for a
+    /// session or an item that is gone.
+    pub fn stored_bytes(&self, kind: Kind, id: &str) -> Result<Option<i64>> {
+        let sql = match kind {
+            Kind::Prompt => PROMPT_BYTES,
+            Kind::Observation | Kind::Message | Kind::Summary => QUEUE_BYTES,
+            Kind::Session => return Ok(None),
+        };
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row([id], |r| r.get(0))
+            .optional()?)
+    }
+
     /// Rows per table, the queue by status, and when the last thing was captured.
     pub fn stats(&self) -> Result<StoreStats> {
         let mut tables = Vec::new();
@@ -521,6 +537,10 @@ const SESSION_ROWS: &str = "SELECT id, kind, tool_name, event, created_at,
              ELSE json_extract(raw_output, '$.tool_input') END AS detail
    FROM pending_queue WHERE session_id = ?1 ORDER BY created_at, rowid";
 
+/// `octet_length` of a column is read from the record header: a large text is not loaded.
+const PROMPT_BYTES: &str = "SELECT octet_length(prompt_text) FROM user_prompts WHERE id = ?1";
+const QUEUE_BYTES: &str = "SELECT octet_length(raw_output) FROM pending_queue WHERE id = ?1";
+
 const PROMPT_COLUMNS: &str =
     "SELECT id, session_id, prompt_number, prompt_text, truncated, created_at FROM user_prompts";
 
@@ -578,6 +598,8 @@ mod tests {
         for sql in [
             KIND_OF,
             SESSION_ROWS,
+            PROMPT_BYTES,
+            QUEUE_BYTES,
             &format!("{PROMPT_COLUMNS} WHERE session_id = ?1"),
         ] {
             let plan = plan(sql);

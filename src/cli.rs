@@ -323,6 +323,11 @@ pub struct SettingsArgs {
     /// Print what would change and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Leave the MCP server alone (install-hooks registers it with Claude Code, `claude mcp
+    /// add --scope user`, and uninstall-hooks removes it, when they change the user's
+    /// settings).
+    #[arg(long)]
+    pub no_mcp: bool,
 }
 
 /// A project directory must exist: a typo would otherwise create a new tree for it.

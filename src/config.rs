@@ -202,6 +202,13 @@ impl Config {
         self.data_dir.join("wal-scrub")
     }
 
+    /// Present while `claude-mem mcp` is registered with Claude Code (install-hooks writes it
+    /// once Claude Code confirmed, uninstall-hooks removes it): the session-start context
+    /// points at the MCP tools only then, and learns it with one `stat`.
+    pub fn mcp_marker(&self) -> PathBuf {
+        self.data_dir.join("mcp-registered")
+    }
+
     /// Held by the one maintenance process of this data dir.
     pub fn maintain_lock(&self) -> PathBuf {
         self.data_dir.join("maintain.lock")

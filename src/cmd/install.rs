@@ -1,5 +1,5 @@
 //! `install-hooks`: registers this binary's hooks in a Claude Code settings file, by absolute
-//! path, merging into whatever the file already holds.
+//! path, merging into whatever the file already holds; and its MCP server with Claude Code.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +10,8 @@ use crate::config::Config;
 use crate::incumbent;
 use crate::layout::{self, Settled};
 use crate::settings::command::Program;
-use crate::settings::compat::{ClaudeCode, Version};
+use crate::settings::compat::{CLAUDE_BIN_VAR, ClaudeCode, Version};
+use crate::settings::mcp;
 use crate::settings::merge::{self, Change, Registration, Status};
 use crate::settings::{Outcome, Written, settings_path, update};
 
@@ -181,7 +182,49 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
         );
     }
     out.push_str(&data_notes(args.dry_run)?);
+    out.push_str(&mcp_server(args, &claude, &exe));
     Ok(out)
+}
+
+/// Registers the MCP server with Claude Code and says what happened, in one line.
+fn mcp_server(args: &SettingsArgs, claude: &ClaudeCode, exe: &Path) -> String {
+    if let Some(why) = mcp::left_alone(args) {
+        return format!("MCP server: not registered ({why}).\n");
+    }
+    let tools = "Claude can search the memory with its tools mcp__claude-mem__search, \
+                 mcp__claude-mem__timeline and mcp__claude-mem__get";
+    let config = Config::from_env();
+    match mcp::register(&config, claude, exe, args.dry_run) {
+        mcp::Registered::Added => format!(
+            "MCP server: registered with Claude Code (user scope) as {}: {} mcp. {tools}.\n",
+            mcp::SERVER_NAME,
+            exe.display()
+        ),
+        mcp::Registered::Repointed { from } => format!(
+            "MCP server: {} now runs this binary (it ran {from}). {tools}.\n",
+            mcp::SERVER_NAME
+        ),
+        mcp::Registered::Already => format!(
+            "MCP server: {} is already registered with Claude Code; nothing changed.\n",
+            mcp::SERVER_NAME
+        ),
+        mcp::Registered::WouldRun { command } => {
+            format!("Dry run: would register the MCP server: {command}\n")
+        }
+        mcp::Registered::NotOurs { command } => format!(
+            "MCP server: not registered: Claude Code already has a server named {name} that is \
+             not claude-mem's ({command}); left as it is. `claude mcp remove --scope user {name}` \
+             and install-hooks again would put ours in its place.\n",
+            name = mcp::SERVER_NAME
+        ),
+        mcp::Registered::NoClaude { command } => format!(
+            "MCP server: not registered: no Claude Code found (put `claude` on PATH or set \
+             {CLAUDE_BIN_VAR}). Register it with: {command}\n"
+        ),
+        mcp::Registered::Failed { why, command } => {
+            format!("MCP server: not registered: {why}. Register it with: {command}\n")
+        }
+    }
 }
 
 /// Where the memory lives, the files of an earlier release moved there (not on a dry run),

@@ -76,6 +76,7 @@ pub fn files(config: &Config, hooks: &[(Registration, Option<Version>)]) -> Vec<
         local,
         settings: None,
         dry_run: false,
+        no_mcp: false,
     };
     let project = config
         .project_dir

@@ -10,6 +10,7 @@ mod diff;
 mod document;
 mod location;
 mod lock;
+pub mod mcp;
 pub mod merge;
 mod open;
 mod replace;

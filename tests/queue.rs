@@ -717,6 +717,7 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
              DROP TABLE tombstones; DROP TABLE meta;
              DROP INDEX pending_queue_retries; DROP INDEX pending_queue_raw_summaries;
              DROP INDEX pending_queue_leases;
+             DROP INDEX pending_queue_failures; DROP INDEX pending_queue_commands;
              ALTER TABLE pending_queue DROP COLUMN lease_token;
              ALTER TABLE pending_queue DROP COLUMN retry_at;
              PRAGMA user_version = 2;",

@@ -221,7 +221,7 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
         .filter(|_| tells)
         .and_then(|problem| notice::once(config, &write.session.session_id, problem));
     let output = match hook {
-        Hook::Context => context::answer(recorded.store, config, &write.session),
+        Hook::Context => context::answer(recorded.store, config, write),
         _ => HookOutput::Ack,
     };
     Answer { output, notice }

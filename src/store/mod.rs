@@ -18,7 +18,7 @@ pub mod queue;
 pub mod read;
 mod write;
 
-pub use context::{RecentSession, recent_sessions};
+pub use context::{Failure, RecentSession, Wanted, recent_sessions, started_at};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -39,6 +39,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v2.sql"),
     include_str!("v3.sql"),
     include_str!("v4.sql"),
+    include_str!("v5.sql"),
 ];
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).

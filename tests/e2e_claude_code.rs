@@ -115,22 +115,56 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     assert_first_session(&db, &first.session_id, &project, &written);
     drop(db);
 
-    mock.set_script(vec![Reply::Text(SECOND_ANSWER.into())]);
+    // The second session: the model asks the memory through the MCP server install-hooks
+    // registered, and Claude Code hands it the answer.
+    // Claude Code defers MCP tools: the model loads the tool by name first (ToolSearch), as
+    // it is told to, then calls it.
+    mock.set_script(vec![
+        Reply::ToolUse {
+            id: "toolu_e2e_load".into(),
+            name: "ToolSearch".into(),
+            input: json!({"query": "select:mcp__claude-mem__search", "max_results": 1}),
+        },
+        Reply::ToolUse {
+            id: "toolu_e2e_memory".into(),
+            name: "mcp__claude-mem__search".into(),
+            input: json!({"query": "notes"}),
+        },
+        Reply::Text(SECOND_ANSWER.into()),
+    ]);
     let second = run.session("second", SECOND_PROMPT);
     assert_ne!(second.session_id, first.session_id);
+    assert_eq!(second.answer, SECOND_ANSWER);
     let second_requests = &mock.requests()[first_requests.len()..];
-    assert!(
-        second_requests.iter().any(|r| r.is_main_turn()
-            && r.has_text_with(&["<claude-mem-context>", &first.session_id, FIRST_PROMPT])),
-        "no request of the second session carried the first session in a claude-mem context \
-         block; the messages of its main turns:\n{}",
+    let main_turns = || {
         second_requests
             .iter()
             .filter(|r| r.is_main_turn())
             .map(|r| r.body["messages"].to_string())
             .collect::<Vec<_>>()
             .join("\n")
+    };
+    let first_short = short_id(&first.session_id);
+    assert!(
+        second_requests.iter().any(|r| r.is_main_turn()
+            && r.has_text_with(&["<claude-mem-context>", first_short, FIRST_PROMPT])),
+        "no request of the second session carried the first session in a claude-mem context \
+         block; the messages of its main turns:\n{}",
+        main_turns()
     );
+    assert!(
+        second_requests.iter().any(|r| r.is_main_turn()
+            && r.has_text_with(&["<claude-mem-context>", "mcp__claude-mem__search"])),
+        "the context does not point at the MCP tools:\n{}",
+        main_turns()
+    );
+    assert!(
+        !second_requests
+            .iter()
+            .any(|r| r.has_text_with(&["<claude-mem-context>", &first.session_id])),
+        "the context names sessions by short ids"
+    );
+    assert_memory_reached_the_model(second_requests, &data_dir);
     let db = Connection::open(data_dir.join("memory.db")).unwrap();
     let status: String = db
         .query_row(
@@ -143,6 +177,55 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     drop(db);
 
     assert_a_refused_database_is_told_once(&run, &mock);
+}
+
+/// The request after the model's `mcp__claude-mem__search` call carries the tool's answer: the
+/// index of the first session's items (its Write of the notes file among them, by short id).
+fn assert_memory_reached_the_model(requests: &[support::mock_api::Request], data_dir: &Path) {
+    let first_turn = requests.iter().find(|r| r.is_main_turn()).unwrap();
+    for tool in ["search", "timeline", "get"] {
+        assert!(
+            first_turn.has_text_with(&[&format!("mcp__claude-mem__{tool}")]),
+            "Claude Code does not tell the model of mcp__claude-mem__{tool}"
+        );
+    }
+    let db = Connection::open(data_dir.join("memory.db")).unwrap();
+    let write_id: String = db
+        .query_row(
+            "SELECT id FROM pending_queue WHERE tool_name = 'Write'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let answered = requests
+        .iter()
+        .filter(|r| r.is_main_turn())
+        .find(|r| r.body.to_string().contains("toolu_e2e_memory"))
+        .unwrap_or_else(|| panic!("no request carried the result of the memory search"));
+    let results: Vec<&Value> = answered.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|block| {
+            block["type"] == "tool_result" && block["tool_use_id"] == "toolu_e2e_memory"
+        })
+        .collect();
+    assert_eq!(results.len(), 1, "{}", answered.body["messages"]);
+    let text = results[0].to_string();
+    assert!(
+        results[0]["is_error"] != json!(true),
+        "the memory search failed: {text}"
+    );
+    assert!(
+        text.contains(short_id(&write_id)) && text.contains(WRITTEN_FILE),
+        "the tool result does not hold the first session's Write: {text}"
+    );
+}
+
+/// The 8 characters every claude-mem output names an id by.
+fn short_id(id: &str) -> &str {
+    &id[24..32]
 }
 
 /// Fail loud, once: with a database claude-mem must not touch (here: from a newer version), the
@@ -328,6 +411,11 @@ fn install_hooks(run: &Run) {
         out.status.success(),
         "install-hooks failed: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("MCP server: registered with Claude Code (user scope) as claude-mem"),
+        "install-hooks did not register the MCP server:\n{said}"
     );
     let settings = fs::read_to_string(run.home.join(".claude/settings.json")).unwrap();
     for event in [

@@ -346,6 +346,14 @@ fn index_line(reader: &Reader, item: &Item, marker: &str, snippet: Option<&str>)
         short_id(&item.id),
         short_id(&item.session_id)
     );
+    // The indexed head of a tool call starts with the tool's name, which the line has shown.
+    let snippet = snippet.map(|s| {
+        let bare = s.trim_start_matches('…');
+        match item.tool_name.as_deref().and_then(|t| bare.strip_prefix(t)) {
+            Some(rest) => rest.trim_start(),
+            None => s,
+        }
+    });
     if let Some(snippet) = snippet.filter(|s| !shows(&title, s)) {
         line.push_str(&format!("  — {snippet}"));
     }

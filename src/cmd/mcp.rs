@@ -46,6 +46,12 @@ pub fn serve() -> Result<Report> {
     let memory = Memory {
         config: Config::from_env(),
     };
+    // A tool that panics is answered with an error and the server goes on; the message goes
+    // to the log, not to stderr.
+    let log = Log::new(&memory.config, "mcp");
+    std::panic::set_hook(Box::new(move |info| {
+        log.important("PANIC", &info.to_string())
+    }));
     mcp::serve(&mut io::stdin().lock(), &mut emit::mcp_message, &memory)
         .map_err(|err| anyhow!("the MCP server could not read its input: {err}"))?;
     Ok(Report::default())

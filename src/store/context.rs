@@ -55,7 +55,7 @@ const FILES_PER_SESSION: i64 = 12;
 const FAILURES_PER_SESSION: i64 = 2;
 /// Commands looked at per session (newest first) for the ones that changed something, and
 /// after a failure for a rerun.
-const COMMANDS_LOOKED_AT: i64 = 30;
+const COMMANDS_LOOKED_AT: i64 = 12;
 const COMMANDS_SHOWN: usize = 3;
 
 /// The files the latest changes of a session touched (Write, Edit, …: not reads). The tool list

@@ -155,15 +155,22 @@ fn warm(
     Ok((name.to_string(), times[times.len() / 2], WARM_RUNS))
 }
 
-/// Runs the binary in the first project, as a user would from its directory.
-fn timed(bin: &Path, data: &Path, args: &[&str]) -> Result<(Duration, String)> {
-    let started = Instant::now();
-    let out = Command::new(bin)
-        .args(args)
+/// The binary with nothing of the caller's environment, in the first project.
+fn in_project(bin: &Path, data: &Path) -> Command {
+    let mut command = Command::new(bin);
+    command
         .env_clear()
         .env("HOME", data.with_extension("home"))
         .env("CLAUDE_MEM_DATA_DIR", data)
-        .env("CLAUDE_PROJECT_DIR", PROJECTS[0])
+        .env("CLAUDE_PROJECT_DIR", PROJECTS[0]);
+    command
+}
+
+/// Runs the binary in the first project, as a user would from its directory.
+fn timed(bin: &Path, data: &Path, args: &[&str]) -> Result<(Duration, String)> {
+    let started = Instant::now();
+    let out = in_project(bin, data)
+        .args(args)
         .stdin(Stdio::null())
         .output()?;
     let took = started.elapsed();
@@ -181,12 +188,8 @@ fn timed(bin: &Path, data: &Path, args: &[&str]) -> Result<(Duration, String)> {
 /// The MCP server's tool calls, each timed from the request written to the answer read, on
 /// one running server (as Claude Code keeps it): the median of [`WARM_RUNS`] calls each.
 fn mcp_calls(bin: &Path, data: &Path, observation: &str) -> Result<Vec<(String, Duration, usize)>> {
-    let mut child = Command::new(bin)
+    let mut child = in_project(bin, data)
         .arg("mcp")
-        .env_clear()
-        .env("HOME", data.with_extension("home"))
-        .env("CLAUDE_MEM_DATA_DIR", data)
-        .env("CLAUDE_PROJECT_DIR", PROJECTS[0])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()?;
@@ -253,12 +256,8 @@ fn session_start(bin: &Path, data: &Path) -> Result<(String, Duration, usize)> {
     for n in 0..WARM_RUNS {
         let event = json!({"session_id": format!("bench-start-{n}"), "hook_event_name": "SessionStart",
                            "source": "startup", "cwd": PROJECTS[0]});
-        let mut child = Command::new(bin)
+        let mut child = in_project(bin, data)
             .args(["hook", "context"])
-            .env_clear()
-            .env("HOME", data.with_extension("home"))
-            .env("CLAUDE_MEM_DATA_DIR", data)
-            .env("CLAUDE_PROJECT_DIR", PROJECTS[0])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;

@@ -414,7 +414,7 @@ fn install_hooks(run: &Run) {
     );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
-        said.contains("MCP server: registered with Claude Code (user scope) as claude-mem"),
+        said.contains("MCP server: registered with Claude Code as claude-mem (user scope)"),
         "install-hooks did not register the MCP server:\n{said}"
     );
     let settings = fs::read_to_string(run.home.join(".claude/settings.json")).unwrap();

@@ -186,43 +186,41 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     Ok(out)
 }
 
-/// Registers the MCP server with Claude Code and says what happened, in one line.
+/// Registers the MCP server with Claude Code and says what happened (lines of at most 100
+/// characters, a command on a line of its own).
 fn mcp_server(args: &SettingsArgs, claude: &ClaudeCode, exe: &Path) -> String {
     if let Some(why) = mcp::left_alone(args) {
         return format!("MCP server: not registered ({why}).\n");
     }
-    let tools = "Claude can search the memory with its tools mcp__claude-mem__search, \
-                 mcp__claude-mem__timeline and mcp__claude-mem__get";
+    let name = mcp::SERVER_NAME;
+    let tools = "  Claude's tools: mcp__claude-mem__search, mcp__claude-mem__timeline, \
+                 mcp__claude-mem__get\n";
     let config = Config::from_env();
     match mcp::register(&config, claude, exe, args.dry_run) {
         mcp::Registered::Added => format!(
-            "MCP server: registered with Claude Code (user scope) as {}: {} mcp. {tools}.\n",
-            mcp::SERVER_NAME,
+            "MCP server: registered with Claude Code as {name} (user scope):\n    {} mcp\n{tools}",
             exe.display()
         ),
-        mcp::Registered::Repointed { from } => format!(
-            "MCP server: {} now runs this binary (it ran {from}). {tools}.\n",
-            mcp::SERVER_NAME
-        ),
-        mcp::Registered::Already => format!(
-            "MCP server: {} is already registered with Claude Code; nothing changed.\n",
-            mcp::SERVER_NAME
-        ),
+        mcp::Registered::Repointed { from } => {
+            format!("MCP server: {name} now runs this binary; it ran\n    {from}\n{tools}")
+        }
+        mcp::Registered::Already => {
+            format!("MCP server: {name} is already registered with Claude Code; nothing changed.\n")
+        }
         mcp::Registered::WouldRun { command } => {
-            format!("Dry run: would register the MCP server: {command}\n")
+            format!("Dry run: would register the MCP server:\n    {command}\n")
         }
         mcp::Registered::NotOurs { command } => format!(
-            "MCP server: not registered: Claude Code already has a server named {name} that is \
-             not claude-mem's ({command}); left as it is. `claude mcp remove --scope user {name}` \
-             and install-hooks again would put ours in its place.\n",
-            name = mcp::SERVER_NAME
+            "MCP server: not registered: Claude Code has a server named {name} that is not ours:\n    \
+             {command}\n  Left as it is; after `claude mcp remove --scope user {name}`, \
+             install-hooks adds ours.\n"
         ),
         mcp::Registered::NoClaude { command } => format!(
-            "MCP server: not registered: no Claude Code found (put `claude` on PATH or set \
-             {CLAUDE_BIN_VAR}). Register it with: {command}\n"
+            "MCP server: not registered: no Claude Code found (`claude` on PATH, or \
+             {CLAUDE_BIN_VAR}).\n  Register it with:\n    {command}\n"
         ),
         mcp::Registered::Failed { why, command } => {
-            format!("MCP server: not registered: {why}. Register it with: {command}\n")
+            format!("MCP server: not registered: {why}\n  Register it with:\n    {command}\n")
         }
     }
 }

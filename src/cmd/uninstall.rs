@@ -32,17 +32,17 @@ fn mcp_server(args: &SettingsArgs) -> String {
             format!("MCP server: {name} is not registered; nothing to remove.\n")
         }
         Unregistered::WouldRun { command } => {
-            format!("Dry run: would remove the MCP server: {command}\n")
+            format!("Dry run: would remove the MCP server:\n    {command}\n")
         }
         Unregistered::NotOurs { command } => format!(
-            "MCP server: the server named {name} is not claude-mem's ({command}); left as it is.\n"
+            "MCP server: the server named {name} is not ours; left as it is:\n    {command}\n"
         ),
         Unregistered::NoClaude { command } => format!(
-            "MCP server: no Claude Code found to remove it with (put `claude` on PATH or set \
-             {CLAUDE_BIN_VAR}); remove it with: {command}\n"
+            "MCP server: no Claude Code found to remove it with (`claude` on PATH, or \
+             {CLAUDE_BIN_VAR}).\n  Remove it with:\n    {command}\n"
         ),
         Unregistered::Failed { why, command } => {
-            format!("MCP server: not removed: {why}. Remove it with: {command}\n")
+            format!("MCP server: not removed: {why}\n  Remove it with:\n    {command}\n")
         }
     }
 }

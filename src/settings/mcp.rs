@@ -67,9 +67,7 @@ pub fn left_alone(args: &SettingsArgs) -> Option<&'static str> {
     if args.no_mcp {
         Some("--no-mcp")
     } else if args.settings.is_some() || args.project.is_some() || args.local {
-        Some(
-            "it is registered for the user, with the user's settings only (no --project, --local or --settings)",
-        )
+        Some("user settings only: no --project, --local or --settings")
     } else {
         None
     }

@@ -86,7 +86,7 @@ fn install_registers_the_server_once_and_uninstall_removes_it() {
     let out = sandbox.run(&["install-hooks"]);
     assert!(
         out.contains(&format!(
-            "MCP server: registered with Claude Code (user scope) as claude-mem: {} mcp.",
+            "MCP server: registered with Claude Code as claude-mem (user scope):\n    {} mcp\n",
             this()
         )),
         "{out}"
@@ -145,7 +145,7 @@ fn a_registration_of_a_moved_binary_is_pointed_at_this_one() {
     let out = sandbox.run(&["install-hooks"]);
     assert!(
         out.contains(&format!(
-            "MCP server: claude-mem now runs this binary (it ran {}).",
+            "MCP server: claude-mem now runs this binary; it ran\n    {}\n",
             old.display()
         )),
         "{out}"
@@ -164,12 +164,15 @@ fn a_server_of_that_name_that_is_not_ours_is_left_alone() {
     .unwrap();
     let out = sandbox.run(&["install-hooks"]);
     assert!(
-        out.contains("Claude Code already has a server named claude-mem that is not claude-mem's (/usr/local/bin/node /opt/other-memory/server.js); left as it is."),
+        out.contains("Claude Code has a server named claude-mem that is not ours:\n    /usr/local/bin/node /opt/other-memory/server.js\n  Left as it is;"),
         "{out}"
     );
     assert!(!sandbox.marker().exists());
     let out = sandbox.run(&["uninstall-hooks"]);
-    assert!(out.contains("is not claude-mem's"), "{out}");
+    assert!(
+        out.contains("the server named claude-mem is not ours; left as it is"),
+        "{out}"
+    );
     assert_eq!(
         sandbox.registered(),
         Some((
@@ -193,7 +196,7 @@ fn without_claude_code_the_command_to_run_is_printed() {
     let out = sandbox.run(&["install-hooks"]);
     assert!(
         out.contains(&format!(
-            "Register it with: claude mcp add --scope user claude-mem -- {} mcp",
+            "  Register it with:\n    claude mcp add --scope user claude-mem -- {} mcp\n",
             this()
         )),
         "{out}"
@@ -212,7 +215,7 @@ fn no_mcp_dry_runs_and_other_settings_files_run_no_mcp_command() {
     let dry = sandbox.run(&["install-hooks", "--dry-run"]);
     assert!(
         dry.contains(&format!(
-            "Dry run: would register the MCP server: {} mcp add --scope user claude-mem -- {} mcp",
+            "Dry run: would register the MCP server:\n    {} mcp add --scope user claude-mem -- {} mcp",
             sandbox.root.join("bin/claude").display(),
             this()
         )),
@@ -221,7 +224,7 @@ fn no_mcp_dry_runs_and_other_settings_files_run_no_mcp_command() {
     let project = sandbox.root.join("proj");
     fs::create_dir_all(&project).unwrap();
     let out = sandbox.run(&["install-hooks", "--project", path_arg(&project)]);
-    assert!(out.contains("with the user's settings only"), "{out}");
+    assert!(out.contains("(user settings only: no --project"), "{out}");
     let out = sandbox.run(&["uninstall-hooks", "--no-mcp"]);
     assert!(
         out.contains("MCP server: left registered (--no-mcp)."),

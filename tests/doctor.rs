@@ -400,6 +400,43 @@ fn the_mcp_server_is_read_from_claude_json_never_written() {
     assert_eq!(status(&report, "mcp", "not checked"), "warn");
 }
 
+/// Without the MCP server registered, `--fix` registers it the official way: through the
+/// Claude Code CLI (`claude mcp add --scope user`), which here is a script that keeps the
+/// registration in `~/.claude.json` as the real one does.
+#[cfg(unix)]
+#[test]
+fn an_mcp_server_not_registered_is_registered_by_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let claude = env.tmp().join("claude");
+    fs::write(
+        &claude,
+        r#"#!/bin/sh
+case "$1 $2" in
+  "--version ") echo '2.1.330 (Claude Code)' ;;
+  "mcp add") echo "$*" >> "$HOME/mcp-calls"
+             printf '{"mcpServers":{"claude-mem":{"type":"stdio","command":"%s","args":["mcp"]}}}' "$7" > "$HOME/.claude.json" ;;
+  *) exit 1 ;;
+esac
+"#,
+    )
+    .unwrap();
+    fs::set_permissions(&claude, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = env.with("CLAUDE_MEM_CLAUDE_BIN", claude.to_str().unwrap());
+    install(&env, &["--no-mcp"]);
+    let (_, report) = doctor(&env, &[]);
+    assert_eq!(status(&report, "mcp", "not registered"), "warn");
+    assert!(fix(&report, "mcp", "not registered").contains("doctor --fix"));
+    let (_, report) = doctor(&env, &["--fix"]);
+    assert_eq!(status(&report, "mcp", "running this binary"), "ok");
+    let calls = fs::read_to_string(env.home().join("mcp-calls")).unwrap();
+    assert_eq!(
+        calls.trim(),
+        format!("mcp add --scope user claude-mem -- {BIN} mcp")
+    );
+    assert!(env.data_dir.join("mcp-registered").exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn data_open_to_other_users_fails_and_fix_closes_it() {

@@ -57,12 +57,11 @@ fn order(repair: &Repair) -> u8 {
         Repair::Maintain => 3,
         Repair::Unregister { .. } => 4,
         Repair::Register(_) => 5,
+        Repair::RegisterMcp => 6,
     }
 }
 
 fn apply(config: &Config, claude: &ClaudeCode, repair: &Repair) -> anyhow::Result<String> {
-    // MCP-FIX: the MCP server's registration joins here as a `Repair` of its own, calling the
-    // register function that comes with the server (see `hooks::mcp_server`).
     match repair {
         Repair::Layout => Ok(match crate::layout::settle(config)? {
             crate::layout::Settled::Moved { from } => format!(
@@ -77,6 +76,31 @@ fn apply(config: &Config, claude: &ClaudeCode, repair: &Repair) -> anyhow::Resul
         Repair::Maintain => maintain(config),
         Repair::Register(path) => register(path, claude),
         Repair::Unregister { path, kept_in } => unregister(path, kept_in),
+        Repair::RegisterMcp => register_mcp(config, claude),
+    }
+}
+
+/// install-hooks' registration of the MCP server.
+fn register_mcp(config: &Config, claude: &ClaudeCode) -> anyhow::Result<String> {
+    use crate::settings::mcp::{self, Registered};
+    let exe = std::env::current_exe()?;
+    match mcp::register(config, claude, &exe, false) {
+        Registered::Added => Ok(format!("registered {} as the MCP server", shown(&exe))),
+        Registered::Repointed { from } => Ok(format!(
+            "the MCP server now runs {} (it ran {from})",
+            shown(&exe)
+        )),
+        Registered::Already => Ok("the MCP server was registered already".into()),
+        Registered::NotOurs { command } => Err(anyhow::anyhow!(
+            "an MCP server named claude-mem that is not ours is registered ({command}): left alone"
+        )),
+        Registered::NoClaude { command } => Err(anyhow::anyhow!(
+            "no Claude Code found to register it with; run: {command}"
+        )),
+        Registered::Failed { why, command } => {
+            Err(anyhow::anyhow!("{why}; run by hand: {command}"))
+        }
+        Registered::WouldRun { command } => Ok(format!("would run {command}")),
     }
 }
 

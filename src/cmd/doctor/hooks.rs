@@ -259,21 +259,16 @@ pub fn registered_once(files: &[HookFile]) -> Option<Check> {
 }
 
 /// Whether claude-mem's MCP server is registered for the user, running a claude-mem that
-/// exists.
-///
-/// MCP-FIX: a repair is not offered yet. The MCP server and its registration come from another
-/// branch; at merge, `Repair::RegisterMcp` calling its register function goes here (for
-/// `NotRegistered`, `NoFile` and a registration that runs a missing binary), next to
-/// `Repair::Register` in `fix.rs`.
+/// exists. The repair registers this binary the way install-hooks does (`claude mcp add`).
 pub fn mcp_server(exe: Option<&Path>) -> Option<Check> {
-    let how = |exe: Option<&Path>| {
-        format!(
-            "claude mcp add --scope user claude-mem -- {} mcp",
-            exe.map_or("claude-mem".into(), |e| e.display().to_string())
+    let how = |check: Check| {
+        check.repair(
+            Repair::RegisterMcp,
+            "registers this binary (claude mcp add --scope user claude-mem)",
         )
     };
     Some(match mcp()? {
-        Mcp::NoFile(path) | Mcp::NotRegistered(path) => Check::new(
+        Mcp::NoFile(path) | Mcp::NotRegistered(path) => how(Check::new(
             "mcp",
             Verdict::Warn,
             format!(
@@ -281,8 +276,7 @@ pub fn mcp_server(exe: Option<&Path>) -> Option<Check> {
                  memory by itself",
                 shown(&path)
             ),
-        )
-        .fix(how(exe)),
+        )),
         Mcp::TooBig { path, bytes: size } => Check::new(
             "mcp",
             Verdict::Warn,
@@ -298,7 +292,7 @@ pub fn mcp_server(exe: Option<&Path>) -> Option<Check> {
                 "mcp",
                 format!("registered in {}, running this binary", shown(&path)),
             ),
-            Runs::OtherCopy(other) => Check::new(
+            Runs::OtherCopy(other) => how(Check::new(
                 "mcp",
                 Verdict::Warn,
                 format!(
@@ -306,9 +300,8 @@ pub fn mcp_server(exe: Option<&Path>) -> Option<Check> {
                     shown(&path),
                     shown(&other)
                 ),
-            )
-            .fix(how(exe)),
-            Runs::Missing(p) | Runs::NotExecutable(p) => Check::new(
+            )),
+            Runs::Missing(p) | Runs::NotExecutable(p) => how(Check::new(
                 "mcp",
                 Verdict::Fail,
                 format!(
@@ -316,10 +309,6 @@ pub fn mcp_server(exe: Option<&Path>) -> Option<Check> {
                     shown(&path),
                     shown(&p)
                 ),
-            )
-            .fix(format!(
-                "claude mcp remove --scope user claude-mem, then {}",
-                how(exe)
             )),
         },
     })

@@ -110,6 +110,8 @@ pub enum Repair {
     Salvage,
     /// Apply the spilled events and truncate the WAL.
     Maintain,
+    /// Register this binary as the user's MCP server, as install-hooks does.
+    RegisterMcp,
 }
 
 /// What one repair did, or why it could not.

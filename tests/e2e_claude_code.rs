@@ -460,6 +460,8 @@ impl Run {
             .env("HOME", &self.home)
             .env("TMPDIR", &self.tmp)
             .env("CLAUDE_MEM_DATA_DIR", &self.data_dir)
+            // The queue stays as the session left it (tests/compress.rs drives compression).
+            .env("CLAUDE_MEM_COMPRESS", "off")
             .env("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
             .env("ANTHROPIC_BASE_URL", &self.base_url)
             .env("DISABLE_TELEMETRY", "1")

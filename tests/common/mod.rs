@@ -71,6 +71,9 @@ impl Env {
         if self.data_dir_var {
             cmd.env("CLAUDE_MEM_DATA_DIR", &self.data_dir);
         }
+        // A hook must never start a compressor that could reach a real model with the
+        // developer's login (a `claude` on PATH); the tests of compression turn it on.
+        cmd.env("CLAUDE_MEM_COMPRESS", "off");
         // Windows cannot start much of anything without these.
         for keep in ["SYSTEMROOT", "SystemRoot", "WINDIR"] {
             if let Some(value) = std::env::var_os(keep) {

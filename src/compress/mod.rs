@@ -239,7 +239,7 @@ impl Work<'_> {
                 session: Some(session),
             };
             let mut chunk = queue::claim(self.store.conn(), &claim, Utc::now())?;
-            self.store.after_write();
+            self.tidy()?;
             let whole = chunk.len() == CHUNK;
             chunk.sort_by(|a, b| a.created_at.cmp(&b.created_at));
             for item in chunk {
@@ -362,7 +362,9 @@ impl Work<'_> {
                 return self.fail(&batch, &why);
             }
             Err(model::Failure::Broken(why)) => {
-                settle(self, &Usage::default(), None, "failed", Some(&why))?;
+                // It may have died mid-answer: what it spent is not known, so the estimate
+                // counts, as for a timeout.
+                settle(self, &estimated, None, "failed", Some(&why))?;
                 return self.fail(&batch, &format!("the model program failed: {why}"));
             }
             Ok(reply) => reply,
@@ -541,7 +543,7 @@ impl Work<'_> {
                 Utc::now(),
             )?;
         }
-        self.store.after_write();
+        self.tidy()?;
         self.log.line(
             "WARN",
             &format!("a batch of {} items failed: {why}", batch.items.len()),
@@ -559,8 +561,15 @@ impl Work<'_> {
         for (token, ids) in &batch.leases {
             queue::release(self.store.conn(), token, ids, Utc::now())?;
         }
-        self.store.after_write();
+        self.tidy()?;
         Ok(())
+    }
+
+    /// Keeps the WAL bounded after writes, as a hook would (which leaves the connection
+    /// waiting for no lock), then waits for locks again as a consumer may.
+    fn tidy(&mut self) -> Result<()> {
+        self.store.after_write();
+        self.store.set_wait(WAIT)
     }
 
     fn stop(&mut self, stop: Stop) {
@@ -623,7 +632,7 @@ impl Work<'_> {
             .iter()
             .map(|(_, n)| n)
             .sum();
-        self.store.after_write();
+        self.tidy()?;
         if self.store.maintenance().is_some() {
             detach::maintain(self.config);
         }

@@ -492,6 +492,118 @@ mod tests {
         assert_eq!(spent(&conn, "2023-11-15").unwrap(), Spend::default());
     }
 
+    fn claimed(conn: &Connection, ids: &[&str], at: i64) -> String {
+        for id in ids {
+            conn.execute(
+                "INSERT OR IGNORE INTO pending_queue (id, session_id, event, raw_output,
+                     created_at, updated_at)
+                 VALUES (?1, 's', 'PostToolUse', '{}', ?2, ?2)",
+                params![id, clock::stamp(t(0))],
+            )
+            .unwrap();
+        }
+        let claim = queue::Claim {
+            consumer: "test",
+            limit: 10,
+            lease: std::time::Duration::from_secs(60),
+            kind: None,
+            session: Some("s"),
+        };
+        let items = queue::claim(conn, &claim, t(at)).unwrap();
+        items
+            .first()
+            .map(|i| i.lease_token.clone())
+            .unwrap_or_default()
+    }
+
+    fn batch<'a>(memories: &'a [NewMemory]) -> Batch<'a> {
+        Batch {
+            key: "k-2",
+            session_id: "s",
+            project_dir: None,
+            model: Some("m"),
+            memories,
+            summary: None,
+        }
+    }
+
+    fn memory() -> NewMemory {
+        NewMemory {
+            kind: "bugfix".into(),
+            title: "t".into(),
+            narrative: "n".into(),
+            facts: vec![],
+            concepts: vec![],
+            files_read: vec![],
+            files_modified: vec![],
+            queue_ids: vec!["a".into(), "b".into()],
+            prompt_number: None,
+            created_at: clock::stamp(t(0)),
+        }
+    }
+
+    fn count(conn: &Connection, sql: &str) -> i64 {
+        conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    /// A batch stored again (a replay, the same answer twice) stores nothing more.
+    #[test]
+    fn storing_a_batch_twice_stores_it_once() {
+        let conn = testing::database();
+        let token = claimed(&conn, &["a", "b"], 0);
+        let leases = [(token, vec!["a".to_string(), "b".to_string()])];
+        let memories = [memory()];
+        let first = save(&conn, &batch(&memories), &leases, t(1)).unwrap();
+        assert_eq!(
+            first,
+            Saved::Stored {
+                memories: 1,
+                summaries: 0
+            }
+        );
+        let again = save(&conn, &batch(&memories), &leases, t(2)).unwrap();
+        assert_eq!(
+            again,
+            Saved::Stored {
+                memories: 0,
+                summaries: 0
+            }
+        );
+        assert_eq!(count(&conn, "SELECT COUNT(*) FROM memories"), 1);
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM pending_queue WHERE status = 'done'"
+            ),
+            2
+        );
+    }
+
+    /// Once the lease has ended and another consumer holds an item, the late answer stores
+    /// nothing at all, and acks nothing.
+    #[test]
+    fn a_lost_lease_stores_nothing_of_the_batch() {
+        let conn = testing::database();
+        let old = claimed(&conn, &["a", "b"], 0);
+        let new = claimed(&conn, &[], 61);
+        assert_ne!(old, new);
+        let leases = [(old, vec!["a".to_string(), "b".to_string()])];
+        let memories = [memory()];
+        let saved = save(&conn, &batch(&memories), &leases, t(62)).unwrap();
+        assert!(
+            matches!(saved, Saved::NotHeld(ref id, _) if id == "a"),
+            "{saved:?}"
+        );
+        assert_eq!(count(&conn, "SELECT COUNT(*) FROM memories"), 0);
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM pending_queue WHERE status = 'claimed'"
+            ),
+            2
+        );
+    }
+
     #[test]
     fn the_reads_find_their_rows_through_an_index() {
         let conn = testing::database();

@@ -60,7 +60,12 @@ impl Env {
 
     /// The binary with a scrubbed environment.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_claude-mem"));
+        self.command_of(Path::new(env!("CARGO_BIN_EXE_claude-mem")))
+    }
+
+    /// `program` with the scrubbed environment the binary gets.
+    pub fn command_of(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.root.path().join("home"))

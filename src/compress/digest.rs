@@ -142,7 +142,7 @@ fn closing(number: usize, item: &Item) -> String {
     {
         Some(message) => format!(
             "#{number} Claude ended the turn with:\n{}\n",
-            indent(&bounded(message, 800, 400))
+            indent(&excerpt(message, 800, 400))
         ),
         None => format!("#{number} (the turn ended)\n"),
     }
@@ -167,7 +167,7 @@ fn entry(item: &Item, project: Option<&str>) -> Entry {
         };
         return Entry::Block(
             format!("{what} → failed"),
-            bounded(&text_of(error), 300, 300),
+            excerpt(&text_of(error), 300, 500),
         );
     }
     let answer = raw.get("tool_response").unwrap_or(&Value::Null);
@@ -223,7 +223,7 @@ fn entry(item: &Item, project: Option<&str>) -> Entry {
                     path("file_path"),
                     content.lines().count()
                 ),
-                bounded(content, 400, 0),
+                excerpt(content, 400, 0),
             )
         }
         _ => other(tool, input, answer, project),
@@ -255,7 +255,7 @@ fn bash(input: &Value, answer: &Value) -> Entry {
         Value::String(text) => text.as_str(),
         _ => output.as_str(),
     };
-    Entry::Block(head, bounded(output.trim_end(), 600, 600))
+    Entry::Block(head, excerpt(output.trim_end(), 400, 600))
 }
 
 /// Any other tool (WebFetch, Agent, an MCP tool, ...): what it was asked, and the start and end
@@ -263,7 +263,7 @@ fn bash(input: &Value, answer: &Value) -> Entry {
 fn other(tool: &str, input: &Value, answer: &Value, project: Option<&str>) -> Entry {
     Entry::Block(
         format!("{tool} {}", headline(tool, input, project)),
-        bounded(&text_of(answer), 500, 300),
+        excerpt(&text_of(answer), 500, 300),
     )
 }
 
@@ -292,6 +292,51 @@ fn headline(tool: &str, input: &Value, project: Option<&str>) -> String {
         return salient.join(" — ");
     }
     one_line(&bounded(&input.to_string(), 300, 0))
+}
+
+/// `text` whole when it is short, else about its first `head` and last `tail` characters, cut
+/// at line breaks where there are some (the end of an output is where its errors and results
+/// are), around a line saying how much was left out.
+fn excerpt(text: &str, head: usize, tail: usize) -> String {
+    let total = text.chars().count();
+    if total <= head + tail + 80 {
+        return text.to_string();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let size = |line: &str| line.chars().count() + 1;
+    let (mut first, mut used) = (0, 0);
+    while first < lines.len() && used + size(lines[first]) <= head {
+        used += size(lines[first]);
+        first += 1;
+    }
+    let (mut last, mut kept) = (lines.len(), 0);
+    while last > first && kept + size(lines[last - 1]) <= tail {
+        kept += size(lines[last - 1]);
+        last -= 1;
+    }
+    if first > 0 && tail == 0 {
+        let more = lines.len() - first;
+        return format!(
+            "{}\n[… {more} more line{}]",
+            lines[..first].join("\n"),
+            plural(more)
+        );
+    }
+    if first == 0 || last == lines.len() {
+        // Lines too long to cut between: characters it is.
+        return bounded(text, head, tail);
+    }
+    let cut = last - first;
+    format!(
+        "{}\n[… {cut} line{} cut …]\n{}",
+        lines[..first].join("\n"),
+        plural(cut),
+        lines[last..].join("\n")
+    )
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// The text in a tool's answer: a string as it is; else the `text` of content blocks (an
@@ -506,7 +551,11 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("#4 $ cargo test  (Run tests)\n  FIRST\n"),
+            text.contains("#4 $ cargo test  (Run tests)\n  FIRST\n  middle line\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  middle line\n  [… 1919 lines cut …]\n  middle line\n"),
             "{text}"
         );
         assert!(text.contains("LAST\n#5 Claude ended the turn with:\n  Fixed the merge.\n"));

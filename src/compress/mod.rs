@@ -20,6 +20,8 @@ mod answer;
 mod digest;
 mod model;
 pub mod pause;
+mod rows;
+mod verdict;
 
 use std::time::Duration;
 
@@ -29,11 +31,10 @@ use chrono::{Local, Utc};
 use crate::config::Config;
 use crate::log::Log;
 use crate::store::Store;
-use crate::store::compressed::{
-    self, Batch as Stored, Call, NewMemory, NewSummary, Saved, Spend, Usage,
-};
+use crate::store::compressed::{self, Batch as Stored, Call, Saved, Spend};
 use crate::store::queue::{self, Backoff, Claim, Item, MAX_LEASE, MIN_LEASE};
 use crate::{clock, detach};
+use verdict::{Asked, Verdict};
 
 pub use model::describe as model_description;
 
@@ -41,18 +42,16 @@ pub use model::describe as model_description;
 const CHUNK: usize = 40;
 /// Who holds claimed items, for `queue stats`.
 const CONSUMER: &str = "claude-mem compress";
-/// Tokens of every call besides the digest and our instructions: the CLI's own system text,
-/// its environment block and the answer tool's wrapper (measured with the pinned CLI).
-const CLI_OVERHEAD: u64 = 800;
+/// Tokens of every call besides the digest, our instructions and our schema: the CLI's own
+/// system text, its environment block and the answer tool's wrapper (measured with the pinned
+/// CLI 2.1.330: about 1,550 characters).
+const CLI_OVERHEAD: u64 = 450;
 /// Titles of a session's earlier memories shown with a later batch of it.
 const EARLIER_SHOWN: usize = 30;
 /// After this many failed batches in a row, the run stops: something is wrong beyond a batch.
 const FAILURES_IN_A_ROW: usize = 3;
 /// Passes over the sessions with work: items that arrive during a run get one more.
 const PASSES: usize = 3;
-/// How long the hooks start no compressor after the model could not be reached.
-const UNREACHABLE_PAUSE: Duration = Duration::from_secs(15 * 60);
-const UNAVAILABLE_PAUSE: Duration = Duration::from_secs(3600);
 /// A writer's wait for the database: longer than a hook's, it holds nobody up.
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -167,6 +166,13 @@ struct Work<'c> {
     failed_in_a_row: usize,
     /// Sessions a batch was taken from.
     seen: std::collections::BTreeSet<String>,
+}
+
+/// A model call made for a batch: its ledger entry, the batch's key, what came of it.
+struct Called<'a> {
+    id: &'a str,
+    key: &'a str,
+    judged: &'a verdict::Judged,
 }
 
 /// A batch: items of one session in capture order, and the leases they are held under.
@@ -297,11 +303,14 @@ impl Work<'_> {
     fn compress(&mut self, batch: Batch) -> Result<()> {
         let session = self.session(&batch.session_id, &batch.items)?;
         let digest = digest::render(&batch.items, &session);
-        let system = answer::instructions(digest.wants_summary);
-        let schema = answer::schema(batch.items.len(), digest.wants_summary);
-        let estimate = digest::tokens(&digest.text)
-            + fixed_cost(digest.wants_summary)
-            + output_reserve(batch.items.len());
+        let asked = Asked {
+            items: batch.items.len(),
+            wants_summary: digest.wants_summary,
+            estimate: digest::tokens(&digest.text)
+                + fixed_cost(digest.wants_summary)
+                + output_reserve(batch.items.len()),
+            timeout: self.config.compress.timeout,
+        };
         let key = batch_key(&batch.items);
         let call_id = clock::new_id();
         let call = Call {
@@ -310,106 +319,71 @@ impl Work<'_> {
             batch: &key,
             items: batch.items.len(),
             model: Some(&self.config.compress.model),
-            estimate,
+            estimate: asked.estimate,
         };
-        if !compressed::reserve(
-            self.store.conn(),
-            &call,
-            self.config.compress.daily_tokens,
-            Utc::now(),
-        )? {
+        let cap = self.config.compress.daily_tokens;
+        if !compressed::reserve(self.store.conn(), &call, cap, Utc::now())? {
             self.give_back(&batch)?;
             self.stop(Stop::Budget);
             return Ok(());
         }
-        self.report.batches += 1;
         let request = model::Request {
             digest: &digest.text,
-            system: &system,
-            schema: &schema,
+            system: &answer::instructions(digest.wants_summary),
+            schema: &answer::schema(batch.items.len(), digest.wants_summary),
         };
-        let reply = model::call(self.config, &request);
-        let estimated = Usage {
-            input: estimate,
-            estimated: true,
-            ..Usage::default()
-        };
-        let settle = |work: &Self, usage: &Usage, model: Option<&str>, outcome: &str, error| {
-            compressed::settle_call(
-                work.store.conn(),
-                &call_id,
-                model,
-                usage,
-                outcome,
-                error,
-                Utc::now(),
-            )
-        };
-        let reply = match reply {
-            Err(model::Failure::Unavailable(why)) => {
-                settle(self, &Usage::default(), None, "unavailable", Some(&why))?;
-                self.give_back(&batch)?;
-                pause::set_for(self.config, UNAVAILABLE_PAUSE, &why);
-                self.stop(Stop::Unavailable(why));
-                return Ok(());
-            }
-            Err(model::Failure::Timeout) => {
-                let why = format!(
-                    "the model gave no answer within {} s",
-                    self.config.compress.timeout.as_secs()
-                );
-                settle(self, &estimated, None, "timeout", Some(&why))?;
-                return self.fail(&batch, &why);
-            }
-            Err(model::Failure::Broken(why)) => {
-                // It may have died mid-answer: what it spent is not known, so the estimate
-                // counts, as for a timeout.
-                settle(self, &estimated, None, "failed", Some(&why))?;
-                return self.fail(&batch, &format!("the model program failed: {why}"));
-            }
-            Ok(reply) => reply,
-        };
-        let usage = reply.usage.clone().unwrap_or(estimated);
-        let model = reply.model.as_deref();
-        if let Some(error) = &reply.error {
-            settle(self, &usage, model, "failed", Some(error))?;
-            if reply.api_status.is_some_and(not_the_batch) {
-                self.give_back(&batch)?;
-                pause::set_for(self.config, UNREACHABLE_PAUSE, error);
-                self.stop(Stop::Unreachable(error.clone()));
-                return Ok(());
-            }
-            return self.fail(
-                &batch,
-                &format!("the model answered with an error: {error}"),
-            );
+        let judged = verdict::judge(model::call(self.config, &request), asked);
+        if judged.called {
+            self.report.batches += 1;
         }
-        let checked = reply
-            .answer
-            .as_ref()
-            .ok_or_else(|| "the model gave no structured answer".to_string())
-            .and_then(|value| answer::check(value, batch.items.len(), digest.wants_summary));
-        let answer = match checked {
-            Ok(answer) => answer,
-            Err(why) => {
-                settle(self, &usage, model, "invalid", Some(&why))?;
-                return self.fail(&batch, &format!("invalid answer: {why}"));
-            }
+        let called = Called {
+            id: &call_id,
+            key: &key,
+            judged: &judged,
         };
-        let stored_model = model.unwrap_or(&self.config.compress.model).to_string();
-        let saved = self.save(
-            &batch,
-            &answer,
-            &key,
-            &stored_model,
-            session.project.as_deref(),
-        )?;
-        match saved {
+        match &judged.verdict {
+            Verdict::GiveBack(stop, pause_for) => {
+                self.settle(&called, judged.outcome, judged.error.as_deref())?;
+                self.give_back(&batch)?;
+                let why = judged.error.as_deref().unwrap_or("");
+                pause::set_for(self.config, *pause_for, why);
+                self.stop(stop.clone());
+                Ok(())
+            }
+            Verdict::Fail(why) => {
+                self.settle(&called, judged.outcome, judged.error.as_deref())?;
+                self.fail(&batch, why)
+            }
+            Verdict::Store(answer) => {
+                self.keep(&batch, answer, session.project.as_deref(), &called)
+            }
+        }
+    }
+
+    /// Stores a checked answer with its items' ack, unless their lease was lost meanwhile.
+    fn keep(
+        &mut self,
+        batch: &Batch,
+        answer: &answer::Answer,
+        project: Option<&str>,
+        called: &Called,
+    ) -> Result<()> {
+        let (memories, summary) = rows::rows(answer, &batch.items, project, &self.config.redactor);
+        let model = called.judged.model.as_deref();
+        let stored = Stored {
+            key: called.key,
+            session_id: &batch.session_id,
+            project_dir: project,
+            model: Some(model.unwrap_or(&self.config.compress.model)),
+            memories: &memories,
+            summary: summary.as_ref(),
+        };
+        match compressed::save(self.store.conn(), &stored, &batch.leases, Utc::now())? {
             Saved::Stored {
                 memories,
                 summaries,
             } => {
-                settle(self, &usage, model, "stored", None)?;
+                self.settle(called, "stored", None)?;
                 self.report.items += batch.items.len();
                 self.report.memories += memories;
                 self.report.summaries += summaries;
@@ -421,12 +395,25 @@ impl Work<'_> {
                     "not stored: item {id} is {now} (its lease ended during the call; its new \
                      holder compresses it)"
                 );
-                settle(self, &usage, model, "superseded", Some(&why))?;
+                self.settle(called, "superseded", Some(&why))?;
                 self.log.line("WARN", &why);
-                self.give_back(&batch)?;
+                self.give_back(batch)?;
             }
         }
         Ok(())
+    }
+
+    /// Enters in the ledger what a call used and how it ended.
+    fn settle(&self, called: &Called, outcome: &str, error: Option<&str>) -> Result<()> {
+        compressed::settle_call(
+            self.store.conn(),
+            called.id,
+            called.judged.model.as_deref(),
+            &called.judged.usage,
+            outcome,
+            error,
+            Utc::now(),
+        )
     }
 
     /// What the digest says about the batch's session: its project, the prompts of the
@@ -462,72 +449,6 @@ impl Work<'_> {
                 .join("; ")
             }),
         })
-    }
-
-    fn save(
-        &self,
-        batch: &Batch,
-        answer: &answer::Answer,
-        key: &str,
-        model: &str,
-        project: Option<&str>,
-    ) -> Result<Saved> {
-        let redact = |text: &str| self.config.redactor.redact(text).into_owned();
-        let redact_all = |list: &[String]| list.iter().map(|t| redact(t)).collect::<Vec<_>>();
-        let paths = |list: &[String]| {
-            list.iter()
-                .map(|p| redact(&absolute(p, project)))
-                .collect::<Vec<_>>()
-        };
-        let memories: Vec<NewMemory> = answer
-            .observations
-            .iter()
-            .map(|o| {
-                let sources: Vec<&Item> = o
-                    .sources
-                    .iter()
-                    .map(|&n| &batch.items[n as usize - 1])
-                    .collect();
-                NewMemory {
-                    kind: o.kind.clone(),
-                    title: redact(&o.title),
-                    narrative: redact(&o.narrative),
-                    facts: redact_all(&o.facts),
-                    concepts: o.concepts.clone(),
-                    files_read: paths(&o.files_read),
-                    files_modified: paths(&o.files_modified),
-                    queue_ids: sources.iter().map(|i| i.id.clone()).collect(),
-                    prompt_number: sources.iter().filter_map(|i| i.prompt_number).min(),
-                    created_at: latest(&sources),
-                }
-            })
-            .collect();
-        let all: Vec<&Item> = batch.items.iter().collect();
-        let summary = answer.summary.as_ref().map(|s| NewSummary {
-            request: redact(&s.request),
-            investigated: redact(&s.investigated),
-            learned: redact(&s.learned),
-            completed: redact(&s.completed),
-            next_steps: redact(&s.next_steps),
-            files_read: touched(&batch.items, &["Read"]),
-            files_edited: touched(
-                &batch.items,
-                &["Write", "Edit", "MultiEdit", "NotebookEdit"],
-            ),
-            queue_ids: batch.items.iter().map(|i| i.id.clone()).collect(),
-            prompt_number: batch.items.iter().filter_map(|i| i.prompt_number).max(),
-            created_at: latest(&all),
-        });
-        let stored = Stored {
-            key,
-            session_id: &batch.session_id,
-            project_dir: project,
-            model: Some(model),
-            memories: &memories,
-            summary: summary.as_ref(),
-        };
-        let saved = compressed::save(self.store.conn(), &stored, &batch.leases, Utc::now())?;
-        Ok(saved)
     }
 
     /// The batch failed: an attempt counted for each item (retried after a backoff, kept as
@@ -662,12 +583,6 @@ impl Work<'_> {
     }
 }
 
-/// An error status of the API that says nothing about the batch: not logged in, not allowed,
-/// rate limited, overloaded or down. The items wait, uncounted.
-fn not_the_batch(status: u16) -> bool {
-    matches!(status, 401 | 403 | 429 | 529) || status >= 500
-}
-
 /// Tokens of a call besides the digest: our instructions and schema, and the CLI's own.
 fn fixed_cost(wants_summary: bool) -> u64 {
     let schema = answer::schema(CHUNK, wants_summary).to_string();
@@ -707,47 +622,4 @@ fn next_midnight() -> u64 {
         .and_hms_opt(0, 0, 0)
         .and_then(|t| t.and_local_timezone(Local).earliest())
         .map_or(0, |t| t.timestamp().max(0) as u64)
-}
-
-fn latest(items: &[&Item]) -> String {
-    items
-        .iter()
-        .map(|i| i.created_at.as_str())
-        .max()
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// The files the batch's calls of `tools` named, in order, once each.
-fn touched(items: &[Item], tools: &[&str]) -> Vec<String> {
-    let mut files: Vec<String> = Vec::new();
-    for item in items {
-        if item
-            .tool_name
-            .as_deref()
-            .is_some_and(|t| tools.contains(&t))
-        {
-            for file in &item.files_touched {
-                if !files.contains(file) {
-                    files.push(file.clone());
-                }
-            }
-        }
-    }
-    files
-}
-
-/// A path as the model wrote it (relative to the project, as the digest shows paths) made
-/// absolute again, so that it is found as the files of the queue are.
-fn absolute(path: &str, project: Option<&str>) -> String {
-    match project {
-        Some(project) if !path.starts_with('/') && !path.is_empty() => {
-            format!(
-                "{}/{}",
-                project.trim_end_matches('/'),
-                path.trim_start_matches("./")
-            )
-        }
-        _ => path.to_string(),
-    }
 }

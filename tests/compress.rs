@@ -6,6 +6,8 @@
 //! what it was handed and answers what the test put in place); the tests at the end run the
 //! real Claude Code CLI as the compressor against the loopback mock of the Messages API.
 #![cfg(unix)]
+// A skipped test says why to the person reading the test output.
+#![allow(clippy::print_stderr)]
 
 mod common;
 mod support;
@@ -869,6 +871,103 @@ fn a_stop_starts_the_compressor_once_the_backlog_passes_the_threshold() {
     wait_until(|| env.log().contains(" items into "));
     assert!(!calls(&model).is_empty());
     assert_eq!(queue_states(&env), [json!(["done", 0, 0])]);
+}
+
+/// The README's example of `CLAUDE_MEM_COMPRESS_CMD`, run as it is printed there, against a
+/// stand-in for ollama's API: what it sends (the instructions, the digest, the schema as the
+/// format) and what comes of its answer.
+#[test]
+fn the_readme_example_command_compresses_with_a_local_model() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if !python.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no python3 to run the README's example command");
+        return;
+    }
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("## Compression").unwrap()..];
+    let start = section.find("```python\n").unwrap() + "```python\n".len();
+    let example = &section[start..start + section[start..].find("```").unwrap()];
+    let env = Env::new();
+    let script = env.root.path().join("claude-mem-ollama");
+    fs::write(&script, example).unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let ollama = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let env = env
+        .with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap())
+        .with("OLLAMA_HOST", &ollama.local_addr().unwrap().to_string());
+    let requests = thread::spawn(move || fake_ollama(ollama.accept().unwrap().0));
+    working_session(&env, "s1");
+    let out = ok(&compress(&env, &[]));
+    assert!(
+        out.contains("into 1 memory and 1 summary (1 model call)"),
+        "{out}"
+    );
+    let request = requests.join().unwrap();
+    assert_eq!(request["model"], "qwen2.5-coder:7b");
+    assert_eq!(
+        request["format"]["required"],
+        json!(["observations", "summary"])
+    );
+    assert!(
+        request["system"]
+            .as_str()
+            .unwrap()
+            .contains("You write memories")
+    );
+    assert!(
+        request["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("#1 read src/billing.rs")
+    );
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT input_tokens, output_tokens, outcome FROM compress_calls"
+        ),
+        [json!([321, 45, "stored"])]
+    );
+}
+
+/// Answers one `POST /api/generate` as ollama does (the answer as JSON text in `response`,
+/// the token counts beside it); returns the request's body.
+fn fake_ollama(stream: std::net::TcpStream) -> Value {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap();
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    let request: Value = serde_json::from_slice(&body).unwrap();
+    let answer = json!({"observations": [{"type": "discovery", "title": "Rounding is per item",
+        "narrative": "n", "facts": [], "concepts": [], "files_read": [], "files_modified": [],
+        "sources": [1]}], "summary": {"request": "r", "investigated": "", "learned": "",
+        "completed": "", "next_steps": ""}});
+    let reply = json!({"model": "qwen2.5-coder:7b", "response": answer.to_string(),
+                       "done": true, "prompt_eval_count": 321, "eval_count": 45})
+    .to_string();
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{reply}",
+        reply.len()
+    )
+    .unwrap();
+    request
 }
 
 #[test]

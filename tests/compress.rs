@@ -410,6 +410,17 @@ fn search_show_and_timeline_include_memories_and_summaries() {
         kinds.contains(&"memory".into()) && kinds.contains(&"summary".into()),
         "{kinds:?}"
     );
+    // Deleted from the database (retention, forget), gone from the index too.
+    env.db()
+        .execute_batch("DELETE FROM memories; DELETE FROM summaries;")
+        .unwrap();
+    let gone = env
+        .command()
+        .args(["search", "--all", "rounded", "--kind", "memory"])
+        .output()
+        .unwrap();
+    assert_eq!(gone.status.code(), Some(1), "{}", stdout(&gone));
+    assert!(gone.stdout.is_empty());
 }
 
 /// An answer that is invalid or partial, or an error of the model, fails the whole batch: an

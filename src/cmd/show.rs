@@ -408,6 +408,14 @@ fn summary_fields(s: &Summary, style: &Style) -> String {
     fields(&rows, style)
 }
 
+/// Paths in one line, those inside the project relative to it.
+fn paths(list: &[String], project: Option<&str>) -> String {
+    list.iter()
+        .map(|f| within(f, project))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn origin(model: Option<&str>, origin: &str) -> String {
     match model {
         Some(model) => format!("{model} ({origin})"),
@@ -421,13 +429,7 @@ fn memory_text(m: &Memory, style: &Style) -> String {
         .prompt_number
         .map(|n| format!(" (prompt #{n})"))
         .unwrap_or_default();
-    let project = m.project_dir.as_deref();
-    let files = |list: &[String]| {
-        list.iter()
-            .map(|f| within(f, project))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let files = |list: &[String]| paths(list, m.project_dir.as_deref());
     out.push_str(&fields(
         &[
             ("id", m.id.clone()),
@@ -472,13 +474,7 @@ fn summary_text(s: &Summary, style: &Style) -> String {
         .prompt_number
         .map(|n| format!(" (as of prompt #{n})"))
         .unwrap_or_default();
-    let project = s.project_dir.as_deref();
-    let files = |list: &[String]| {
-        list.iter()
-            .map(|f| within(f, project))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let files = |list: &[String]| paths(list, s.project_dir.as_deref());
     out.push_str(&fields(
         &[
             ("id", s.id.clone()),

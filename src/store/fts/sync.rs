@@ -322,9 +322,7 @@ fn queue_row(r: &Row) -> rusqlite::Result<Option<Doc>> {
         };
         (Kind::Message, doc::prose(&message), None)
     } else {
-        let files: String = r.get("files_touched")?;
-        let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
-        let files = (!files.is_empty()).then(|| format!("\n{}\n", files.join("\n")));
+        let files = files_column(&json_list(r, "files_touched")?);
         let text = doc::tool_call(tool_name.as_deref().unwrap_or(""), &raw);
         (Kind::Observation, text, files)
     };
@@ -343,9 +341,7 @@ fn queue_row(r: &Row) -> rusqlite::Result<Option<Doc>> {
 }
 
 fn memory(r: &Row) -> rusqlite::Result<Option<Doc>> {
-    let list = |column: &str| -> rusqlite::Result<Vec<String>> {
-        Ok(serde_json::from_str(&r.get::<_, String>(column)?).unwrap_or_default())
-    };
+    let list = |column: &str| json_list(r, column);
     let kind: String = r.get("type")?;
     let title: String = r.get("title")?;
     let subtitle: Option<String> = r.get("subtitle")?;
@@ -355,27 +351,12 @@ fn memory(r: &Row) -> rusqlite::Result<Option<Doc>> {
     body.extend(list("facts")?);
     body.extend(list("concepts")?);
     body.extend(files.iter().cloned());
-    Ok(Some(Doc {
-        kind: Kind::Memory,
-        item_id: r.get("id")?,
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        tool_name: None,
-        files: (!files.is_empty()).then(|| format!("\n{}\n", files.join("\n"))),
-        prompt_number: r.get("prompt_number")?,
-        created_at: r.get("created_at")?,
-        text: Some(doc::prose_with(
-            &format!("{kind}: {title}"),
-            &body.join("\n"),
-        )),
-        title: doc::prose(&title).title,
-    }))
+    let text = doc::prose_with(&format!("{kind}: {title}"), &body.join("\n"));
+    compressed(r, Kind::Memory, &files, doc::prose(&title).title, text)
 }
 
 fn summary(r: &Row) -> rusqlite::Result<Option<Doc>> {
-    let list = |column: &str| -> rusqlite::Result<Vec<String>> {
-        Ok(serde_json::from_str(&r.get::<_, String>(column)?).unwrap_or_default())
-    };
+    let list = |column: &str| json_list(r, column);
     let request: String = r.get("request")?;
     let mut body: Vec<String> = Vec::new();
     for column in ["investigated", "learned", "completed", "next_steps"] {
@@ -384,16 +365,27 @@ fn summary(r: &Row) -> rusqlite::Result<Option<Doc>> {
     body.extend(r.get::<_, Option<String>>("notes")?);
     let files = distinct([list("files_read")?, list("files_edited")?]);
     let text = doc::prose_with(&request, &body.join("\n"));
+    compressed(r, Kind::Summary, &files, text.title.clone(), text)
+}
+
+/// A memory's or a summary's document: the columns both tables have, and its text.
+fn compressed(
+    r: &Row,
+    kind: Kind,
+    files: &[String],
+    title: String,
+    text: Text,
+) -> rusqlite::Result<Option<Doc>> {
     Ok(Some(Doc {
-        kind: Kind::Summary,
+        kind,
         item_id: r.get("id")?,
         session_id: r.get("session_id")?,
         project_dir: r.get("project_dir")?,
         tool_name: None,
-        files: (!files.is_empty()).then(|| format!("\n{}\n", files.join("\n"))),
+        files: files_column(files),
         prompt_number: r.get("prompt_number")?,
         created_at: r.get("created_at")?,
-        title: text.title.clone(),
+        title,
         text: Some(text),
     }))
 }
@@ -406,4 +398,15 @@ fn distinct(lists: [Vec<String>; 2]) -> Vec<String> {
         }
     }
     out
+}
+
+/// A JSON array of strings in a column (empty when it is not one).
+fn json_list(r: &Row, column: &str) -> rusqlite::Result<Vec<String>> {
+    Ok(serde_json::from_str(&r.get::<_, String>(column)?).unwrap_or_default())
+}
+
+/// The `files` column of `docs`: each path followed by a newline, after a newline, so that a
+/// search for a path or its end finds it whole.
+fn files_column(files: &[String]) -> Option<String> {
+    (!files.is_empty()).then(|| format!("\n{}\n", files.join("\n")))
 }

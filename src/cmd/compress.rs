@@ -7,8 +7,8 @@ use crate::cli::CompressArgs;
 use crate::compress::{self, DryBatch, Options, Report as Done, Stop};
 use crate::config::Config;
 use crate::emit::{Progress, Report};
-use crate::render::{count, plural};
 use crate::recall::Recall;
+use crate::render::{count, plural};
 use crate::store::read::short_id;
 
 pub fn compress(args: &CompressArgs) -> Result<Report> {

@@ -571,7 +571,8 @@ const SESSION_ROWS: &str = "SELECT id, kind, tool_name, event, created_at,
 /// `octet_length` of a column is read from the record header: a large text is not loaded.
 const PROMPT_BYTES: &str = "SELECT octet_length(prompt_text) FROM user_prompts WHERE id = ?1";
 const QUEUE_BYTES: &str = "SELECT octet_length(raw_output) FROM pending_queue WHERE id = ?1";
-const MEMORY_BYTES: &str = "SELECT octet_length(title) + octet_length(narrative) + octet_length(facts)
+const MEMORY_BYTES: &str =
+    "SELECT octet_length(title) + octet_length(narrative) + octet_length(facts)
     + octet_length(concepts) + octet_length(files_read) + octet_length(files_modified)
     + octet_length(queue_ids) FROM memories WHERE id = ?1";
 const SUMMARY_BYTES: &str = "SELECT octet_length(request) + octet_length(investigated)

@@ -423,6 +423,141 @@ fn search_show_and_timeline_include_memories_and_summaries() {
     assert!(gone.stdout.is_empty());
 }
 
+/// The MCP tools find memories and summaries (`search` with `kind`), and `get` answers them
+/// whole: Claude reaches them as it reaches the rest of the memory.
+#[test]
+fn the_mcp_tools_find_and_get_memories_and_summaries() {
+    let (env, _model) = with_model();
+    working_session(&env, "s1");
+    ok(&compress(&env, &[]));
+    let memory: String = env
+        .db()
+        .query_row("SELECT id FROM memories", [], |r| r.get(0))
+        .unwrap();
+    let call = |id: i64, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    };
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "claude-code", "version": "2.1.330"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(
+            2,
+            "search",
+            json!({"query": "rounded", "kind": "memory", "all_projects": true}),
+        ),
+        call(
+            3,
+            "search",
+            json!({"query": "order total", "kind": "summary", "all_projects": true}),
+        ),
+        call(
+            4,
+            "get",
+            json!({"ids": [&memory[memory.len() - 12..memory.len() - 4]]}),
+        ),
+    ];
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    let mut server = env
+        .command()
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    server
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = server.wait_with_output().unwrap();
+    let answers: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let text = |id: i64| {
+        let answer = answers.iter().find(|a| a["id"] == id).unwrap();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let found = text(2);
+    assert!(
+        found.contains("memory") && found.contains("Discounts rounded once per order"),
+        "{found}"
+    );
+    assert!(text(3).contains("summary"), "{}", text(3));
+    let whole = text(4);
+    for expected in [
+        "Discounts were rounded per item",
+        "round_discount lives in src/billing.rs",
+    ] {
+        assert!(whole.contains(expected), "{expected:?} in:\n{whole}");
+    }
+}
+
+/// The next session's context tells of a compressed session by its summary and memories
+/// (with the ids that get them), and of what is not compressed yet by the raw index.
+#[test]
+fn the_next_sessions_context_carries_the_memories() {
+    let (env, _model) = with_model();
+    working_session(&env, "s1");
+    let stage = [(
+        "Bash",
+        json!({"command": "git add src/billing.rs"}),
+        json!({"stdout": ""}),
+    )];
+    turn(&env, "s1", 2, "Stage it", &stage);
+    ok(&compress(&env, &[]));
+    let memory: String = env
+        .db()
+        .query_row("SELECT id FROM memories", [], |r| r.get(0))
+        .unwrap();
+    // A turn after the compression: not compressed yet.
+    turn(
+        &env,
+        "s1",
+        3,
+        "Commit it",
+        &[(
+            "Bash",
+            json!({"command": "git commit -am 'Round once per order'"}),
+            json!({"stdout": "[main 1a2b3c4] Round once per order"}),
+        )],
+    );
+    let start = event(
+        "next",
+        "SessionStart",
+        json!({"source": "startup", "model": "claude-opus-4-8"}),
+    );
+    let out = env.hook("context", &start);
+    assert_clean(&out);
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    let short = &memory[memory.len() - 12..memory.len() - 4];
+    for expected in [
+        "  asked: Fix the discount rounding\n",
+        "  done: Rounding moved to the order total\n",
+        "  learned: Discounts were rounded per item\n",
+        "  next: Release it\n",
+        &format!("  memories:\n    bugfix {short}: Discounts rounded once per order\n"),
+        "  ran: `git commit -am 'Round once per order'`\n",
+        "  Claude: Done with turn 3.\n",
+    ] {
+        assert!(context.contains(expected), "{expected:?} in:\n{context}");
+    }
+    // What the memories cover is not told again from the raw index.
+    assert!(!context.contains("git add"), "{context}");
+}
+
 /// An answer that is invalid or partial, or an error of the model, fails the whole batch: an
 /// attempt is counted, the items wait for their backoff, nothing of the answer is stored.
 #[test]
@@ -1127,9 +1262,10 @@ mod real_cli {
 
     /// A working session in Claude Code with the hooks installed: when it ends, its
     /// SessionEnd starts the compressor, which asks the CLI, and the session's memories are
-    /// stored; the compressor's own session is recorded nowhere.
+    /// stored (the compressor's own session is recorded nowhere); the next session's context,
+    /// as it reaches the model, carries them.
     #[test]
-    fn a_session_that_ends_is_compressed_by_the_cli() {
+    fn a_session_that_ends_is_compressed_by_the_cli_and_the_next_one_is_told() {
         let Some(Cli { env, mock }) = cli() else {
             return;
         };
@@ -1153,27 +1289,26 @@ mod real_cli {
             },
             Reply::Text("Fixed: discounts are rounded once per order.".into()),
         ]);
-        let mut answer = answer();
-        answer["observations"][0]["sources"] = json!([1, 2]);
-        mock.set_structured(vec![Reply::structured(answer)]);
-        let mut session = env.command_of(&claude);
-        session
-            .args([
-                "-p",
-                "Fix the discount rounding",
-                "--dangerously-skip-permissions",
-            ])
-            .args(["--output-format", "json"])
-            .current_dir(&project)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = session.spawn().unwrap();
-        let status = claude_cli::wait_or_kill(&mut child, Duration::from_secs(120)).unwrap();
-        assert!(
-            status.is_some_and(|s| s.success()),
-            "claude -p failed: {status:?}"
-        );
+        let mut first = answer();
+        first["observations"][0]["sources"] = json!([1, 2]);
+        mock.set_structured(vec![Reply::structured(first)]);
+        let session = |prompt: &str| {
+            let mut session = env.command_of(&claude);
+            session
+                .args(["-p", prompt, "--dangerously-skip-permissions"])
+                .args(["--output-format", "json"])
+                .current_dir(&project)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let mut child = session.spawn().unwrap();
+            let status = claude_cli::wait_or_kill(&mut child, Duration::from_secs(120)).unwrap();
+            assert!(
+                status.is_some_and(|s| s.success()),
+                "claude -p failed: {status:?}"
+            );
+        };
+        session("Fix the discount rounding");
 
         wait_until(|| env.count("SELECT COUNT(*) FROM memories") > 0);
         let memories = rows(
@@ -1198,6 +1333,28 @@ mod real_cli {
             1,
             "the compressor's own claude -p session was recorded"
         );
+
+        mock.set_script(vec![Reply::Text(
+            "We rounded discounts once per order.".into(),
+        )]);
+        let mut second = answer();
+        second["observations"] = json!([]);
+        mock.set_structured(vec![Reply::structured(second)]);
+        let before = mock.requests().len();
+        session("What did we change last time?");
+        let told = mock.requests()[before..].iter().any(|r| {
+            r.is_main_turn()
+                && !r.wants_structure()
+                && r.has_text_with(&[
+                    "<claude-mem-context>",
+                    "  memories:\n    bugfix ",
+                    ": Discounts rounded once per order\n",
+                    "  asked: Fix the discount rounding\n",
+                ])
+        });
+        assert!(told, "the next session's context did not carry the memory");
+        // The compressor its end started is done before the mock goes away.
+        wait_until(|| env.count("SELECT COUNT(*) FROM summaries") == 2);
     }
 
     #[test]

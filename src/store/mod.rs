@@ -19,7 +19,10 @@ pub mod queue;
 pub mod read;
 mod write;
 
-pub use context::{Failure, RecentSession, Wanted, recent_sessions, started_at};
+pub use context::{
+    Failure, MEMORIES_SHOWN, MemoryLine, RecentSession, SessionSummary, Wanted, recent_sessions,
+    started_at,
+};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,6 +1,7 @@
 -- Schema v6: what the compressor (`claude-mem compress`) makes of the queue, and what it spent.
 -- No hook writes these tables; every hook parses them when it opens the database, so they stay
--- few and short, with the comments outside the statements (SQLite stores those as written).
+-- few and short, with the comments outside the statements (SQLite stores those as written),
+-- and indexed only as they are read (by session; the search index finds them by project).
 --
 -- memories: typed observations, each from one or more queue items. The columns are those of
 -- thedotmack/claude-mem's `observations` under our names (session_id is the Claude Code
@@ -20,7 +21,6 @@ CREATE TABLE memories (id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, session_id
     origin TEXT NOT NULL CHECK (origin IN ('compressor', 'import')), model TEXT, extra TEXT,
     created_at TEXT NOT NULL);
 CREATE INDEX memories_by_session ON memories (session_id, created_at);
-CREATE INDEX memories_by_project ON memories (project_dir, created_at);
 
 -- summaries: what a session asked, investigated, learned, completed and left next, as of its
 -- turn `prompt_number`; the incumbent's `session_summaries` (notes and files included).
@@ -33,7 +33,6 @@ CREATE TABLE summaries (id TEXT PRIMARY KEY, key TEXT NOT NULL UNIQUE, session_i
     origin TEXT NOT NULL CHECK (origin IN ('compressor', 'import')), model TEXT, extra TEXT,
     created_at TEXT NOT NULL);
 CREATE INDEX summaries_by_session ON summaries (session_id, created_at);
-CREATE INDEX summaries_by_project ON summaries (project_dir, created_at);
 
 -- The spend ledger: one row per model call, written before the call with the tokens it is
 -- expected to use (so that compressors running at once share one daily budget, and a call

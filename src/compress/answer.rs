@@ -6,7 +6,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// The types a memory may have, as thedotmack/claude-mem has them.
+/// The types a memory may have: those of thedotmack/claude-mem's code mode (its security
+/// types aside; an import may bring those, and the tables take any).
 pub const TYPES: &[&str] = &[
     "bugfix",
     "feature",
@@ -15,7 +16,7 @@ pub const TYPES: &[&str] = &[
     "discovery",
     "decision",
 ];
-/// The concepts a memory may be tagged with, as thedotmack/claude-mem has them.
+/// The concepts a memory may be tagged with, as thedotmack/claude-mem's code mode has them.
 pub const CONCEPTS: &[&str] = &[
     "how-it-works",
     "why-it-exists",

@@ -97,6 +97,15 @@ pub enum Command {
     /// Its tools: `search` (a compact index of what matches), `timeline` (what happened around
     /// an item) and `get` (items whole, by id). Runs until stdin closes.
     Mcp,
+    /// Turn captured tool calls into short typed memories and session summaries, with a
+    /// small model, a batch of a session's items per call.
+    ///
+    /// The model is headless Claude Code (`claude -p`, your own login: subscription or key)
+    /// with $CLAUDE_MEM_MODEL (haiku), no tools; $CLAUDE_MEM_COMPRESS_CMD names any other
+    /// program that reads the digest on stdin and prints the same JSON. At most
+    /// $CLAUDE_MEM_COMPRESS_DAILY_TOKENS tokens a day (300,000); past that, items wait for the
+    /// next day. The hooks run this after each session unless CLAUDE_MEM_COMPRESS=off.
+    Compress(CompressArgs),
     /// Where the hooks are registered, where the data is, and whether anything is wrong.
     Status {
         /// One JSON object.
@@ -294,6 +303,20 @@ pub struct SearchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompressArgs {
+    /// Only this session (an id, or a unique prefix of one).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Print each batch's digest and its estimated tokens; claim nothing, call no model.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Started by a hook: exits at once when another such run holds the data dir's lock, or
+    /// while compression is paused.
+    #[arg(long, hide = true)]
+    pub auto: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct SessionsArgs {
     #[command(flatten)]
     pub scope: Scope,
@@ -305,6 +328,7 @@ pub enum KindArg {
     Observation,
     Message,
     Summary,
+    Memory,
 }
 
 /// Which settings file to change, and how.

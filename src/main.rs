@@ -5,6 +5,7 @@
 mod cli;
 mod clock;
 mod cmd;
+mod compress;
 mod config;
 mod detach;
 mod emit;

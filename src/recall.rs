@@ -72,7 +72,7 @@ impl Recall {
         let found = self.index()?.resolve(id)?;
         match found.as_slice() {
             [] => Err(anyhow!(
-                "no session, prompt, tool call or message has the id {id}"
+                "no session, prompt, tool call, message, memory or summary has the id {id}"
             )),
             [one] => Ok((one.kind, one.id.clone())),
             many => Err(anyhow!(

@@ -384,7 +384,7 @@ fn mistakes_are_answered_and_the_server_goes_on() {
         (
             "get",
             json!({"ids": ["ffffffffff"]}),
-            "no session, prompt, tool call or message",
+            "no session, prompt, tool call, message, memory or summary",
         ),
         ("get", json!({"ids": []}), "ids holds 1 to 20 ids"),
         ("timeline", json!({"id": "abc"}), "too short to be an id"),

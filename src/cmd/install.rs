@@ -253,8 +253,35 @@ fn data_notes(dry_run: bool) -> Result<String> {
         }
     }
     out.push_str(&format!("Memory: {}\n", config.data_dir.display()));
+    out.push_str(&compression_note(&config));
     out.extend(incumbent::detect(&config).explain());
     Ok(out)
+}
+
+/// What compression will use and cost, and how to turn it off: it spends the user's own
+/// Claude Code account, so they hear it here first.
+fn compression_note(config: &Config) -> String {
+    let c = &config.compress;
+    let cap = crate::render::count(c.daily_tokens as i64);
+    if !c.auto {
+        return "Compression: off after sessions (CLAUDE_MEM_COMPRESS=off); `claude-mem \
+                compress` runs it by hand.\n"
+            .into();
+    }
+    let model = match &c.command {
+        Some(command) => format!("the program CLAUDE_MEM_COMPRESS_CMD names ({command})"),
+        None => format!(
+            "your Claude Code account (claude -p with model {}: your subscription or API key, \
+             whichever Claude Code is logged in with)",
+            c.model
+        ),
+    };
+    format!(
+        "Compression: after each session, claude-mem compress turns its captured tool calls into \
+         short memories with {model}, at most {cap} tokens a day \
+         (CLAUDE_MEM_COMPRESS_DAILY_TOKENS). To turn it off, set CLAUDE_MEM_COMPRESS=off where \
+         Claude Code runs (its settings' \"env\", or your shell).\n"
+    )
 }
 
 fn line(change: &Change, dry: bool) -> String {

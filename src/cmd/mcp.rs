@@ -63,7 +63,9 @@ struct Memory {
 
 const INSTRUCTIONS: &str = "claude-mem is the memory of earlier Claude Code sessions: the \
 user's prompts, every tool call with its input and output (commands run, files read and \
-changed, errors met), and Claude's closing message of each turn, searchable across sessions. \
+changed, errors met), Claude's closing message of each turn, and, once compressed, short typed \
+memories (what was fixed, built, changed, learned or decided) and session summaries, \
+searchable across sessions. \
 Use it when the user refers to earlier work (\"last time\", \"again\", \"the bug we fixed\"), \
 when you meet an error, a failing test or a file that earlier sessions may have dealt with, and \
 before you redo an investigation. Start with `search`: it answers a compact index, one line \
@@ -124,9 +126,10 @@ fn tools() -> Vec<Tool> {
             title: "Search the memory",
             description: "Search what earlier Claude Code sessions did: prompts, tool calls \
                 (commands and their output, files read and changed, errors) and Claude's \
-                closing messages, in this project unless told otherwise. Answers a compact \
-                index, best match first: one line per item with its id, time (UTC), kind (the \
-                tool, `prompt` or `message`), session, about how many tokens the whole item \
+                closing messages, and the memories and session summaries made of them, in this \
+                project unless told otherwise. Answers a compact index, best match first: one \
+                line per item with its id, time (UTC), kind (the tool, `prompt`, `message`, \
+                `memory` or `summary`), session, about how many tokens the whole item \
                 costs, and its title. Read the items worth it with `get`, or what happened \
                 around one with `timeline`. Every word must match; \"a phrase\" matches words \
                 in order; merg* matches words that start so; `session` also finds \
@@ -142,7 +145,7 @@ fn tools() -> Vec<Tool> {
                     "until": {"type": "string", "description": "Only before then: a duration ago, or a date (the whole day included)."},
                     "tool": {"type": "string", "description": "Only calls of this tool (Bash, Edit, ...)."},
                     "file": {"type": "string", "description": "Only calls that touched this file (a path, or its end: src/merge.rs)."},
-                    "kind": {"type": "string", "enum": ["prompt", "observation", "message", "summary"], "description": "Only items of this kind (observation: a tool call)."},
+                    "kind": {"type": "string", "enum": ["prompt", "observation", "message", "memory", "summary"], "description": "Only items of this kind (observation: a tool call; memory: what was fixed, built, changed, learned or decided; summary: a session's)."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX, "description": format!("At most this many results (default {SEARCH_LIMIT}).")},
                     "offset": {"type": "integer", "minimum": 0, "description": "Skip this many first (the next page)."}
                 },
@@ -172,7 +175,9 @@ fn tools() -> Vec<Tool> {
             title: "Read items whole",
             description: "Items whole, by id: a tool call with its full input and output (or \
                 error), a prompt with the tool calls of its turn and Claude's closing message, \
-                a message, or a session with all its turns. Fetch only what the index says is \
+                a message, a memory (its narrative, facts, files and the tool calls it came \
+                from), a summary, or a session with its summary, memories and turns. Fetch only \
+                what the index says is \
                 worth its tokens.",
             input_schema: json!({
                 "type": "object",
@@ -216,13 +221,12 @@ impl Memory {
             Some(id) => Some(recall.resolve_session(id)?),
             None => None,
         };
-        let kind =
-            match args.text("kind")? {
-                Some(kind) => Some(Kind::parse(kind).ok_or_else(|| {
-                    mistake("kind is one of prompt, observation, message, summary")
-                })?),
-                None => None,
-            };
+        let kind = match args.text("kind")? {
+            Some(kind) => Some(Kind::parse(kind).ok_or_else(|| {
+                mistake("kind is one of prompt, observation, message, memory, summary")
+            })?),
+            None => None,
+        };
         let mut hits = recall.index()?.search(&Search {
             query,
             project: project.clone(),

@@ -5,6 +5,7 @@
 //! is theirs alone: flags read as its arguments, and the notes of an empty answer.
 
 mod completions;
+mod compress;
 mod doctor;
 mod install;
 mod maintain;
@@ -41,6 +42,7 @@ pub fn run(command: Command) -> Result<Report> {
             after,
             json,
         } => timeline::timeline(&id, before, after, json),
+        Command::Compress(args) => compress::compress(&args),
         Command::Status { json } => status::status(json),
         Command::Doctor { fix, json } => doctor::doctor(fix, json),
         Command::Completions { shell } => Ok(completions::completions(shell)),

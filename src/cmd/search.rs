@@ -92,6 +92,7 @@ fn kind(arg: KindArg) -> Kind {
         KindArg::Observation => Kind::Observation,
         KindArg::Message => Kind::Message,
         KindArg::Summary => Kind::Summary,
+        KindArg::Memory => Kind::Memory,
     }
 }
 

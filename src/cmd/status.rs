@@ -9,20 +9,22 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use super::install::HOOKS;
+use crate::compress::pause::{self, Pause};
 use crate::config::Config;
 use crate::emit::Report;
 use crate::health::hooks::{self, HookFile, HookState, runs, unquote};
 use crate::health::log::Warnings;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::settings::compat::ClaudeCode;
+use crate::store::compressed::Spend;
 use crate::store::fts::{Index, IndexInfo};
 use crate::store::read::{Reader, StoreStats};
 
-/// The database as status found it.
+/// The database as status found it, with what the compressor spent today.
 enum Database {
     Missing,
     Failed(String),
-    Read(StoreStats),
+    Read(StoreStats, Spend),
 }
 
 /// Everything status looks at, gathered once; rendered as text or JSON.
@@ -40,9 +42,10 @@ struct Status {
 pub fn status(json: bool) -> Result<Report> {
     let config = Config::from_env();
     let files = hooks::files(&config, HOOKS);
-    let database = match Reader::open(&config).and_then(|r| r.map(|r| r.stats()).transpose()) {
+    let read = |r: Reader| Ok((r.stats()?, r.spend(&crate::compress::today())?));
+    let database = match Reader::open(&config).and_then(|r| r.map(read).transpose()) {
         Ok(None) => Database::Missing,
-        Ok(Some(stats)) => Database::Read(stats),
+        Ok(Some((stats, spend))) => Database::Read(stats, spend),
         Err(err) => Database::Failed(format!("{err:#}")),
     };
     let status = Status {
@@ -67,10 +70,11 @@ pub fn status(json: bool) -> Result<Report> {
 
 fn to_json(s: &Status) -> Value {
     let config = &s.config;
-    let stats = match &s.database {
-        Database::Read(stats) => Some(stats),
-        _ => None,
+    let (stats, spend) = match &s.database {
+        Database::Read(stats, spend) => (Some(stats), Some(spend)),
+        _ => (None, None),
     };
+    let paused = pause::current(config);
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "binary": s.exe,
@@ -90,6 +94,18 @@ fn to_json(s: &Status) -> Value {
             "tables": stats.map(|s| pairs(&s.tables)),
             "queue": stats.map(|s| pairs(&s.queue)),
             "last_capture_at": stats.and_then(|s| s.last_capture_at.clone()),
+        },
+        "compress": {
+            "auto": config.compress.auto,
+            "model": config.compress.model,
+            "command": config.compress.command,
+            "daily_tokens": config.compress.daily_tokens,
+            "today": spend.map(|t| json!({"tokens": t.tokens, "cost_usd": t.cost_usd,
+                                          "calls": t.calls})),
+            "waiting": stats.map(|s| queue_count(s, "raw")),
+            "failed": stats.map(|s| queue_count(s, "failed")),
+            "paused_until": paused.as_ref().map(|p| until(p.until)),
+            "paused_because": paused.map(|p| p.why),
         },
         "spill": {"waiting": s.spill.0, "quarantined": s.spill.1},
         "index": {
@@ -148,7 +164,10 @@ fn text(s: &Status, style: &Style) -> String {
             ),
             None,
         ),
-        Database::Read(stats) => database_lines(&mut line, &db, stats, style),
+        Database::Read(stats, spend) => {
+            database_lines(&mut line, &db, stats, style);
+            compress_line(&mut line, &s.config, stats, spend);
+        }
     }
     data_lines(&mut line, s);
     t.render(style)
@@ -274,6 +293,65 @@ fn database_lines(
             .map_or_else(|| "never".to_string(), |t| style.moment(t)),
         None,
     );
+}
+
+/// What compression spent today against its cap, what waits for it, and when it runs.
+fn compress_line(
+    line: &mut impl FnMut(&str, String, Option<Color>),
+    config: &Config,
+    stats: &StoreStats,
+    spend: &Spend,
+) {
+    let mut parts = vec![format!(
+        "today {} of {} tokens{}",
+        render::count(spend.tokens),
+        render::count(config.compress.daily_tokens as i64),
+        if spend.cost_usd > 0.0 {
+            format!(" (${:.4})", spend.cost_usd)
+        } else {
+            String::new()
+        }
+    )];
+    parts.push(format!(
+        "{} waiting",
+        render::plural(queue_count(stats, "raw"), "item")
+    ));
+    let failed = queue_count(stats, "failed");
+    if failed > 0 {
+        parts.push(format!("{failed} failed or to be retried"));
+    }
+    let mut color = None;
+    let when = match pause::current(config) {
+        Some(Pause { until: at, why }) => {
+            color = Some(Color::Warn);
+            format!("paused until {} ({why})", until(at))
+        }
+        None if config.compress.auto => {
+            "runs after each session (CLAUDE_MEM_COMPRESS=off turns that off)".into()
+        }
+        None => "not run by the hooks (CLAUDE_MEM_COMPRESS=off): claude-mem compress".into(),
+    };
+    parts.push(when);
+    line("compress", parts.join("; "), color);
+}
+
+fn queue_count(stats: &StoreStats, status: &str) -> i64 {
+    stats
+        .queue
+        .iter()
+        .find(|(s, _)| s == status)
+        .map_or(0, |(_, n)| *n)
+}
+
+/// Seconds since the epoch as a local time.
+fn until(at: u64) -> String {
+    chrono::DateTime::from_timestamp(at as i64, 0)
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M")
+                .to_string()
+        })
+        .unwrap_or_default()
 }
 
 fn hooks_line(

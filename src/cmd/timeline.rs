@@ -62,7 +62,9 @@ fn lines(items: &[Item], anchor: &str, style: &Style) -> String {
                 item.tool_name.clone().unwrap_or_default(),
                 item.title.clone(),
             ),
-            Kind::Message | Kind::Summary => ("Claude".to_string(), item.title.clone()),
+            Kind::Message => ("Claude".to_string(), item.title.clone()),
+            Kind::Memory => ("memory".to_string(), item.title.clone()),
+            Kind::Summary => ("summary".to_string(), item.title.clone()),
         };
         let marker = if here { ">" } else { " " };
         table.row(vec![

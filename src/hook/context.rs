@@ -2,7 +2,9 @@
 //! recent work in this project, useful without any model: when, what was asked, the errors
 //! met and whether a later run succeeded, the commands that changed something, which files
 //! changed, what Claude said last, with short ids to expand on demand through the MCP tools (or
-//! the command line when the server is not registered).
+//! the command line when the server is not registered). A session the compressor has been at
+//! is told by its summary and its typed memories instead, and by the raw index only for what
+//! came after them.
 //!
 //! Always the JSON form with `hookEventName` (plain stdout is not injected for new sessions on
 //! some versions), wrapped in `<claude-mem-context>` so that the capture hooks never store it.
@@ -19,7 +21,10 @@ use crate::emit::HookOutput;
 use crate::ops::{Change, Write};
 use crate::settings::mcp;
 use crate::store::read::short_id;
-use crate::store::{Failure, RecentSession, Store, Wanted, recent_sessions, started_at};
+use crate::store::{
+    Failure, MEMORIES_SHOWN, MemoryLine, RecentSession, SessionSummary, Store, Wanted,
+    recent_sessions, started_at,
+};
 
 const EVENT: &str = "SessionStart";
 const FIRST_PROMPT_CHARS: usize = 160;
@@ -28,6 +33,8 @@ const CALL_CHARS: usize = 80;
 const ERROR_CHARS: usize = 120;
 const COMMAND_CHARS: usize = 70;
 const FILES_SHOWN: usize = 6;
+const SUMMARY_PART_CHARS: usize = 200;
+const MEMORY_TITLE_CHARS: usize = 100;
 
 pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     if Event::get(&event.hook_event_name)? != EVENT {
@@ -151,12 +158,22 @@ fn entry(session: &RecentSession, project: &str) -> String {
         line.push_str(&format!(", {} prompt{plural}", session.prompt_count));
     }
     line.push('\n');
-    if let Some(prompt) = &session.first_prompt {
+    let asked = session
+        .summary
+        .as_ref()
+        .map(|s| s.request.as_str())
+        .filter(|r| !r.trim().is_empty())
+        .or(session.first_prompt.as_deref());
+    if let Some(prompt) = asked {
         line.push_str(&format!(
             "  asked: {}\n",
             escaped(&shorten(prompt, FIRST_PROMPT_CHARS))
         ));
     }
+    if let Some(summary) = &session.summary {
+        line.push_str(&summary_lines(summary));
+    }
+    line.push_str(&memory_lines(&session.memories));
     if !session.failures.is_empty() {
         let failures: Vec<String> = session.failures.iter().map(failure).collect();
         line.push_str(&format!("  errors: {}\n", failures.join("; ")));
@@ -186,13 +203,62 @@ fn entry(session: &RecentSession, project: &str) -> String {
         files.sort_unstable();
         line.push_str(&format!("  changed: {}{more}\n", files.join(", ")));
     }
-    if let Some(message) = &session.last_assistant_message {
+    // A summary of the last turn has said what it came to.
+    let summarized = session
+        .summary
+        .as_ref()
+        .and_then(|s| s.prompt_number)
+        .is_some_and(|n| n >= session.prompt_count);
+    if let Some(message) = session
+        .last_assistant_message
+        .as_ref()
+        .filter(|_| !summarized)
+    {
         line.push_str(&format!(
             "  Claude: {}\n",
             escaped(&shorten(message, LAST_MESSAGE_CHARS))
         ));
     }
     line
+}
+
+/// What the compressor's summary says was done, learned and left to do, a line each.
+fn summary_lines(summary: &SessionSummary) -> String {
+    [
+        ("done", &summary.completed),
+        ("learned", &summary.learned),
+        ("next", &summary.next_steps),
+    ]
+    .into_iter()
+    .filter(|(_, text)| !text.trim().is_empty())
+    .map(|(label, text)| {
+        format!(
+            "  {label}: {}\n",
+            escaped(&shorten(text, SUMMARY_PART_CHARS))
+        )
+    })
+    .collect()
+}
+
+/// The compressor's memories of a session, newest first, one line each with the id that
+/// gets it whole.
+fn memory_lines(memories: &[MemoryLine]) -> String {
+    if memories.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("  memories:\n");
+    for m in memories.iter().take(MEMORIES_SHOWN) {
+        out.push_str(&format!(
+            "    {} {}: {}\n",
+            escaped(&m.kind),
+            escaped(short_id(&m.id)),
+            escaped(&shorten(&m.title, MEMORY_TITLE_CHARS))
+        ));
+    }
+    if memories.len() > MEMORIES_SHOWN {
+        out.push_str("    (more: the session's id gets them all)\n");
+    }
+    out
 }
 
 /// A failed call in a few words: the tool and call, what its error said, and how a later run
@@ -334,6 +400,49 @@ mod tests {
         );
         let resumed = render(&[session("s-2", &[])], "/p", &CLI, true, 6000).unwrap();
         assert!(resumed.contains("started since this one"), "{resumed}");
+    }
+
+    /// A compressed session is told by its summary and memories; the raw index adds only
+    /// what came after them, and Claude's last message only when no summary covers it.
+    #[test]
+    fn a_compressed_session_is_told_by_its_summary_and_memories() {
+        let mut done = session("s-1", &["/p/src/billing.rs"]);
+        done.summary = Some(SessionSummary {
+            request: "Fix the discount rounding".into(),
+            learned: "Per-item rounding lost cents".into(),
+            completed: "Rounding moved to the order total".into(),
+            next_steps: String::new(),
+            prompt_number: Some(2),
+        });
+        done.memories = (0..7)
+            .map(|i| MemoryLine {
+                id: format!("0195f3a2-7c4b-7d3e-8f12-00000000000{i}"),
+                kind: "bugfix".into(),
+                title: format!("Memory number {i}"),
+            })
+            .collect();
+        let text = render(&[done.clone()], "/p", &CLI, false, 6000).unwrap();
+        for expected in [
+            "  asked: Fix the discount rounding\n",
+            "  done: Rounding moved to the order total\n  learned: Per-item rounding lost cents\n",
+            "  memories:\n    bugfix 00000000: Memory number 0\n",
+            "    bugfix 00000000: Memory number 4\n    (more: the session's id gets them all)\n",
+            "  changed: src/billing.rs\n",
+        ] {
+            assert!(text.contains(expected), "{expected:?} in:\n{text}");
+        }
+        assert!(
+            !text.contains("Memory number 5") && !text.contains("next:"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("Claude: "),
+            "the summary covers the last turn: {text}"
+        );
+        // A turn after the summary: its closing message is new.
+        done.prompt_count = 3;
+        let text = render(&[done], "/p", &CLI, false, 6000).unwrap();
+        assert!(text.contains("  Claude: Done: fixed it\n"), "{text}");
     }
 
     #[test]

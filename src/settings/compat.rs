@@ -94,7 +94,7 @@ impl ClaudeCode {
     }
 }
 
-fn locate() -> Option<PathBuf> {
+pub fn locate() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os(CLAUDE_BIN_VAR).filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(path));
     }

@@ -1,6 +1,8 @@
 //! The read behind the start-of-session context: recent sessions of one project, each with
 //! what it asked, the errors it met (and whether a later run of the same command succeeded),
-//! the commands that changed something, the files it changed and Claude's last message.
+//! the commands that changed something, the files it changed and Claude's last message; and,
+//! once the compressor has been at it, its latest summary and memories, the errors and
+//! commands then only of what came after them (what is not compressed yet).
 //!
 //! Bounded whatever the size of the database or of a session: one indexed range scan of the
 //! project's sessions, newest first, then a few rows per session, each read through a partial
@@ -25,6 +27,29 @@ pub struct RecentSession {
     /// The latest commands that changed something (not a look, a test or a build), newest
     /// first, each once.
     pub commands: Vec<String>,
+    /// The compressor's latest summary of the session.
+    pub summary: Option<SessionSummary>,
+    /// The compressor's latest memories of the session, newest first, at most one more than
+    /// [`MEMORIES_SHOWN`] (so that a reader knows there are more).
+    pub memories: Vec<MemoryLine>,
+}
+
+/// What a compressed summary says of a session, as of its turn `prompt_number`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionSummary {
+    pub request: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub prompt_number: Option<i64>,
+}
+
+/// A memory in one line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryLine {
+    pub id: String,
+    pub kind: String,
+    pub title: String,
 }
 
 /// A tool call that failed.
@@ -57,6 +82,8 @@ const FAILURES_PER_SESSION: i64 = 2;
 /// after a failure for a rerun.
 const COMMANDS_LOOKED_AT: i64 = 12;
 const COMMANDS_SHOWN: usize = 3;
+/// Memories listed per session; one more is read to know whether there are more.
+pub const MEMORIES_SHOWN: usize = 5;
 
 /// The files the latest changes of a session touched (Write, Edit, …: not reads). The tool list
 /// must stay the one of the partial index `pending_queue_changes`, which serves this query.
@@ -69,11 +96,11 @@ const FILES_CHANGED: &str = "SELECT DISTINCT f.value
             json_each(q.files_touched) f
       LIMIT ?2";
 
-/// The latest failures of a session (`pending_queue_failures`).
+/// The latest failures of a session after ?3 (`pending_queue_failures`).
 const FAILURES: &str = "SELECT tool_name, json_extract(raw_output, '$.tool_input'),
             substr(json_extract(raw_output, '$.error'), 1, 4000), created_at
        FROM pending_queue
-      WHERE session_id = ?1 AND event = 'PostToolUseFailure'
+      WHERE session_id = ?1 AND event = 'PostToolUseFailure' AND created_at > ?3
       ORDER BY created_at DESC LIMIT ?2";
 
 /// A session's commands after a time, oldest first, at most ?3 (`pending_queue_commands`).
@@ -83,13 +110,22 @@ const COMMANDS_AFTER: &str =
       WHERE session_id = ?1 AND tool_name = 'Bash' AND created_at > ?2
       ORDER BY created_at LIMIT ?3";
 
-/// A session's latest commands that succeeded, newest first, among its latest ?2.
+/// A session's latest commands after ?3 that succeeded, newest first, among its latest ?2.
 const LATEST_COMMANDS: &str = "SELECT command FROM (
         SELECT event, json_extract(raw_output, '$.tool_input.command') AS command
           FROM pending_queue
-         WHERE session_id = ?1 AND tool_name = 'Bash'
+         WHERE session_id = ?1 AND tool_name = 'Bash' AND created_at > ?3
          ORDER BY created_at DESC LIMIT ?2)
       WHERE event = 'PostToolUse'";
+
+/// The compressor's latest summary of a session (`summaries_by_session`).
+const LATEST_SUMMARY: &str = "SELECT request, learned, completed, next_steps, prompt_number,
+            created_at
+       FROM summaries WHERE session_id = ?1 ORDER BY created_at DESC LIMIT 1";
+
+/// The compressor's latest memories of a session (`memories_by_session`).
+const LATEST_MEMORIES: &str = "SELECT id, type, title, created_at FROM memories
+      WHERE session_id = ?1 ORDER BY created_at DESC LIMIT ?2";
 
 const RECENT_SESSIONS: &str =
     "SELECT s.session_id, s.started_at, s.updated_at, s.prompt_count, s.last_assistant_message,
@@ -136,21 +172,68 @@ pub fn recent_sessions(conn: &Connection, wanted: &Wanted) -> Result<Vec<RecentS
     )?;
     let mut recent = rows.collect::<Result<Vec<_>>>()?;
     for session in &mut recent {
-        let id = session.session_id.as_str();
+        let id = session.session_id.clone();
         session.files_changed = conn
             .prepare_cached(FILES_CHANGED)?
             .query_map(params![id, FILES_PER_SESSION], |row| row.get(0))?
             .collect::<Result<_>>()?;
-        session.failures = failures(conn, id)?;
-        session.commands = changing_commands(conn, id)?;
+        // What the compressor made of the session stands for what it covers: the raw
+        // errors and commands are those of what came after it.
+        let compressed_until = compressed(conn, session)?;
+        let after = compressed_until.as_deref().unwrap_or("");
+        session.failures = failures(conn, &id, after)?;
+        session.commands = changing_commands(conn, &id, after)?;
     }
     Ok(recent)
 }
 
-fn failures(conn: &Connection, session_id: &str) -> Result<Vec<Failure>> {
+/// Fills in the compressor's latest summary and memories of `session`; returns when the work
+/// they tell of ends (the newest item they came from), if there are any.
+fn compressed(conn: &Connection, session: &mut RecentSession) -> Result<Option<String>> {
+    let id = session.session_id.as_str();
+    let summary = conn
+        .prepare_cached(LATEST_SUMMARY)?
+        .query_row([id], |r| {
+            Ok((
+                SessionSummary {
+                    request: r.get(0)?,
+                    learned: r.get(1)?,
+                    completed: r.get(2)?,
+                    next_steps: r.get(3)?,
+                    prompt_number: r.get(4)?,
+                },
+                r.get::<_, String>(5)?,
+            ))
+        })
+        .optional()?;
+    let memories: Vec<(MemoryLine, String)> = conn
+        .prepare_cached(LATEST_MEMORIES)?
+        .query_map(params![id, MEMORIES_SHOWN as i64 + 1], |r| {
+            Ok((
+                MemoryLine {
+                    id: r.get(0)?,
+                    kind: r.get(1)?,
+                    title: r.get(2)?,
+                },
+                r.get(3)?,
+            ))
+        })?
+        .collect::<Result<_>>()?;
+    let until = summary
+        .as_ref()
+        .map(|(_, at)| at.clone())
+        .into_iter()
+        .chain(memories.first().map(|(_, at)| at.clone()))
+        .max();
+    session.summary = summary.map(|(s, _)| s);
+    session.memories = memories.into_iter().map(|(m, _)| m).collect();
+    Ok(until)
+}
+
+fn failures(conn: &Connection, session_id: &str, after: &str) -> Result<Vec<Failure>> {
     let rows: Vec<(String, Option<String>, Option<String>, String)> = conn
         .prepare_cached(FAILURES)?
-        .query_map(params![session_id, FAILURES_PER_SESSION], |r| {
+        .query_map(params![session_id, FAILURES_PER_SESSION, after], |r| {
             Ok((
                 r.get::<_, Option<String>>(0)?.unwrap_or_default(),
                 r.get(1)?,
@@ -195,10 +278,10 @@ fn rerun(conn: &Connection, session_id: &str, after: &str, command: &str) -> Res
         .next_back())
 }
 
-fn changing_commands(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+fn changing_commands(conn: &Connection, session_id: &str, after: &str) -> Result<Vec<String>> {
     let commands: Vec<Option<String>> = conn
         .prepare_cached(LATEST_COMMANDS)?
-        .query_map(params![session_id, COMMANDS_LOOKED_AT], |r| r.get(0))?
+        .query_map(params![session_id, COMMANDS_LOOKED_AT, after], |r| r.get(0))?
         .collect::<Result<_>>()?;
     let mut shown: Vec<String> = Vec::new();
     for command in commands.into_iter().flatten() {
@@ -368,6 +451,8 @@ mod tests {
             (FAILURES, "pending_queue_failures"),
             (COMMANDS_AFTER, "pending_queue_commands"),
             (LATEST_COMMANDS, "pending_queue_commands"),
+            (LATEST_SUMMARY, "summaries_by_session"),
+            (LATEST_MEMORIES, "memories_by_session"),
         ] {
             let plan = plan(sql);
             assert!(

@@ -465,7 +465,7 @@ fn check_after(case: &Case) -> Result<()> {
             if fs::read_dir(&spill).is_ok_and(|mut d| d.next().is_some()) {
                 return Err(format!("{}: runs spilled into {}", case.name, spill.display()).into());
             }
-            let conn = rusqlite::Connection::open(case.data_dir.join("memory.db"))?;
+            let conn = rusqlite::Connection::open(database(&case.data_dir))?;
             let (rows, cut): (i64, i64) = conn.query_row(
                 "SELECT COUNT(*), COUNT(*) FILTER (WHERE truncated) FROM pending_queue
                  WHERE tool_use_id LIKE 'toolu_bench_%'",
@@ -492,7 +492,7 @@ fn check_after(case: &Case) -> Result<()> {
 /// Fills the database with copies of the row the first run stored, spread over sessions, then
 /// checkpoints so the timed runs start from a small WAL as they would in steady use.
 fn prefill(data_dir: &Path) -> Result<()> {
-    let conn = rusqlite::Connection::open(data_dir.join("memory.db"))?;
+    let conn = rusqlite::Connection::open(database(data_dir))?;
     conn.execute(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
          INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name, project_dir,
@@ -508,7 +508,20 @@ fn prefill(data_dir: &Path) -> Result<()> {
 }
 
 fn wal_size(data_dir: &Path) -> u64 {
-    fs::metadata(data_dir.join("memory.db-wal")).map_or(0, |m| m.len())
+    let mut wal = database(data_dir).into_os_string();
+    wal.push("-wal");
+    fs::metadata(wal).map_or(0, |m| m.len())
+}
+
+/// The database a build wrote in `data_dir`: `memory.db`, or `claude-mem.db` for a compared
+/// build of a release before the layout change.
+fn database(data_dir: &Path) -> PathBuf {
+    let old = data_dir.join("claude-mem.db");
+    if old.exists() {
+        old
+    } else {
+        data_dir.join("memory.db")
+    }
 }
 
 /// Prints the table; returns whether every budget was met.

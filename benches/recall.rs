@@ -5,7 +5,8 @@
 //! Claude Code fixtures (prompts; Bash, Read, Edit, Write and Grep calls with their answers;
 //! Claude's closing messages) are bulk-inserted, spread over 90 days and 6 projects. Timed:
 //! the first `search` (it builds the whole index), a warm `search`, `show` of a session,
-//! `sessions`, `timeline`, and a search after 500 new captures (an incremental sync).
+//! `sessions`, `timeline`, the MCP server's tool calls (on one running server), the
+//! session-start context, and a search after 500 new captures (an incremental sync).
 //!
 //! Run: `cargo bench --bench recall` (about a minute). `RECALL_BENCH_SESSIONS=100` makes a
 //! database ten times smaller for a quick look; `RECALL_BENCH_KEEP=1` keeps it to inspect.
@@ -15,14 +16,16 @@
 mod corpus;
 
 use std::fs;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use corpus::{
-    CALLS_PER_PROMPT, DEFAULT_SESSIONS, PROJECTS, PROMPTS_PER_SESSION, Result, generate, timed,
+    CALLS_PER_PROMPT, DEFAULT_SESSIONS, PROJECTS, PROMPTS_PER_SESSION, Result, generate, in_project, timed,
 };
 use rusqlite::Connection;
+use serde_json::{Value, json};
 
 const WARM_RUNS: usize = 15;
 
@@ -107,6 +110,8 @@ fn run() -> Result<()> {
         &["timeline", observation],
     )?);
     rows.push(warm(&run, "status", &["status"])?);
+    rows.extend(mcp_calls(bin, &data, observation)?);
+    rows.push(session_start(bin, &data)?);
     add_captures(&data, 500)?;
     let (incremental, _) = run(&["search", "cargo", "test"])?;
     rows.push(("search after 500 new captures".to_string(), incremental, 1));
@@ -137,6 +142,102 @@ fn warm(
     }
     times.sort();
     Ok((name.to_string(), times[times.len() / 2], WARM_RUNS))
+}
+
+/// The MCP server's tool calls, each timed from the request written to the answer read, on
+/// one running server (as Claude Code keeps it): the median of [`WARM_RUNS`] calls each.
+fn mcp_calls(bin: &Path, data: &Path, observation: &str) -> Result<Vec<(String, Duration, usize)>> {
+    let mut child = in_project(bin, data)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut input = child.stdin.take().ok_or("no stdin")?;
+    let mut output = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    let mut id = 0;
+    let mut call = move |method: &str, params: Value| -> Result<(Duration, Value)> {
+        id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let started = Instant::now();
+        writeln!(input, "{request}")?;
+        input.flush()?;
+        let mut line = String::new();
+        output.read_line(&mut line)?;
+        let took = started.elapsed();
+        let answer: Value = serde_json::from_str(&line)?;
+        if answer.get("error").is_some() || answer["result"]["isError"] == true {
+            return Err(format!("MCP {method} {params} failed: {answer}").into());
+        }
+        Ok((took, answer))
+    };
+    call(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "recall-bench", "version": "1"}}),
+    )?;
+    let tool = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    let cases = [
+        (
+            "MCP search database is locked",
+            tool("search", json!({"query": "database is locked"})),
+        ),
+        (
+            "MCP search merg* (all projects)",
+            tool("search", json!({"query": "merg*", "all_projects": true})),
+        ),
+        (
+            "MCP timeline <capture>",
+            tool("timeline", json!({"id": observation})),
+        ),
+        (
+            "MCP get <capture>",
+            tool("get", json!({"ids": [observation]})),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (name, params) in cases {
+        let mut times = Vec::new();
+        for _ in 0..WARM_RUNS {
+            times.push(call("tools/call", params.clone())?.0);
+        }
+        times.sort();
+        rows.push((name.to_string(), times[times.len() / 2], WARM_RUNS));
+    }
+    drop(call);
+    child.wait()?;
+    Ok(rows)
+}
+
+/// `hook context` of a new session in the first project: the session-start read, whole
+/// process, on this database.
+fn session_start(bin: &Path, data: &Path) -> Result<(String, Duration, usize)> {
+    let mut times = Vec::new();
+    for n in 0..WARM_RUNS {
+        let event = json!({"session_id": format!("bench-start-{n}"), "hook_event_name": "SessionStart",
+                           "source": "startup", "cwd": PROJECTS[0]});
+        let mut child = in_project(bin, data)
+            .args(["hook", "context"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let started = Instant::now();
+        child
+            .stdin
+            .take()
+            .ok_or("no stdin")?
+            .write_all(event.to_string().as_bytes())?;
+        let out = child.wait_with_output()?;
+        times.push(started.elapsed());
+        if !String::from_utf8_lossy(&out.stdout).contains("claude-mem-context") {
+            return Err("hook context answered no context".into());
+        }
+    }
+    times.sort();
+    Ok((
+        "hook context (session start, 8 sessions)".into(),
+        times[times.len() / 2],
+        WARM_RUNS,
+    ))
 }
 
 /// New captures in the newest session of the first project, as hooks would add them.

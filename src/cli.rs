@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Capture layer of a memory system for Claude Code: hooks that write each session's prompts
 /// and tool calls straight into a local SQLite queue.
@@ -16,10 +16,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a hook; Claude Code does this on its lifecycle events (one JSON event on stdin).
+    /// Run by Claude Code, not by you: one hook, with one JSON event on stdin.
     ///
-    /// Names: context (SessionStart), prompt (UserPromptSubmit), capture (PostToolUse,
-    /// PostToolUseFailure), summary (Stop), cleanup (SessionEnd). A hook always exits 0.
+    /// install-hooks registers them in Claude Code's settings: context (SessionStart), prompt
+    /// (UserPromptSubmit), capture (PostToolUse, PostToolUseFailure), summary (Stop), cleanup
+    /// (SessionEnd). A hook always exits 0 and prints no error: what goes wrong is in the log
+    /// (see claude-mem status and claude-mem doctor).
+    #[command(hide = true)]
     Hook {
         /// Which hook.
         name: String,
@@ -88,11 +91,51 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the memory to Claude Code over the Model Context Protocol (stdio).
+    ///
+    /// Claude Code starts this itself once `install-hooks` has registered it (`claude mcp add`).
+    /// Its tools: `search` (a compact index of what matches), `timeline` (what happened around
+    /// an item) and `get` (items whole, by id). Runs until stdin closes.
+    Mcp,
+    /// Turn captured tool calls into short typed memories and session summaries, with a
+    /// small model, a batch of a session's items per call.
+    ///
+    /// The model is headless Claude Code (`claude -p`, your own login: subscription or key)
+    /// with $CLAUDE_MEM_MODEL (haiku), no tools; $CLAUDE_MEM_COMPRESS_CMD names any other
+    /// program that reads the digest on stdin and prints the same JSON. At most
+    /// $CLAUDE_MEM_COMPRESS_DAILY_TOKENS tokens a day (300,000); past that, items wait for the
+    /// next day. The hooks run this after each session unless CLAUDE_MEM_COMPRESS=off.
+    Compress(CompressArgs),
     /// Where the hooks are registered, where the data is, and whether anything is wrong.
     Status {
         /// One JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// Find what is broken and say how to fix it: one line per check (ok, warn, fail).
+    ///
+    /// Checks the hooks in every settings file Claude Code reads (registered, each running an
+    /// existing claude-mem, none twice), the MCP server, Claude Code's version, the data dir's
+    /// files and modes, the database (opens, ours, quick_check, WAL, disk space), the spill
+    /// folder and the log of the last day. Exits 1 when a check fails, 0 otherwise.
+    Doctor {
+        /// Repair what can be repaired safely, say what was done, then check again.
+        #[arg(long)]
+        fix: bool,
+        /// One JSON object with a `checks` array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a shell completion script for bash, zsh, fish or powershell.
+    ///
+    /// Where to put it: for bash, ~/.local/share/bash-completion/completions/claude-mem; for
+    /// zsh, a file _claude-mem in a folder of your fpath; for fish,
+    /// ~/.config/fish/completions/claude-mem.fish. For example: `claude-mem completions fish
+    /// | source` for the running shell only.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
     /// Apply today's privacy and secret rules to everything already stored.
     ///
@@ -281,6 +324,25 @@ pub enum QueueKind {
     Summary,
 }
 
+/// The command that `args` (the whole command line) runs, as far as it names subcommands
+/// (`claude-mem queue claim`): a usage error points at that command's help.
+pub fn command_path(args: &[std::ffi::OsString]) -> String {
+    let mut command = Cli::command();
+    let mut path = vec!["claude-mem".to_string()];
+    for arg in args.iter().skip(1) {
+        let Some(sub) = arg
+            .to_str()
+            .and_then(|a| command.find_subcommand(a))
+            .cloned()
+        else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        command = sub;
+    }
+    path.join(" ")
+}
+
 /// A consumer's name is shown in `queue stats`: one printable line of reasonable length.
 fn consumer(name: &str) -> Result<String, String> {
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
@@ -346,6 +408,20 @@ pub struct SearchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompressArgs {
+    /// Only this session (an id, or a unique prefix of one).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Print each batch's digest and its estimated tokens; claim nothing, call no model.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Started by a hook: exits at once when another such run holds the data dir's lock, or
+    /// while compression is paused.
+    #[arg(long, hide = true)]
+    pub auto: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct SessionsArgs {
     #[command(flatten)]
     pub scope: Scope,
@@ -357,13 +433,15 @@ pub enum KindArg {
     Observation,
     Message,
     Summary,
+    Memory,
 }
 
 /// Which settings file to change, and how.
 #[derive(Debug, Args)]
 pub struct SettingsArgs {
     /// Use <DIR>/.claude/settings.json (DIR defaults to the current directory).
-    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with = "settings")]
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with = "settings",
+          value_parser = existing_dir)]
     pub project: Option<PathBuf>,
     /// Use .claude/settings.local.json of the project (current directory, or --project DIR).
     #[arg(long, conflicts_with = "settings")]
@@ -374,4 +452,21 @@ pub struct SettingsArgs {
     /// Print what would change and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Leave the MCP server alone (install-hooks registers it with Claude Code, `claude mcp
+    /// add --scope user`, and uninstall-hooks removes it, when they change the user's
+    /// settings).
+    #[arg(long)]
+    pub no_mcp: bool,
+}
+
+/// A project directory must exist: a typo would otherwise create a new tree for it.
+fn existing_dir(text: &str) -> Result<PathBuf, String> {
+    let dir = PathBuf::from(text);
+    if dir.is_dir() {
+        Ok(dir)
+    } else if dir.exists() {
+        Err("not a directory".into())
+    } else {
+        Err("no such directory".into())
+    }
 }

@@ -32,6 +32,29 @@ const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
 pub const DEFAULT_CONTEXT_CHARS: usize = 6000;
 /// How many recent sessions the start-of-session context lists.
 pub const DEFAULT_CONTEXT_SESSIONS: usize = 8;
+/// The model the compressor asks (`CLAUDE_MEM_MODEL`): a small one.
+pub const DEFAULT_COMPRESS_MODEL: &str = "haiku";
+/// Tokens the compressor may spend in a day (`CLAUDE_MEM_COMPRESS_DAILY_TOKENS`).
+pub const DEFAULT_COMPRESS_DAILY_TOKENS: u64 = 300_000;
+/// Estimated input tokens of one batch's digest at most (`CLAUDE_MEM_COMPRESS_BATCH_TOKENS`).
+pub const DEFAULT_COMPRESS_BATCH_TOKENS: u64 = 20_000;
+/// How long one model call may take (`CLAUDE_MEM_COMPRESS_TIMEOUT`, seconds).
+pub const DEFAULT_COMPRESS_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How captured items are compressed into memories (`claude-mem compress`).
+#[derive(Debug, Clone)]
+pub struct Compress {
+    /// Hooks start the compressor after a session (`CLAUDE_MEM_COMPRESS`, on unless off).
+    pub auto: bool,
+    /// `CLAUDE_MEM_MODEL`, handed to `claude --model`.
+    pub model: String,
+    /// `CLAUDE_MEM_COMPRESS_CMD`: a shell command that replaces `claude -p`.
+    pub command: Option<String>,
+    pub daily_tokens: u64,
+    pub batch_tokens: u64,
+    pub timeout: Duration,
+}
+
 /// Retention (see `store::retention`): days a session may stay idle before its tool calls keep
 /// only their digest, and before it is deleted whole; and the database's size cap.
 pub const DEFAULT_PAYLOAD_DAYS: u64 = 30;
@@ -63,6 +86,7 @@ pub struct Config {
     pub redactor: Redactor,
     /// `CLAUDE_MEM_EXCLUDE`: project directories where nothing is captured.
     pub exclude: Vec<DirGlob>,
+    pub compress: Compress,
     pub retention: Retention,
     /// Values that could not be used, for the log.
     pub warnings: Vec<String>,
@@ -158,6 +182,7 @@ impl Config {
             secrets::parse_list(&non_empty("CLAUDE_MEM_REDACT_EXTRA").unwrap_or_default());
         warnings.extend(bad);
         let redactor = Redactor::new(!off("CLAUDE_MEM_REDACT"), extra);
+        let compress = compress(&mut warnings);
         let retention = Retention::from_env(&mut warnings);
         let home = dirs::home_dir();
         let exclude = non_empty("CLAUDE_MEM_EXCLUDE")
@@ -183,6 +208,7 @@ impl Config {
             context_sessions,
             redactor,
             exclude,
+            compress,
             retention,
             warnings,
         }
@@ -242,6 +268,13 @@ impl Config {
         self.data_dir.join("wal-scrub")
     }
 
+    /// Present while `claude-mem mcp` is registered with Claude Code (install-hooks writes it
+    /// once Claude Code confirmed, uninstall-hooks removes it): the session-start context
+    /// points at the MCP tools only then, and learns it with one `stat`.
+    pub fn mcp_marker(&self) -> PathBuf {
+        self.data_dir.join("mcp-registered")
+    }
+
     /// Touched when retention last found nothing more to do: a hook starts the maintenance
     /// process for retention only when this is old (see `store::retention::due`).
     pub fn retention_stamp(&self) -> PathBuf {
@@ -251,6 +284,18 @@ impl Config {
     /// Held by the one maintenance process of this data dir.
     pub fn maintain_lock(&self) -> PathBuf {
         self.data_dir.join("maintain.lock")
+    }
+
+    /// Held by the compressor the hooks started (one per data dir); one run by hand takes it
+    /// when it is free, so that the hooks start no other meanwhile.
+    pub fn compress_lock(&self) -> PathBuf {
+        self.data_dir.join("compress.lock")
+    }
+
+    /// Present while compression waits (the daily budget is spent, no model can be reached):
+    /// until when, and why. The hooks start no compressor before then.
+    pub fn compress_pause(&self) -> PathBuf {
+        self.data_dir.join("compress.paused")
     }
 
     /// Where events and log lines go when the data dir itself cannot be written, named after
@@ -272,6 +317,51 @@ impl Config {
     /// Whether `project` (a session's project directory) is one where nothing is captured.
     pub fn excludes(&self, project: &str) -> bool {
         self.exclude.iter().any(|glob| glob.covers(project))
+    }
+}
+
+fn compress(warnings: &mut Vec<String>) -> Compress {
+    let auto = match non_empty("CLAUDE_MEM_COMPRESS") {
+        None => true,
+        Some(_) if off("CLAUDE_MEM_COMPRESS") => false,
+        Some(_) if flag("CLAUDE_MEM_COMPRESS") => true,
+        Some(v) => {
+            warnings.push(format!(
+                "CLAUDE_MEM_COMPRESS={v:?} is neither on nor off; compressing after sessions"
+            ));
+            true
+        }
+    };
+    let positive =
+        |name: &str, default: u64, warnings: &mut Vec<String>| match number(name, warnings) {
+            Some(0) => {
+                warnings.push(format!("{name}=0 is not allowed; using the default"));
+                default
+            }
+            Some(n) => n,
+            None => default,
+        };
+    Compress {
+        auto,
+        model: non_empty("CLAUDE_MEM_MODEL")
+            .map(|m| m.trim().to_string())
+            .unwrap_or_else(|| DEFAULT_COMPRESS_MODEL.to_string()),
+        command: non_empty("CLAUDE_MEM_COMPRESS_CMD").filter(|c| !c.trim().is_empty()),
+        daily_tokens: positive(
+            "CLAUDE_MEM_COMPRESS_DAILY_TOKENS",
+            DEFAULT_COMPRESS_DAILY_TOKENS,
+            warnings,
+        ),
+        batch_tokens: positive(
+            "CLAUDE_MEM_COMPRESS_BATCH_TOKENS",
+            DEFAULT_COMPRESS_BATCH_TOKENS,
+            warnings,
+        ),
+        timeout: Duration::from_secs(positive(
+            "CLAUDE_MEM_COMPRESS_TIMEOUT",
+            DEFAULT_COMPRESS_TIMEOUT.as_secs(),
+            warnings,
+        )),
     }
 }
 

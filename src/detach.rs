@@ -1,8 +1,8 @@
-//! Starting work a hook must not wait for (a large checkpoint, a backlog of spill files) in a
-//! process of its own: its own session and process group, stdio closed (Claude Code waits for
-//! the hook's pipes to close, so an inherited one would hold it up), never waited for. At most
-//! one runs per data dir: it holds a lock on a file there, which the kernel releases however it
-//! ends, kill -9 included.
+//! Starting work a hook must not wait for (a large checkpoint, a backlog of spill files, the
+//! compression of a session's items) in a process of its own: its own session and process
+//! group, stdio closed (Claude Code waits for the hook's pipes to close, so an inherited one
+//! would hold it up), never waited for. At most one of each runs per data dir: it holds a lock
+//! on a file there, which the kernel releases however it ends, kill -9 included.
 
 use std::fs::File;
 use std::path::Path;
@@ -13,15 +13,27 @@ use crate::fsutil;
 
 /// Starts `claude-mem maintain` for this data dir, unless one is running already.
 pub fn maintain(config: &Config) {
-    if is_locked(&config.maintain_lock()) {
-        return;
+    if !is_locked(&config.maintain_lock()) {
+        start(&["maintain"]);
     }
+}
+
+/// Starts `claude-mem compress --auto` for this data dir, unless one is running already or
+/// compression is paused (the day's budget is spent, no model could be reached). The caller
+/// has checked that compression is on and that items wait.
+pub fn compress(config: &Config) {
+    if !is_locked(&config.compress_lock()) && crate::compress::pause::current(config).is_none() {
+        start(&["compress", "--auto"]);
+    }
+}
+
+fn start(args: &[&str]) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
     let mut command = Command::new(exe);
     command
-        .arg("maintain")
+        .args(args)
         // The environment is the hook's own, so the data dir (and the old place an earlier
         // release used) are the same for both.
         .stdin(Stdio::null())

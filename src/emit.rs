@@ -42,7 +42,7 @@ impl From<HookOutput> for Answer {
 }
 
 const TERMINAL_HINT: &str = "claude-mem hook: Claude Code runs this with one JSON event on \
-                             stdin; at a terminal it does nothing. See `claude-mem --help`.\n";
+                             stdin; at a terminal it does nothing. See `claude-mem hook --help`.\n";
 
 /// Writes a hook's answer. A hook always exits 0: any other code is a hook error in Claude
 /// Code, and 2 blocks it. A closed stdout is not our problem to report.
@@ -242,18 +242,52 @@ impl Drop for Progress {
     }
 }
 
-/// Help and version go to stdout as clap renders them; a usage error becomes one line on
-/// stderr (clap's own adds the usage and a tip, several lines) with clap's exit code.
-pub fn usage(err: clap::Error) -> ExitCode {
+/// Help and version go to stdout as clap renders them, and so does the short help when a
+/// command is given nothing (bare `claude-mem`: a person finding out what it does, exit 0). A
+/// usage error becomes one line on stderr with clap's exit code: clap's message, its "did you
+/// mean" tip, and the help to read (`command`'s: the subcommand's own, for a mistake in one).
+pub fn usage(err: clap::Error, command: &str) -> ExitCode {
+    if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = io::stdout()
+            .lock()
+            .write_all(err.render().to_string().as_bytes());
+        return ExitCode::SUCCESS;
+    }
     if err.use_stderr() {
-        let rendered = err.render().to_string();
-        let first = rendered.lines().next().unwrap_or("invalid arguments");
-        let message = first.strip_prefix("error: ").unwrap_or(first);
-        eprintln!("claude-mem: error: {message} (see claude-mem --help)");
+        eprintln!(
+            "claude-mem: error: {} (see {command} --help)",
+            usage_line(&err.render().to_string())
+        );
     } else {
         let _ = err.print();
     }
     ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+}
+
+/// clap's rendered error (message, blank line, tips, usage, a pointer to --help) as one line:
+/// the message and its tips.
+fn usage_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim);
+    let message: Vec<&str> = lines.by_ref().take_while(|l| !l.is_empty()).collect();
+    let message = message.join(" ");
+    let mut line = message
+        .strip_prefix("error: ")
+        .unwrap_or(&message)
+        .to_string();
+    for tip in lines.filter_map(|l| l.strip_prefix("tip: ")) {
+        line.push_str("; ");
+        line.push_str(tip);
+    }
+    line
+}
+
+/// Sends one MCP message (a JSON-RPC line) to the client on stdout, at once: the client waits
+/// for it. An error means the client is gone.
+pub fn mcp_message(line: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// A diagnostic line on stderr, used only when `CLAUDE_MEM_DEBUG=1`.

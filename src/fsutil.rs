@@ -107,6 +107,37 @@ pub fn open_ours(path: &Path, access: Access) -> io::Result<File> {
     Ok(file)
 }
 
+/// Closes a file or folder of ours to other users: a folder keeps only its owner's bits
+/// (0700), a file its owner's read and write (0600). Opened without following a link and
+/// without blocking, and changed through that handle only when it is a regular file or a
+/// folder owned by us. Returns whether the mode changed.
+pub fn close_to_others(path: &Path) -> io::Result<bool> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(refused(path, "is not a regular file or a folder"));
+    }
+    check_owner(path, &meta)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o7777;
+        let keep = if meta.is_dir() { 0o700 } else { 0o600 };
+        if mode & 0o077 != 0 {
+            file.set_permissions(fs::Permissions::from_mode(mode & keep))?;
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Opens a new file with mode 0600; fails if anything exists at `path`, a symlink included.
 pub fn create_private(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();

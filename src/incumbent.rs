@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::config::Config;
 
 /// The plugin id the incumbent registers itself under.
-const PLUGIN: &str = "claude-mem@thedotmack";
+pub const PLUGIN: &str = "claude-mem@thedotmack";
 
 /// What gave the incumbent away, one phrase each, for the user.
 #[derive(Debug, Default)]

@@ -5,19 +5,23 @@
 mod cli;
 mod clock;
 mod cmd;
+mod compress;
 mod config;
 mod detach;
 mod emit;
 mod fsutil;
 mod glob;
+mod health;
 mod hook;
 mod incumbent;
 mod layout;
 mod log;
 mod maintain;
+mod mcp;
 mod notice;
 mod ops;
 mod privacy;
+mod recall;
 mod render;
 mod settings;
 mod spill;
@@ -30,11 +34,13 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == "hook") {
+    // `hook --help` is a person asking; Claude Code runs `hook <name>` only.
+    let help = matches!(&args[2.min(args.len())..], [one] if one == "--help" || one == "-h");
+    if args.get(1).is_some_and(|a| a == "hook") && !help {
         return emit::hook(&hook::run(&args[2..]));
     }
     match cli::Cli::try_parse_from(&args) {
         Ok(cli) => emit::command(cmd::run(cli.command)),
-        Err(err) => emit::usage(err),
+        Err(err) => emit::usage(err, &cli::command_path(&args)),
     }
 }

@@ -53,7 +53,7 @@ impl Problem {
                 config.spill_dir().display()
             ),
         };
-        format!("{} Run `claude-mem status` to see why.", one_line(&text))
+        format!("{} Run `claude-mem doctor` to see why.", one_line(&text))
     }
 }
 

@@ -54,6 +54,16 @@ impl Style {
         }
     }
 
+    /// Plain text with exact times, whatever stdout is: for a program, such as the model an
+    /// MCP tool answers.
+    pub fn plain() -> Style {
+        Style {
+            terminal: false,
+            color: false,
+            now: Utc::now(),
+        }
+    }
+
     pub fn paint(&self, text: &str, color: Color) -> String {
         if self.color && !text.is_empty() {
             format!("\u{1b}[{}m{text}\u{1b}[0m", color.code())

@@ -105,7 +105,7 @@ fn the_store_is_private_wal_and_versioned() {
     let app: i64 = db
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .unwrap();
-    assert_eq!((mode.as_str(), version, app), ("wal", 5, 0x636d_656d));
+    assert_eq!((mode.as_str(), version, app), ("wal", 7, 0x636d_656d));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -153,7 +153,10 @@ fn unknown_hook_names_and_bad_arguments_exit_zero() {
         &["hook", "post-tool-use-v9"][..],
         &["hook"][..],
         &["hook", ""][..],
-        &["hook", "--help"][..],
+        // `hook --help` alone is a person asking (tests/cli.rs); with anything else it is not.
+        &["hook", "--bogus"][..],
+        &["hook", "--help", "capture"][..],
+        &["hook", "capture", "--help"][..],
         &["hook", "capture", "--bogus", "x"][..],
     ] {
         let mut child = env

@@ -38,3 +38,145 @@ fn help_and_version_go_to_stdout() {
         format!("claude-mem {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+/// Regression: a bare `claude-mem` printed its one-line description as an "error" with exit 2.
+#[test]
+fn bare_claude_mem_shows_the_short_help() {
+    let env = Env::new();
+    let out = env.command().output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("Usage: claude-mem <COMMAND>"), "{help}");
+    for command in ["install-hooks", "status", "doctor", "search"] {
+        assert!(
+            help.contains(&format!("\n  {command} ")),
+            "{command}: {help}"
+        );
+    }
+}
+
+/// Regression: clap's "did you mean" tips were cut off with the lines after the first.
+#[test]
+fn a_typo_gets_a_suggestion_and_the_help_of_its_command() {
+    let env = Env::new();
+    for (args, tip, help) in [
+        (
+            &["instal-hooks"][..],
+            "'install-hooks'",
+            "claude-mem --help",
+        ),
+        (
+            &["install-hooks", "--dryrun"][..],
+            "'--dry-run'",
+            "claude-mem install-hooks --help",
+        ),
+        (
+            &["queue", "claim", "--limt", "3"][..],
+            "'--limit'",
+            "claude-mem queue claim --help",
+        ),
+        (&["search"][..], "<WORDS>", "claude-mem search --help"),
+    ] {
+        let out = env.command().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(tip), "{args:?}: {stderr}");
+        assert!(
+            stderr.trim_end().ends_with(&format!("(see {help})")),
+            "{stderr}"
+        );
+    }
+}
+
+/// Regression: `claude-mem hook --help` printed nothing (the hook path took `--help` for an
+/// unknown hook name).
+#[test]
+fn hook_help_helps_and_hook_is_not_in_the_main_list() {
+    let env = Env::new();
+    for flag in ["--help", "-h"] {
+        let out = env.command().args(["hook", flag]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stderr.is_empty());
+        let help = String::from_utf8(out.stdout).unwrap();
+        assert!(help.contains("Run by Claude Code, not by you"), "{help}");
+        assert!(help.contains("Usage: claude-mem hook <NAME>"), "{help}");
+    }
+    let help = env.command().arg("--help").output().unwrap().stdout;
+    let help = String::from_utf8(help).unwrap();
+    assert!(!help.contains("\n  hook "), "{help}");
+    // What Claude Code runs is unchanged: an unknown hook is a silent no-op, never help.
+    let out = env.hook("bogus", b"{}");
+    common::assert_silent(&out);
+    assert!(!env.data_dir.exists());
+}
+
+/// Regression: `install-hooks --project ./typo` created `typo/.claude/settings.json`.
+#[test]
+fn install_hooks_refuses_a_project_directory_that_does_not_exist() {
+    let env = Env::new();
+    for args in [
+        &["install-hooks", "--project", "typo"][..],
+        &["uninstall-hooks", "--project", "typo", "--local"][..],
+    ] {
+        let out = env.command().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains("no such directory"), "{stderr}");
+        assert!(!env.root.path().join("typo").exists());
+    }
+    std::fs::create_dir(env.root.path().join("real")).unwrap();
+    let out = env
+        .command()
+        .args(["install-hooks", "--project", "real"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(env.root.path().join("real/.claude/settings.json").exists());
+}
+
+#[test]
+fn completions_for_each_shell() {
+    let env = Env::new();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef claude-mem"),
+        ("fish", "complete -c claude-mem"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let out = env.command().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(script.contains("install-hooks"), "{shell}");
+        assert!(script.contains("dry-run"), "{shell}");
+    }
+    let out = env
+        .command()
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Regression: without Claude Code on PATH, install-hooks printed one line of about 260
+/// characters about PostToolUseFailure and not how to add it later with doctor.
+#[test]
+fn install_output_without_claude_code_is_short_and_says_how_to_add_the_hook_later() {
+    let env = Env::new();
+    // No `claude` on PATH (nor in the test's HOME).
+    let out = env
+        .command()
+        .env("PATH", env.tmp())
+        .arg("install-hooks")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{} chars: {line}", line.len());
+    }
+    assert!(text.contains("PostToolUseFailure"), "{text}");
+    assert!(text.contains("claude-mem doctor --fix"), "{text}");
+}

@@ -6,9 +6,9 @@
 //! time limits that leave a complete session in the database, and that the memory we hand back
 //! at the next session start really reaches the model.
 //!
-//! The CLI comes from `CLAUDE_MEM_E2E_CLAUDE` (CI sets it; then it must work), else from a
-//! pinned npm install cached under `target/e2e/`. Where it cannot be installed (no npm, no
-//! network, Windows) the test prints why and passes as skipped.
+//! The CLI comes from `support::claude_cli`: `CLAUDE_MEM_E2E_CLAUDE` (CI sets it; then it must
+//! work), else a pinned npm install cached under `target/e2e/`. Where it cannot be installed
+//! (no npm, no network, Windows) the test prints why and passes as skipped.
 // The skip notice and the failure diagnostics are for the person reading the test output.
 #![allow(clippy::print_stderr)]
 
@@ -16,25 +16,19 @@ mod support;
 
 use std::env;
 use std::fs::{self, File};
-use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use serde_json::{Value, json};
+use support::claude_cli::{self, running_as_root, wait_or_kill};
 use support::mock_api::{MockApi, Reply};
 
-/// The Claude Code release this test is pinned to (also in `.ci/run`, which installs it).
-const CLAUDE_CODE_VERSION: &str = "2.1.330";
-/// Path of a `claude` executable to use instead of the cached install; set, it must work.
-const CLAUDE_VAR: &str = "CLAUDE_MEM_E2E_CLAUDE";
 /// One `claude -p` run against the mock takes about a second; this only stops a hang.
 const SESSION_LIMIT: Duration = Duration::from_secs(120);
-/// A first install downloads about 175 MB (11 s here); from npm's cache it takes seconds.
-const INSTALL_LIMIT: Duration = Duration::from_secs(240);
 
 const FIRST_PROMPT: &str = "Record the e2e marker with Bash, then write the notes file.";
 const BASH_COMMAND: &str = "echo e2e > e2e.txt";
@@ -46,7 +40,7 @@ const SECOND_ANSWER: &str = "Last time we wrote e2e.txt and notes-e2e.md.";
 
 #[test]
 fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
-    let Some(claude) = claude_cli() else {
+    let Some(claude) = claude_cli::find() else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -115,22 +109,56 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     assert_first_session(&db, &first.session_id, &project, &written);
     drop(db);
 
-    mock.set_script(vec![Reply::Text(SECOND_ANSWER.into())]);
+    // The second session: the model asks the memory through the MCP server install-hooks
+    // registered, and Claude Code hands it the answer.
+    // Claude Code defers MCP tools: the model loads the tool by name first (ToolSearch), as
+    // it is told to, then calls it.
+    mock.set_script(vec![
+        Reply::ToolUse {
+            id: "toolu_e2e_load".into(),
+            name: "ToolSearch".into(),
+            input: json!({"query": "select:mcp__claude-mem__search", "max_results": 1}),
+        },
+        Reply::ToolUse {
+            id: "toolu_e2e_memory".into(),
+            name: "mcp__claude-mem__search".into(),
+            input: json!({"query": "notes"}),
+        },
+        Reply::Text(SECOND_ANSWER.into()),
+    ]);
     let second = run.session("second", SECOND_PROMPT);
     assert_ne!(second.session_id, first.session_id);
+    assert_eq!(second.answer, SECOND_ANSWER);
     let second_requests = &mock.requests()[first_requests.len()..];
-    assert!(
-        second_requests.iter().any(|r| r.is_main_turn()
-            && r.has_text_with(&["<claude-mem-context>", &first.session_id, FIRST_PROMPT])),
-        "no request of the second session carried the first session in a claude-mem context \
-         block; the messages of its main turns:\n{}",
+    let main_turns = || {
         second_requests
             .iter()
             .filter(|r| r.is_main_turn())
             .map(|r| r.body["messages"].to_string())
             .collect::<Vec<_>>()
             .join("\n")
+    };
+    let first_short = short_id(&first.session_id);
+    assert!(
+        second_requests.iter().any(|r| r.is_main_turn()
+            && r.has_text_with(&["<claude-mem-context>", first_short, FIRST_PROMPT])),
+        "no request of the second session carried the first session in a claude-mem context \
+         block; the messages of its main turns:\n{}",
+        main_turns()
     );
+    assert!(
+        second_requests.iter().any(|r| r.is_main_turn()
+            && r.has_text_with(&["<claude-mem-context>", "mcp__claude-mem__search"])),
+        "the context does not point at the MCP tools:\n{}",
+        main_turns()
+    );
+    assert!(
+        !second_requests
+            .iter()
+            .any(|r| r.has_text_with(&["<claude-mem-context>", &first.session_id])),
+        "the context names sessions by short ids"
+    );
+    assert_memory_reached_the_model(second_requests, &data_dir);
     let db = Connection::open(data_dir.join("memory.db")).unwrap();
     let status: String = db
         .query_row(
@@ -143,6 +171,55 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     drop(db);
 
     assert_a_refused_database_is_told_once(&run, &mock);
+}
+
+/// The request after the model's `mcp__claude-mem__search` call carries the tool's answer: the
+/// index of the first session's items (its Write of the notes file among them, by short id).
+fn assert_memory_reached_the_model(requests: &[support::mock_api::Request], data_dir: &Path) {
+    let first_turn = requests.iter().find(|r| r.is_main_turn()).unwrap();
+    for tool in ["search", "timeline", "get"] {
+        assert!(
+            first_turn.has_text_with(&[&format!("mcp__claude-mem__{tool}")]),
+            "Claude Code does not tell the model of mcp__claude-mem__{tool}"
+        );
+    }
+    let db = Connection::open(data_dir.join("memory.db")).unwrap();
+    let write_id: String = db
+        .query_row(
+            "SELECT id FROM pending_queue WHERE tool_name = 'Write'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let answered = requests
+        .iter()
+        .filter(|r| r.is_main_turn())
+        .find(|r| r.body.to_string().contains("toolu_e2e_memory"))
+        .unwrap_or_else(|| panic!("no request carried the result of the memory search"));
+    let results: Vec<&Value> = answered.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|block| {
+            block["type"] == "tool_result" && block["tool_use_id"] == "toolu_e2e_memory"
+        })
+        .collect();
+    assert_eq!(results.len(), 1, "{}", answered.body["messages"]);
+    let text = results[0].to_string();
+    assert!(
+        results[0]["is_error"] != json!(true),
+        "the memory search failed: {text}"
+    );
+    assert!(
+        text.contains(short_id(&write_id)) && text.contains(WRITTEN_FILE),
+        "the tool result does not hold the first session's Write: {text}"
+    );
+}
+
+/// The 8 characters every claude-mem output names an id by.
+fn short_id(id: &str) -> &str {
+    &id[24..32]
 }
 
 /// Fail loud, once: with a database claude-mem must not touch (here: from a newer version), the
@@ -329,6 +406,11 @@ fn install_hooks(run: &Run) {
         "install-hooks failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("MCP server: registered with Claude Code as claude-mem (user scope)"),
+        "install-hooks did not register the MCP server:\n{said}"
+    );
     let settings = fs::read_to_string(run.home.join(".claude/settings.json")).unwrap();
     for event in [
         "SessionStart",
@@ -372,6 +454,8 @@ impl Run {
             .env("HOME", &self.home)
             .env("TMPDIR", &self.tmp)
             .env("CLAUDE_MEM_DATA_DIR", &self.data_dir)
+            // The queue stays as the session left it (tests/compress.rs drives compression).
+            .env("CLAUDE_MEM_COMPRESS", "off")
             .env("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
             .env("ANTHROPIC_BASE_URL", &self.base_url)
             .env("DISABLE_TELEMETRY", "1")
@@ -481,179 +565,4 @@ impl Drop for Diagnostics {
             }
         }
     }
-}
-
-/// The CLI to drive, or `None` (after saying why) when the test has to be skipped.
-fn claude_cli() -> Option<PathBuf> {
-    if let Some(path) = env::var_os(CLAUDE_VAR) {
-        // CI asked for this one: not finding it is a failure, not a skip.
-        let path = PathBuf::from(path);
-        let version = version_of(&path)
-            .unwrap_or_else(|err| panic!("{CLAUDE_VAR}={} does not run: {err}", path.display()));
-        eprintln!("e2e: Claude Code {version} from {CLAUDE_VAR}");
-        return Some(path);
-    }
-    if cfg!(windows) {
-        // Hook commands and the Bash tool go through a different shell there; unverified.
-        return skip("not checked on Windows yet");
-    }
-    let dir = cache_dir();
-    let claude = dir.join("node_modules/.bin/claude");
-    if !claude.exists() {
-        if let Err(why) = npm_install(&dir) {
-            return skip(&format!(
-                "Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}"
-            ));
-        }
-    }
-    match version_of(&claude) {
-        Ok(version) if version.starts_with(CLAUDE_CODE_VERSION) => Some(claude),
-        Ok(version) => skip(&format!(
-            "{} is Claude Code {version}, not {CLAUDE_CODE_VERSION}; delete {}",
-            claude.display(),
-            dir.display()
-        )),
-        Err(err) => skip(&format!(
-            "{} does not run ({err}); delete {} to reinstall",
-            claude.display(),
-            dir.display()
-        )),
-    }
-}
-
-fn skip(why: &str) -> Option<PathBuf> {
-    notice(&format!(
-        "skipped: end-to-end test against the real Claude Code CLI: {why}. \
-         Set {CLAUDE_VAR}=/path/to/claude to run it."
-    ));
-    None
-}
-
-/// A line the developer sees under plain `cargo test`: the test harness captures `eprintln!`
-/// of a passing test, but not a direct write to stderr.
-fn notice(line: &str) {
-    let _ = writeln!(io::stderr(), "{line}");
-}
-
-/// Where `.ci/run` installs the pinned CLI and where this test installs it itself.
-fn cache_dir() -> PathBuf {
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    target
-        .join("e2e")
-        .join(format!("claude-code-{CLAUDE_CODE_VERSION}"))
-}
-
-/// Installs the pinned CLI into `dir` through a staging folder, so an interrupted install never
-/// leaves a half-filled `dir` behind.
-fn npm_install(dir: &Path) -> Result<(), String> {
-    let name = dir.file_name().unwrap().to_string_lossy();
-    let staging = dir.with_file_name(format!("{name}.partial-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&staging);
-    fs::create_dir_all(&staging).map_err(|e| e.to_string())?;
-    let log_path = staging.join("npm.log");
-    let log = File::create(&log_path).map_err(|e| e.to_string())?;
-    eprintln!(
-        "e2e: installing Claude Code {CLAUDE_CODE_VERSION} into {}",
-        dir.display()
-    );
-    let spawned = Command::new("npm")
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--no-save",
-            "--loglevel=error",
-        ])
-        // Offline, fail at once instead of retrying for minutes.
-        .args(["--fetch-retries=0", "--fetch-timeout=30000"])
-        // The package asks for a newer Node than it needs: the CLI is a native executable.
-        .arg("--engine-strict=false")
-        .arg("--prefix")
-        .arg(&staging)
-        .arg(format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"))
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| e.to_string())?)
-        .stderr(log)
-        .spawn();
-    let outcome = match spawned {
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Err("npm is not on PATH".into()),
-        Err(err) => Err(format!("npm did not start: {err}")),
-        Ok(mut child) => match wait_or_kill(&mut child, INSTALL_LIMIT) {
-            Ok(Some(status)) if status.success() => Ok(()),
-            Ok(Some(status)) => {
-                let log = fs::read_to_string(&log_path).unwrap_or_default();
-                let errors: Vec<&str> = log
-                    .lines()
-                    .filter(|l| l.to_ascii_lowercase().contains("err"))
-                    .take(3)
-                    .collect();
-                Err(format!(
-                    "npm install exited with {status}: {}",
-                    errors.join(" / ")
-                ))
-            }
-            Ok(None) => Err(format!("npm install took longer than {INSTALL_LIMIT:?}")),
-            Err(err) => Err(err.to_string()),
-        },
-    };
-    let outcome = outcome.and_then(|()| match fs::rename(&staging, dir) {
-        Ok(()) => Ok(()),
-        // Another test run finished first: use its install.
-        Err(_) if dir.join("node_modules/.bin/claude").exists() => Ok(()),
-        Err(err) => Err(format!("could not move the install into place: {err}")),
-    });
-    let _ = fs::remove_dir_all(&staging);
-    outcome
-}
-
-/// `claude --version`, e.g. "2.1.330 (Claude Code)".
-fn version_of(claude: &Path) -> Result<String, String> {
-    let mut child = Command::new(claude)
-        .arg("--version")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let status = wait_or_kill(&mut child, Duration::from_secs(60)).map_err(|e| e.to_string())?;
-    // One short line: it fits in the pipe, so waiting before reading cannot deadlock.
-    let mut out = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        let _ = stdout.read_to_string(&mut out);
-    }
-    match status {
-        Some(status) if status.success() => Ok(out.trim().to_string()),
-        Some(status) => Err(format!("--version exited with {status}")),
-        None => Err("--version hung".into()),
-    }
-}
-
-/// Waits for `child` at most `limit`; kills it on overrun and answers `None`.
-fn wait_or_kill(child: &mut Child, limit: Duration) -> io::Result<Option<ExitStatus>> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        if Instant::now() >= deadline {
-            child.kill()?;
-            child.wait()?;
-            return Ok(None);
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
-#[cfg(unix)]
-fn running_as_root(own_dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    // A directory we just created belongs to whoever we run as: no libc needed.
-    fs::metadata(own_dir).is_ok_and(|m| m.uid() == 0)
-}
-
-#[cfg(not(unix))]
-fn running_as_root(_own_dir: &Path) -> bool {
-    false
 }

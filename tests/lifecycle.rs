@@ -524,12 +524,12 @@ fn session_start_hands_claude_an_index_of_recent_work_in_this_project() {
     );
     let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_claude-mem")).unwrap();
     assert!(
-        text.contains(&format!("`{}`: `show", binary.display())),
+        text.contains(&format!("`{}`: `search <words>`", binary.display())),
         "{text}"
     );
 
     // The budget holds, whatever the length of the binary's path: room for one session.
-    let budget = 330 + binary.display().to_string().chars().count();
+    let budget = 400 + binary.display().to_string().chars().count();
     let small = Env {
         vars: vec![("CLAUDE_MEM_CONTEXT_CHARS".into(), budget.to_string())],
         ..env
@@ -542,6 +542,129 @@ fn session_start_hands_claude_an_index_of_recent_work_in_this_project() {
         text.chars().count()
     );
     assert!(text.contains("old-2") && !text.contains("old-1"), "{text}");
+}
+
+fn context(env: &Env, session: &str, source: &str) -> Option<String> {
+    context_of(&env.hook(
+        "context",
+        &event("SessionStart", session, json!({"source": source})),
+    ))
+}
+
+#[test]
+fn on_resume_only_what_is_new_is_told_and_the_session_itself_never() {
+    let env = Env::new();
+    finished_session(
+        &env,
+        "old-1",
+        "Add a login form",
+        "/work/app/a.rs",
+        "Added.",
+    );
+    let first = context(&env, "cur", "startup").unwrap();
+    assert!(first.contains("session old-1"), "{first}");
+    assert_ack(&env.hook(
+        "prompt",
+        &event("UserPromptSubmit", "cur", json!({"prompt": "Keep going"})),
+    ));
+    // Resumed with nothing new since it started: its transcript holds all there is to say.
+    assert_eq!(context(&env, "cur", "resume"), None);
+
+    finished_session(
+        &env,
+        "old-3",
+        "Rename the table",
+        "/work/app/b.rs",
+        "Renamed.",
+    );
+    let resumed = context(&env, "cur", "resume").unwrap();
+    assert!(resumed.contains("session old-3"), "{resumed}");
+    assert!(
+        !resumed.contains("session old-1") && !resumed.contains("session cur"),
+        "{resumed}"
+    );
+
+    // A compaction dropped the context from the conversation: it comes whole again.
+    let compacted = context(&env, "cur", "compact").unwrap();
+    assert!(
+        compacted.contains("session old-3") && compacted.contains("session old-1"),
+        "{compacted}"
+    );
+    assert!(!compacted.contains("session cur"), "{compacted}");
+}
+
+#[test]
+fn errors_met_and_commands_run_reach_the_next_session() {
+    let env = Env::new();
+    assert_clean(&env.hook("context", &event("SessionStart", "work", json!({}))));
+    let bash = |id: &str, command: &str, failed: Option<&str>| {
+        let extra = match failed {
+            Some(error) => json!({"tool_name": "Bash", "tool_use_id": id,
+                "tool_input": {"command": command}, "error": error, "is_interrupt": false}),
+            None => json!({"tool_name": "Bash", "tool_use_id": id,
+                "tool_input": {"command": command}, "tool_response": {"stdout": "ok"}}),
+        };
+        let name = if failed.is_some() {
+            "PostToolUseFailure"
+        } else {
+            "PostToolUse"
+        };
+        assert_ack(&env.hook("capture", &event(name, "work", extra)));
+    };
+    bash(
+        "t1",
+        "cargo test -p app 2>&1 | tail -3",
+        Some("Exit code 101\n   Compiling app\nthread 'main' panicked: error: database is locked"),
+    );
+    bash("t2", "git status --short", None);
+    bash("t3", "cargo test -p app", None);
+    bash("t4", "git commit -am 'Wait for the lock'", None);
+    bash(
+        "t5",
+        "npm run lint",
+        Some("Exit code 1\nsrc/x.js: 'y' is not defined"),
+    );
+    assert_ack(&env.hook(
+        "summary",
+        &event(
+            "Stop",
+            "work",
+            json!({"last_assistant_message": "Fixed the lock."}),
+        ),
+    ));
+
+    let text = context(&env, "next", "startup").unwrap();
+    assert!(
+        text.contains(
+            "  errors: Bash `npm run lint` failed (src/x.js: 'y' is not defined); \
+             Bash `cargo test -p app 2>&amp;1 | tail -3` failed (thread 'main' panicked: error: \
+             database is locked), a later run succeeded\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  ran: `git commit -am 'Wait for the lock'`\n"),
+        "only what changed something: {text}"
+    );
+    assert!(text.contains("  Claude: Fixed the lock."), "{text}");
+}
+
+#[test]
+fn the_context_points_at_the_mcp_tools_once_they_are_registered() {
+    let env = Env::new();
+    finished_session(&env, "old", "Build it", "/work/app/a.rs", "Built.");
+    let cli = context(&env, "new", "startup").unwrap();
+    assert!(!cli.contains("mcp__"), "{cli}");
+    // What install-hooks leaves once Claude Code confirmed `claude mcp add`.
+    std::fs::write(env.data_dir.join("mcp-registered"), "/usr/bin/claude-mem\n").unwrap();
+    let tools = context(&env, "new", "startup").unwrap();
+    for tool in ["search", "get", "timeline"] {
+        assert!(
+            tools.contains(&format!("mcp__claude-mem__{tool}")),
+            "{tools}"
+        );
+    }
+    assert!(!tools.contains("`show <id>`"), "{tools}");
 }
 
 #[test]

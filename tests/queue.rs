@@ -138,7 +138,11 @@ fn drain(env: &Env, consumer: &str) -> Vec<String> {
         }
         let batch = ids(&items);
         let out = answer(env, "ack", &token(&items), &batch, &[]);
-        assert_eq!(succeeded(&out), format!("acked {} items\n", batch.len()));
+        let plural = if batch.len() == 1 { "" } else { "s" };
+        assert_eq!(
+            succeeded(&out),
+            format!("acked {} item{plural}\n", batch.len())
+        );
         acked.extend(batch);
     }
 }
@@ -709,11 +713,14 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
     capture(&env, "Bash", "t1");
     env.db()
         .execute_batch(
-            "DROP TRIGGER user_prompts_tombstone; DROP TRIGGER pending_queue_tombstone;
+            "DROP TRIGGER memories_tombstone; DROP TRIGGER summaries_tombstone;
+             DROP TABLE memories; DROP TABLE summaries; DROP TABLE compress_calls;
+             DROP TRIGGER user_prompts_tombstone; DROP TRIGGER pending_queue_tombstone;
              DROP TRIGGER sessions_tombstone; ALTER TABLE sessions DROP COLUMN reduced_at;
              DROP TABLE tombstones; DROP TABLE meta;
              DROP INDEX pending_queue_retries; DROP INDEX pending_queue_raw_summaries;
              DROP INDEX pending_queue_leases;
+             DROP INDEX pending_queue_failures; DROP INDEX pending_queue_commands;
              ALTER TABLE pending_queue DROP COLUMN lease_token;
              ALTER TABLE pending_queue DROP COLUMN retry_at;
              PRAGMA user_version = 2;",

@@ -38,6 +38,17 @@ pub struct Made {
     pub last_capture: String,
 }
 
+/// The binary with nothing of the caller's environment, in the first project.
+pub fn in_project(bin: &Path, data: &Path) -> Command {
+    let mut command = Command::new(bin);
+    command
+        .env_clear()
+        .env("HOME", data.with_extension("home"))
+        .env("CLAUDE_MEM_DATA_DIR", data)
+        .env("CLAUDE_PROJECT_DIR", PROJECTS[0]);
+    command
+}
+
 /// Runs the binary in the first project, as a user would from its directory. Exit 1 is a
 /// search that found nothing: a result, not a failure.
 pub fn timed(bin: &Path, data: &Path, args: &[&str]) -> Result<(Duration, String)> {
@@ -52,12 +63,8 @@ pub fn timed_exiting(
     codes: &[i32],
 ) -> Result<(Duration, String)> {
     let started = Instant::now();
-    let out = Command::new(bin)
+    let out = in_project(bin, data)
         .args(args)
-        .env_clear()
-        .env("HOME", data.with_extension("home"))
-        .env("CLAUDE_MEM_DATA_DIR", data)
-        .env("CLAUDE_PROJECT_DIR", PROJECTS[0])
         .stdin(Stdio::null())
         .output()?;
     let took = started.elapsed();

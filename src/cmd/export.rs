@@ -6,24 +6,25 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{bounds, nothing_captured, resolve, scope_of, usage};
+use super::{bounds, nothing_captured, scope_of};
 use crate::cli::ExportArgs;
 use crate::config::Config;
 use crate::emit::{self, Report};
 use crate::store::export::{self, Filter};
-use crate::store::read::{Kind, Reader};
+use crate::recall::{Recall, usage};
+use crate::store::read::Kind;
 
 const WAIT: Duration = Duration::from_secs(5);
 
 pub fn export(args: &ExportArgs) -> Result<Report> {
     let config = Config::from_env();
-    let Some(reader) = Reader::open(&config)? else {
+    let Some(mut recall) = Recall::open(&config)? else {
         return Ok(nothing_captured(&config));
     };
     let scope = scope_of(&args.project, args.all, &args.since, &args.until);
     let (since, until) = bounds(&scope)?;
     let session = match &args.session {
-        Some(id) => match resolve(&config, &reader, None, id)? {
+        Some(id) => match recall.resolve(id)? {
             (Kind::Session, id) => Some(id),
             (kind, _) => {
                 return Err(usage(format!("{id} is a {}, not a session", kind.as_str())));
@@ -34,7 +35,7 @@ pub fn export(args: &ExportArgs) -> Result<Report> {
     // A session is exported whole wherever its project is, unless a project is named.
     let project = match (&session, &args.project) {
         (Some(_), None) => None,
-        _ => super::project(&scope, &config, &reader)?,
+        _ => super::project(&scope, &recall)?,
     };
     let filter = Filter {
         project,

@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{bounds, reader, resolve, scope_of, usage};
+use super::{bounds, scope_of};
 use crate::cli::ForgetArgs;
 use crate::config::Config;
 use crate::emit::{self, Report};
 use crate::render::{self, Style};
 use crate::store::Store;
 use crate::store::forget::{self, Plan, Range, Target};
-use crate::store::read::{Kind, Reader, short_id};
+use crate::recall::{Recall, usage};
+use crate::store::read::{Kind, short_id};
 use crate::store::retention;
 use crate::store::slices::Slicer;
 use crate::{detach, fsutil, notice, spill};
@@ -27,8 +28,8 @@ const LISTED: usize = 10;
 
 pub fn forget(args: &ForgetArgs) -> Result<Report> {
     let config = Config::from_env();
-    let reader = reader(&config)?;
-    let target = target(args, &config, &reader)?;
+    let mut recall = Recall::open_for_item(&config)?;
+    let target = target(args, &mut recall)?;
     // No one may apply a spilled event of what goes while it goes (a hook takes in spilled
     // events only under this lock too).
     let lock = detach::lock_waiting(&config.maintain_lock())
@@ -70,7 +71,7 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
         notice::forget_session(&config, &session.session_id);
     }
     if config.index_path().exists() {
-        super::synced_index(&config, &reader)?;
+        recall.resync()?;
     }
     retention::prune_tombstones(conn, &config)?;
     let wal_clean = retention::sweep(conn, &slicer, WAIT)?;
@@ -100,17 +101,17 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
 }
 
 /// What the arguments name.
-fn target(args: &ForgetArgs, config: &Config, reader: &Reader) -> Result<Target> {
+fn target(args: &ForgetArgs, recall: &mut Recall) -> Result<Target> {
     if let Some(id) = &args.id {
-        let (kind, id) = resolve(config, reader, None, id)?;
+        let (kind, id) = recall.resolve(id)?;
         return Ok(match kind {
             Kind::Session => Target::Session(id),
             Kind::Prompt => Target::Turn(id),
-            Kind::Observation | Kind::Message | Kind::Summary => Target::Item(id),
+            Kind::Observation | Kind::Message | Kind::Summary | Kind::Memory => Target::Item(id),
         });
     }
     if let Some(id) = &args.session {
-        return match resolve(config, reader, None, id)? {
+        return match recall.resolve(id)? {
             (Kind::Session, id) => Ok(Target::Session(id)),
             (kind, _) => Err(usage(format!(
                 "{id} is a {}, not a session: forget {id} forgets it",
@@ -121,7 +122,7 @@ fn target(args: &ForgetArgs, config: &Config, reader: &Reader) -> Result<Target>
     let scope = scope_of(&args.project, args.all, &args.since, &args.until);
     let (since, until) = bounds(&scope)?;
     Ok(Target::Range(Range {
-        project: super::project(&scope, config, reader)?,
+        project: super::project(&scope, recall)?,
         since,
         until,
     }))

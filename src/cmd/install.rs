@@ -1,5 +1,7 @@
 //! `install-hooks`: registers this binary's hooks in a Claude Code settings file, by absolute
-//! path, merging into whatever the file already holds.
+//! path, merging into whatever the file already holds; and its MCP server with Claude Code.
+
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -8,9 +10,10 @@ use crate::config::Config;
 use crate::incumbent;
 use crate::layout::{self, Settled};
 use crate::settings::command::Program;
-use crate::settings::compat::{ClaudeCode, Version};
+use crate::settings::compat::{CLAUDE_BIN_VAR, ClaudeCode, Version};
+use crate::settings::mcp;
 use crate::settings::merge::{self, Change, Registration, Status};
-use crate::settings::{Written, settings_path, update};
+use crate::settings::{Outcome, Written, settings_path, update};
 
 /// What we register. SessionStart has no matcher so that every source (startup, resume, clear,
 /// compact) fires it.
@@ -40,9 +43,17 @@ const fn reg(
     }
 }
 
-pub fn install(args: &SettingsArgs) -> Result<String> {
-    let path = settings_path(args)?;
-    let exe = std::env::current_exe()
+/// What registering our hooks in one file did.
+pub(super) struct Registered {
+    pub outcome: Outcome<Vec<Change>>,
+    /// Hooks not added, with why (the installed Claude Code may not know their event).
+    pub skipped: Vec<(&'static Registration, String)>,
+    pub exe: PathBuf,
+}
+
+/// This binary's absolute path, as the hooks are to run it.
+pub(super) fn this_binary() -> Result<PathBuf> {
+    std::env::current_exe()
         .and_then(|exe| {
             if exe.is_absolute() {
                 Ok(exe)
@@ -50,10 +61,15 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
                 exe.canonicalize()
             }
         })
-        .context("cannot find the path of the running claude-mem binary")?;
-    let program = Program::of(&exe)?;
+        .context("cannot find the path of the running claude-mem binary")
+}
 
-    let claude = ClaudeCode::detect();
+/// Registers this binary's hooks in the settings file at `path` (what install-hooks does, and
+/// doctor's repair of a stale registration): adds what is missing, repoints what runs another
+/// binary, keeps everything else.
+pub(super) fn register(path: &Path, dry_run: bool, claude: &ClaudeCode) -> Result<Registered> {
+    let exe = this_binary()?;
+    let program = Program::of(&exe)?;
     let mut wanted = Vec::new();
     let mut skipped = Vec::new();
     for (registration, since) in HOOKS {
@@ -62,8 +78,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             Err(why) => skipped.push((registration, why)),
         }
     }
-
-    let outcome = update(&path, args.dry_run, true, |root| {
+    let outcome = update(path, dry_run, true, |root| {
         // A hook we would not add now but that is already there (registered when a newer
         // Claude Code was found) is kept, and repointed like the others.
         let mut registrations = wanted.clone();
@@ -75,6 +90,21 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
         );
         merge::install(root, &program, &registrations)
     })?;
+    Ok(Registered {
+        outcome,
+        skipped,
+        exe,
+    })
+}
+
+pub fn install(args: &SettingsArgs) -> Result<String> {
+    let path = settings_path(args)?;
+    let claude = ClaudeCode::detect();
+    let Registered {
+        outcome,
+        skipped,
+        exe,
+    } = register(&path, args.dry_run, &claude)?;
 
     let mut out = match &outcome.written {
         Written::Unchanged | Written::Missing => format!(
@@ -119,6 +149,17 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             })
             .map(|change| line(change, dry)),
     );
+    let later = HOOKS
+        .iter()
+        .filter(|(r, _)| skipped.iter().any(|(s, _)| s.event == r.event))
+        .find_map(|(_, since)| *since);
+    if let Some(since) = later {
+        out.push_str(&format!(
+            "  To add it later: {}, then run\n  `claude-mem install-hooks` again or \
+             `claude-mem doctor --fix`.\n",
+            claude.to_allow(since)
+        ));
+    }
     out.push_str(&format!("Binary: {}\n", exe.display()));
     out.extend(outcome.split_links_note(&path));
     let written = match &outcome.written {
@@ -136,12 +177,52 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     };
     if written {
         out.push_str(
-            "Claude Code picks the hooks up by itself (it reloads its settings files while it \
+            "Claude Code picks the hooks up by itself (it reloads its settings files while it\n\
              runs); a session that does not show them needs a restart.\n",
         );
     }
     out.push_str(&data_notes(args.dry_run)?);
+    out.push_str(&mcp_server(args, &claude, &exe));
     Ok(out)
+}
+
+/// Registers the MCP server with Claude Code and says what happened (lines of at most 100
+/// characters, a command on a line of its own).
+fn mcp_server(args: &SettingsArgs, claude: &ClaudeCode, exe: &Path) -> String {
+    if let Some(why) = mcp::left_alone(args) {
+        return format!("MCP server: not registered ({why}).\n");
+    }
+    let name = mcp::SERVER_NAME;
+    let tools = "  Claude's tools: mcp__claude-mem__search, mcp__claude-mem__timeline, \
+                 mcp__claude-mem__get\n";
+    let config = Config::from_env();
+    match mcp::register(&config, claude, exe, args.dry_run) {
+        mcp::Registered::Added => format!(
+            "MCP server: registered with Claude Code as {name} (user scope):\n    {} mcp\n{tools}",
+            exe.display()
+        ),
+        mcp::Registered::Repointed { from } => {
+            format!("MCP server: {name} now runs this binary; it ran\n    {from}\n{tools}")
+        }
+        mcp::Registered::Already => {
+            format!("MCP server: {name} is already registered with Claude Code; nothing changed.\n")
+        }
+        mcp::Registered::WouldRun { command } => {
+            format!("Dry run: would register the MCP server:\n    {command}\n")
+        }
+        mcp::Registered::NotOurs { command } => format!(
+            "MCP server: not registered: Claude Code has a server named {name} that is not ours:\n    \
+             {command}\n  Left as it is; after `claude mcp remove --scope user {name}`, \
+             install-hooks adds ours.\n"
+        ),
+        mcp::Registered::NoClaude { command } => format!(
+            "MCP server: not registered: no Claude Code found (`claude` on PATH, or \
+             {CLAUDE_BIN_VAR}).\n  Register it with:\n    {command}\n"
+        ),
+        mcp::Registered::Failed { why, command } => {
+            format!("MCP server: not registered: {why}\n  Register it with:\n    {command}\n")
+        }
+    }
 }
 
 /// Where the memory lives, the files of an earlier release moved there (not on a dry run),
@@ -172,8 +253,35 @@ fn data_notes(dry_run: bool) -> Result<String> {
         }
     }
     out.push_str(&format!("Memory: {}\n", config.data_dir.display()));
+    out.push_str(&compression_note(&config));
     out.extend(incumbent::detect(&config).explain());
     Ok(out)
+}
+
+/// What compression will use and cost, and how to turn it off: it spends the user's own
+/// Claude Code account, so they hear it here first.
+fn compression_note(config: &Config) -> String {
+    let c = &config.compress;
+    let cap = crate::render::count(c.daily_tokens as i64);
+    if !c.auto {
+        return "Compression: off after sessions (CLAUDE_MEM_COMPRESS=off); `claude-mem \
+                compress` runs it by hand.\n"
+            .into();
+    }
+    let model = match &c.command {
+        Some(command) => format!("the program CLAUDE_MEM_COMPRESS_CMD names ({command})"),
+        None => format!(
+            "your Claude Code account (claude -p with model {}: your subscription or API key, \
+             whichever Claude Code is logged in with)",
+            c.model
+        ),
+    };
+    format!(
+        "Compression: after each session, claude-mem compress turns its captured tool calls into \
+         short memories with {model}, at most {cap} tokens a day \
+         (CLAUDE_MEM_COMPRESS_DAILY_TOKENS). To turn it off, set CLAUDE_MEM_COMPRESS=off where \
+         Claude Code runs (its settings' \"env\", or your shell).\n"
+    )
 }
 
 fn line(change: &Change, dry: bool) -> String {

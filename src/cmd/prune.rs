@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use chrono::Utc;
 
-use super::{nothing_captured, scope_of, time_bound};
+use super::{nothing_captured, scope_of};
 use crate::cli::PruneArgs;
 use crate::config::{Config, Retention};
 use crate::detach;
 use crate::emit::Report;
 use crate::render;
-use crate::store::read::Reader;
+use crate::recall::{Recall, time_bound};
 use crate::store::retention::{self, Scope};
 use crate::store::slices::Slicer;
 use crate::store::{self, Store};
@@ -25,14 +25,13 @@ const WAIT: Duration = Duration::from_secs(10);
 
 pub fn prune(args: &PruneArgs) -> Result<Report> {
     let config = Config::from_env();
-    let Some(reader) = Reader::open(&config)? else {
+    let Some(mut recall) = Recall::open(&config)? else {
         return Ok(nothing_captured(&config));
     };
     let project = match &args.project {
         Some(_) => super::project(
             &scope_of(&args.project, false, &None, &None),
-            &config,
-            &reader,
+            &recall,
         )?,
         None => None,
     };
@@ -71,7 +70,7 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
     };
     // The index takes the deleted rows out, then their tombstones can go.
     if config.index_path().exists() {
-        super::synced_index(&config, &reader)?;
+        recall.resync()?;
     }
     retention::prune_tombstones(conn, &config)?;
     let wal_clean = retention::sweep(conn, &slicer, WAIT)?;

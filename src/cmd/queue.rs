@@ -38,6 +38,7 @@ pub fn run(command: QueueCommand) -> Result<String> {
                     QueueKind::Observation => Kind::Observation,
                     QueueKind::Summary => Kind::Summary,
                 }),
+                session: None,
             };
             claim(&config, &request)
         }

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::log::Log;
 use crate::render;
-use crate::store::read::Reader;
+use crate::recall::Recall;
 use crate::store::retention;
 use crate::store::slices::Slicer;
 use crate::store::{self, Store, scrub};
@@ -23,7 +23,7 @@ const WAIT: Duration = Duration::from_secs(10);
 
 pub fn scrub(dry_run: bool) -> Result<Report> {
     let config = Config::from_env();
-    let Some(reader) = Reader::open(&config)? else {
+    let Some(mut recall) = Recall::open(&config)? else {
         return Ok(nothing_captured(&config));
     };
     if dry_run {
@@ -48,7 +48,7 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         return Ok(out.into());
     }
     if config.index_path().exists() {
-        super::synced_index(&config, &reader)?;
+        recall.resync()?;
     }
     retention::prune_tombstones(store.conn(), &config)?;
     let wal_clean = retention::sweep(store.conn(), &slicer, WAIT)?;

@@ -1,27 +1,28 @@
 //! `search <words>`: ranked results from the search index, one line each, or JSON Lines.
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use serde_json::json;
 
-use super::{bounds, nothing_captured, project, resolve, scope_hint, synced_index};
+use super::{bounds, nothing_captured, project, scope_hint};
 use crate::cli::{KindArg, SearchArgs};
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::{Hit, Search, parse_query};
-use crate::store::read::{Kind, Reader, short_id};
+use crate::store::read::{Kind, short_id};
 
 pub fn search(args: &SearchArgs) -> Result<Report> {
     let config = Config::from_env();
     let scope = &args.scope;
     let (since, until) = bounds(scope)?;
-    let Some(reader) = Reader::open(&config)? else {
+    let Some(mut recall) = Recall::open(&config)? else {
         return Ok(Report {
             found_nothing: true,
             ..nothing_captured(&config)
         });
     };
-    let project = project(scope, &config, &reader)?;
+    let project = project(scope, &recall)?;
     let Some(query) = parse_query(&words(&args.words)) else {
         return Ok(Report {
             found_nothing: true,
@@ -29,15 +30,11 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
             ..Report::default()
         });
     };
-    let index = synced_index(&config, &reader)?;
     let session = match &args.session {
-        Some(id) => match resolve(&config, &reader, Some(&index), id)? {
-            (Kind::Session, id) => Some(id),
-            (kind, _) => return Err(anyhow!("{id} is a {}, not a session", kind.as_str())),
-        },
+        Some(id) => Some(recall.resolve_session(id)?),
         None => None,
     };
-    let mut hits = index.search(&Search {
+    let mut hits = recall.index()?.search(&Search {
         query,
         project: project.clone(),
         session,
@@ -95,6 +92,7 @@ fn kind(arg: KindArg) -> Kind {
         KindArg::Observation => Kind::Observation,
         KindArg::Message => Kind::Message,
         KindArg::Summary => Kind::Summary,
+        KindArg::Memory => Kind::Memory,
     }
 }
 

@@ -7,17 +7,18 @@ use super::{bounds, nothing_captured, project, scope_hint};
 use crate::cli::Scope;
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::read::{Reader, SessionFilter, SessionSummary, short_id};
+use crate::store::read::{SessionFilter, SessionSummary, short_id};
 
 pub fn sessions(scope: &Scope) -> Result<Report> {
     let config = Config::from_env();
     let (since, until) = bounds(scope)?;
-    let Some(reader) = Reader::open(&config)? else {
+    let Some(recall) = Recall::open(&config)? else {
         return Ok(nothing_captured(&config));
     };
-    let project = project(scope, &config, &reader)?;
-    let sessions = reader.sessions(&SessionFilter {
+    let project = project(scope, &recall)?;
+    let sessions = recall.reader().sessions(&SessionFilter {
         project: project.clone(),
         since,
         until,

@@ -4,46 +4,74 @@
 use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
-use super::{reader, resolve};
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::read::{Call, Kind, Message, Prompt, QueueRecord, SessionRecord, Turn, short_id};
+use crate::store::compressed::{Memory, Summary};
+use crate::store::read::{
+    Call, Kind, Message, Prompt, QueueRecord, Reader, SessionRecord, Turn, short_id,
+};
 
 pub fn show(id: &str, json: bool) -> Result<Report> {
     let config = Config::from_env();
-    let reader = reader(&config)?;
-    let (kind, id) = resolve(&config, &reader, None, id)?;
+    let mut recall = Recall::open_for_item(&config)?;
+    let (kind, id) = recall.resolve(id)?;
+    Ok(render(recall.reader(), kind, &id, json, &Style::detect())?.into())
+}
+
+/// The item `id` (of `kind`) whole, as text for `style` or as its JSON object: what `show`
+/// prints, and what the MCP server's `get` answers.
+pub fn render(reader: &Reader, kind: Kind, id: &str, json: bool, style: &Style) -> Result<String> {
     let gone = || anyhow!("{id} is no longer in the database");
-    let style = Style::detect();
-    let stdout = match kind {
+    Ok(match kind {
         Kind::Session => {
-            let session = reader.session(&id)?.ok_or_else(gone)?;
+            let session = reader.session(id)?.ok_or_else(gone)?;
+            let (memories, summaries) = reader.compressed(id)?;
             if json {
-                render::json_line(&session_json(&session))
+                let mut value = session_json(&session);
+                value["memories"] = json!(memories.iter().map(memory_json).collect::<Vec<_>>());
+                value["summaries"] = json!(summaries.iter().map(summary_json).collect::<Vec<_>>());
+                render::json_line(&value)
             } else {
-                session_text(&session, &style)
+                let compressed = compressed_text(&memories, summaries.last(), style);
+                session_text(&session, &compressed, style)
+            }
+        }
+        Kind::Memory => {
+            let memory = reader.memory(id)?.ok_or_else(gone)?;
+            if json {
+                render::json_line(&memory_json(&memory))
+            } else {
+                memory_text(&memory, style)
+            }
+        }
+        Kind::Summary => {
+            let summary = reader.summary(id)?.ok_or_else(gone)?;
+            if json {
+                render::json_line(&summary_json(&summary))
+            } else {
+                summary_text(&summary, style)
             }
         }
         Kind::Prompt => {
-            let prompt = reader.prompt(&id)?.ok_or_else(gone)?;
+            let prompt = reader.prompt(id)?.ok_or_else(gone)?;
             let turn = reader.turn_of(&prompt)?;
             if json {
                 render::json_line(&prompt_json(&prompt, Some(&turn)))
             } else {
-                prompt_text(&prompt, &turn, &style)
+                prompt_text(&prompt, &turn, style)
             }
         }
-        Kind::Observation | Kind::Message | Kind::Summary => {
-            let row = reader.queue_row(&id)?.ok_or_else(gone)?;
+        Kind::Observation | Kind::Message => {
+            let row = reader.queue_row(id)?.ok_or_else(gone)?;
             if json {
                 render::json_line(&queue_json(&row))
             } else {
-                queue_text(&row, &style)
+                queue_text(&row, style)
             }
         }
-    };
-    Ok(stdout.into())
+    })
 }
 
 /// A record's first line: what it is and its short id.
@@ -64,7 +92,8 @@ fn fields(rows: &[(&str, String)], style: &Style) -> String {
     table.render(style)
 }
 
-fn session_text(s: &SessionRecord, style: &Style) -> String {
+/// A session: its header, what is remembered of it (`compressed`), then its turns.
+fn session_text(s: &SessionRecord, compressed: &str, style: &Style) -> String {
     let sum = &s.summary;
     let took = render::seconds_between(&sum.started_at, &sum.last_at)
         .map(render::duration)
@@ -106,6 +135,7 @@ fn session_text(s: &SessionRecord, style: &Style) -> String {
             out.push_str(&format!("  {}\n", render::one_line(file, 300)));
         }
     }
+    out.push_str(compressed);
     for turn in &s.turns {
         out.push('\n');
         match &turn.prompt {
@@ -334,5 +364,190 @@ fn queue_json(row: &QueueRecord) -> Value {
         "payload_bytes": row.payload_bytes,
         "created_at": row.created_at,
         "raw_output": row.raw,
+    })
+}
+
+/// A session's latest summary and its memories, one line each, under its header.
+fn compressed_text(memories: &[Memory], summary: Option<&Summary>, style: &Style) -> String {
+    let mut out = String::new();
+    if let Some(s) = summary {
+        out.push_str(&format!(
+            "{} {}\n",
+            style.paint("summary", Color::Header),
+            style.paint(short_id(&s.id), Color::Id)
+        ));
+        out.push_str(&summary_fields(s, style));
+    }
+    if !memories.is_empty() {
+        out.push_str(&format!("{}\n", style.paint("memories", Color::Header)));
+        let mut table = Table::default();
+        for m in memories {
+            table.row(vec![
+                cell("  "),
+                cell(short_id(&m.id)).color(Color::Id),
+                cell(m.kind.clone()).color(Color::Tool),
+                cell(render::one_line(&m.title, 160)),
+            ]);
+        }
+        out.push_str(&table.render(style));
+    }
+    out
+}
+
+fn summary_fields(s: &Summary, style: &Style) -> String {
+    let rows: Vec<(&str, String)> = [
+        ("  request", &s.request),
+        ("  investigated", &s.investigated),
+        ("  learned", &s.learned),
+        ("  completed", &s.completed),
+        ("  next steps", &s.next_steps),
+    ]
+    .into_iter()
+    .map(|(label, text)| (label, render::one_line(text, 400)))
+    .collect();
+    fields(&rows, style)
+}
+
+/// Paths in one line, those inside the project relative to it.
+fn paths(list: &[String], project: Option<&str>) -> String {
+    list.iter()
+        .map(|f| within(f, project))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn origin(model: Option<&str>, origin: &str) -> String {
+    match model {
+        Some(model) => format!("{model} ({origin})"),
+        None => origin.to_string(),
+    }
+}
+
+fn memory_text(m: &Memory, style: &Style) -> String {
+    let mut out = header("memory", &m.id, style);
+    let turn = m
+        .prompt_number
+        .map(|n| format!(" (prompt #{n})"))
+        .unwrap_or_default();
+    let files = |list: &[String]| paths(list, m.project_dir.as_deref());
+    out.push_str(&fields(
+        &[
+            ("id", m.id.clone()),
+            ("type", m.kind.clone()),
+            ("session", format!("{}{turn}", short_id(&m.session_id))),
+            ("project", m.project_dir.clone().unwrap_or_default()),
+            ("time", style.moment(&m.created_at)),
+            ("made by", origin(m.model.as_deref(), &m.origin)),
+            ("concepts", m.concepts.join(", ")),
+            ("files read", files(&m.files_read)),
+            ("modified", files(&m.files_modified)),
+            (
+                "from",
+                m.queue_ids
+                    .iter()
+                    .map(|id| short_id(id))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+        ],
+        style,
+    ));
+    out.push('\n');
+    render::block(&m.title, 2, &mut out);
+    if let Some(subtitle) = &m.subtitle {
+        render::block(subtitle, 2, &mut out);
+    }
+    out.push('\n');
+    render::block(&m.narrative, 2, &mut out);
+    if !m.facts.is_empty() {
+        out.push_str(&format!("\n{}\n", style.paint("facts", Color::Header)));
+        for fact in &m.facts {
+            render::block(&format!("- {fact}"), 2, &mut out);
+        }
+    }
+    out
+}
+
+fn summary_text(s: &Summary, style: &Style) -> String {
+    let mut out = header("summary", &s.id, style);
+    let turn = s
+        .prompt_number
+        .map(|n| format!(" (as of prompt #{n})"))
+        .unwrap_or_default();
+    let files = |list: &[String]| paths(list, s.project_dir.as_deref());
+    out.push_str(&fields(
+        &[
+            ("id", s.id.clone()),
+            ("session", format!("{}{turn}", short_id(&s.session_id))),
+            ("project", s.project_dir.clone().unwrap_or_default()),
+            ("time", style.moment(&s.created_at)),
+            ("made by", origin(s.model.as_deref(), &s.origin)),
+            ("files read", files(&s.files_read)),
+            ("edited", files(&s.files_edited)),
+        ],
+        style,
+    ));
+    for (label, text) in [
+        ("request", &s.request),
+        ("investigated", &s.investigated),
+        ("learned", &s.learned),
+        ("completed", &s.completed),
+        ("next steps", &s.next_steps),
+    ] {
+        if !text.trim().is_empty() {
+            out.push_str(&format!("\n{}\n", style.paint(label, Color::Header)));
+            render::block(text, 2, &mut out);
+        }
+    }
+    if let Some(notes) = s.notes.as_deref().filter(|n| !n.trim().is_empty()) {
+        out.push_str(&format!("\n{}\n", style.paint("notes", Color::Header)));
+        render::block(notes, 2, &mut out);
+    }
+    out
+}
+
+fn memory_json(m: &Memory) -> Value {
+    json!({
+        "kind": "memory",
+        "id": m.id,
+        "short_id": short_id(&m.id),
+        "session_id": m.session_id,
+        "project": m.project_dir,
+        "prompt_number": m.prompt_number,
+        "type": m.kind,
+        "title": m.title,
+        "subtitle": m.subtitle,
+        "narrative": m.narrative,
+        "facts": m.facts,
+        "concepts": m.concepts,
+        "files_read": m.files_read,
+        "files_modified": m.files_modified,
+        "queue_ids": m.queue_ids,
+        "origin": m.origin,
+        "model": m.model,
+        "created_at": m.created_at,
+    })
+}
+
+fn summary_json(s: &Summary) -> Value {
+    json!({
+        "kind": "summary",
+        "id": s.id,
+        "short_id": short_id(&s.id),
+        "session_id": s.session_id,
+        "project": s.project_dir,
+        "prompt_number": s.prompt_number,
+        "request": s.request,
+        "investigated": s.investigated,
+        "learned": s.learned,
+        "completed": s.completed,
+        "next_steps": s.next_steps,
+        "notes": s.notes,
+        "files_read": s.files_read,
+        "files_edited": s.files_edited,
+        "queue_ids": s.queue_ids,
+        "origin": s.origin,
+        "model": s.model,
+        "created_at": s.created_at,
     })
 }

@@ -6,51 +6,26 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::install::HOOKS;
-use crate::cli::SettingsArgs;
+use crate::compress::pause::{self, Pause};
 use crate::config::{Config, Retention};
 use crate::emit::Report;
+use crate::health::hooks::{self, HookFile, HookState, runs, unquote};
+use crate::health::log::Warnings;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::settings::command::{Program, is_our_program, parse_ours};
 use crate::settings::compat::ClaudeCode;
-use crate::settings::merge;
-use crate::settings::settings_path;
+use crate::store::compressed::Spend;
 use crate::store::fts::{Index, IndexInfo};
 use crate::store::read::{Reader, StoreStats};
 use crate::store::retention::{self, Outlook};
 
-/// Log lines at these levels are warnings.
-const WARN_LEVELS: &[&str] = &["WARN", "ERROR", "PANIC"];
-const LATEST_WARNINGS: usize = 3;
-
-/// One settings file and the state of each of our hooks in it.
-struct HookFile {
-    path: PathBuf,
-    /// `None`: the file does not exist. `Some(Err)`: it cannot be read as JSON.
-    hooks: Option<Result<Vec<HookState>, String>>,
-}
-
-struct HookState {
-    event: &'static str,
-    hook: &'static str,
-    registered: bool,
-    /// The program of each handler of ours for it that names one plainly (as written in the
-    /// file: quoted in a shell command, bare in an exec-form one).
-    programs: Vec<String>,
-}
-
-struct Warnings {
-    count: usize,
-    latest: Vec<String>,
-}
-
-/// The database as status found it.
+/// The database as status found it, with what the compressor spent today.
 enum Database {
     Missing,
     Failed(String),
-    Read(StoreStats),
+    Read(StoreStats, Spend),
 }
 
 /// Everything status looks at, gathered once; rendered as text or JSON.
@@ -68,30 +43,29 @@ struct Status {
 
 pub fn status(json: bool) -> Result<Report> {
     let config = Config::from_env();
-    let files = hook_files(&config);
+    let files = hooks::files(&config, HOOKS);
     let mut outlook = None;
-    let read = Reader::open(&config).and_then(|reader| {
-        reader
-            .map(|r| {
-                outlook = retention::outlook(&r, &config.retention, chrono::Utc::now()).ok();
-                r.stats()
-            })
-            .transpose()
-    });
-    let database = match read {
+    let read = |r: Reader| {
+        outlook = retention::outlook(&r, &config.retention, chrono::Utc::now()).ok();
+        Ok((r.stats()?, r.spend(&crate::compress::today())?))
+    };
+    let database = match Reader::open(&config).and_then(|r| r.map(read).transpose()) {
         Ok(None) => Database::Missing,
-        Ok(Some(stats)) => Database::Read(stats),
+        Ok(Some((stats, spend))) => Database::Read(stats, spend),
         Err(err) => Database::Failed(format!("{err:#}")),
     };
     let status = Status {
         retention: outlook,
         exe: std::env::current_exe().ok(),
-        optional: missing_optional(&files),
+        optional: hooks::missing_optional(&files, HOOKS, &ClaudeCode::detect()),
         files,
         database,
         index: Index::info_at(&config),
-        spill: spill_counts(&config),
-        warnings: log_warnings(&config),
+        spill: {
+            let spill = crate::health::spill::look(&config);
+            (spill.waiting, spill.quarantined)
+        },
+        warnings: crate::health::log::warnings(&config, &crate::health::log::a_day_ago()),
         config,
     };
     Ok(if json {
@@ -103,10 +77,11 @@ pub fn status(json: bool) -> Result<Report> {
 
 fn to_json(s: &Status) -> Value {
     let config = &s.config;
-    let stats = match &s.database {
-        Database::Read(stats) => Some(stats),
-        _ => None,
+    let (stats, spend) = match &s.database {
+        Database::Read(stats, spend) => (Some(stats), Some(spend)),
+        _ => (None, None),
     };
+    let paused = pause::current(config);
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "binary": s.exe,
@@ -126,6 +101,18 @@ fn to_json(s: &Status) -> Value {
             "tables": stats.map(|s| pairs(&s.tables)),
             "queue": stats.map(|s| pairs(&s.queue)),
             "last_capture_at": stats.and_then(|s| s.last_capture_at.clone()),
+        },
+        "compress": {
+            "auto": config.compress.auto,
+            "model": config.compress.model,
+            "command": config.compress.command,
+            "daily_tokens": config.compress.daily_tokens,
+            "today": spend.map(|t| json!({"tokens": t.tokens, "cost_usd": t.cost_usd,
+                                          "calls": t.calls})),
+            "waiting": stats.map(|s| queue_count(s, "raw")),
+            "failed": stats.map(|s| queue_count(s, "failed")),
+            "paused_until": paused.as_ref().map(|p| until(p.until)),
+            "paused_because": paused.map(|p| p.why),
         },
         "retention": retention_json(&config.retention, s.retention.as_ref()),
         "spill": {"waiting": s.spill.0, "quarantined": s.spill.1},
@@ -185,7 +172,10 @@ fn text(s: &Status, style: &Style) -> String {
             ),
             None,
         ),
-        Database::Read(stats) => database_lines(&mut line, &db, stats, style),
+        Database::Read(stats, spend) => {
+            database_lines(&mut line, &db, stats, style);
+            compress_line(&mut line, &s.config, stats, spend);
+        }
     }
     if let Some(outlook) = &s.retention {
         line(
@@ -205,10 +195,7 @@ fn hook_lines(line: &mut impl FnMut(&str, String, Option<Color>), s: &Status) {
         line(label, format!("{}: {text}", shown(&file.path)), color);
         label = "";
     }
-    let registered = s
-        .files
-        .iter()
-        .any(|f| matches!(&f.hooks, Some(Ok(h)) if h.iter().any(|s| s.registered)));
+    let registered = s.files.iter().any(|f| f.registered().next().is_some());
     if !registered {
         line(
             label,
@@ -323,6 +310,46 @@ fn database_lines(
     );
 }
 
+/// What compression spent today against its cap, what waits for it, and when it runs.
+fn compress_line(
+    line: &mut impl FnMut(&str, String, Option<Color>),
+    config: &Config,
+    stats: &StoreStats,
+    spend: &Spend,
+) {
+    let mut parts = vec![format!(
+        "today {} of {} tokens{}",
+        render::count(spend.tokens),
+        render::count(config.compress.daily_tokens as i64),
+        if spend.cost_usd > 0.0 {
+            format!(" (${:.4})", spend.cost_usd)
+        } else {
+            String::new()
+        }
+    )];
+    parts.push(format!(
+        "{} waiting",
+        render::plural(queue_count(stats, "raw"), "item")
+    ));
+    let failed = queue_count(stats, "failed");
+    if failed > 0 {
+        parts.push(format!("{failed} failed or to be retried"));
+    }
+    let mut color = None;
+    let when = match pause::current(config) {
+        Some(Pause { until: at, why }) => {
+            color = Some(Color::Warn);
+            format!("paused until {} ({why})", until(at))
+        }
+        None if config.compress.auto => {
+            "runs after each session (CLAUDE_MEM_COMPRESS=off turns that off)".into()
+        }
+        None => "not run by the hooks (CLAUDE_MEM_COMPRESS=off): claude-mem compress".into(),
+    };
+    parts.push(when);
+    line("compress", parts.join("; "), color);
+}
+
 /// The policy, the live data, and what it drops next.
 fn retention_text(policy: &Retention, o: &Outlook, style: &Style) -> String {
     let mut out = format!(
@@ -376,147 +403,23 @@ fn retention_json(policy: &Retention, outlook: Option<&Outlook>) -> Value {
     })
 }
 
-/// The user's settings file (when there is a home to find it in), and the project's two when
-/// they exist.
-fn hook_files(config: &Config) -> Vec<HookFile> {
-    let args = |project: Option<PathBuf>, local: bool| SettingsArgs {
-        project,
-        local,
-        settings: None,
-        dry_run: false,
-    };
-    let project = config
-        .project_dir
-        .as_ref()
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok());
-    let mut paths: Vec<PathBuf> = settings_path(&args(None, false)).into_iter().collect();
-    for local in [false, true] {
-        let path = project
-            .as_ref()
-            .and_then(|dir| settings_path(&args(Some(dir.clone()), local)).ok());
-        if let Some(path) = path.filter(|p| p.exists() && !paths.contains(p)) {
-            paths.push(path);
-        }
-    }
-    paths
-        .into_iter()
-        .map(|path| HookFile {
-            hooks: read_hooks(&path),
-            path,
-        })
-        .collect()
-}
-
-fn read_hooks(path: &Path) -> Option<Result<Vec<HookState>, String>> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(err) => return Some(Err(format!("cannot read it ({err})"))),
-    };
-    let root: Map<String, Value> = match serde_json::from_slice(&bytes) {
-        Ok(root) => root,
-        Err(err) => {
-            return Some(Err(format!(
-                "not plain JSON ({err}): Claude Code ignores it"
-            )));
-        }
-    };
-    Some(Ok(HOOKS
+fn queue_count(stats: &StoreStats, status: &str) -> i64 {
+    stats
+        .queue
         .iter()
-        .map(|(registration, _)| HookState {
-            event: registration.event,
-            hook: registration.hook,
-            registered: merge::is_registered(&root, registration),
-            programs: programs(&root, registration.event, registration.hook),
+        .find(|(s, _)| s == status)
+        .map_or(0, |(_, n)| *n)
+}
+
+/// Seconds since the epoch as a local time.
+fn until(at: u64) -> String {
+    chrono::DateTime::from_timestamp(at as i64, 0)
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M")
+                .to_string()
         })
-        .collect()))
-}
-
-/// The programs of the handlers of ours for `hook` on `event`: an exec-form handler's
-/// `command`, or the program word of a shell command line that is ours alone.
-fn programs(root: &Map<String, Value>, event: &str, hook: &str) -> Vec<String> {
-    let groups = root
-        .get("hooks")
-        .and_then(|h| h.get(event))
-        .and_then(Value::as_array);
-    groups
-        .into_iter()
-        .flatten()
-        .filter_map(|group| group.get("hooks")?.as_array())
-        .flatten()
-        .filter_map(|handler| {
-            let command = handler.get("command")?.as_str()?;
-            match handler.get("args").and_then(Value::as_array) {
-                Some(args) => (is_our_program(command)
-                    && args.first().and_then(Value::as_str) == Some("hook")
-                    && args.get(1).and_then(Value::as_str) == Some(hook))
-                .then(|| command.to_string()),
-                None => {
-                    let ours = parse_ours(command)?;
-                    (ours.hook == hook)
-                        .then(|| command[ours.program_start..ours.program_end].to_string())
-                }
-            }
-        })
-        .collect()
-}
-
-/// Whether a program as written in a settings file runs `exe`.
-fn runs(program: &str, exe: Option<&Path>) -> bool {
-    let Some(exe) = exe else {
-        return false;
-    };
-    if Program::of(exe).is_ok_and(|p| p.shell == program || p.exec == program) {
-        return true;
-    }
-    let path = unquote(program);
-    match (fs::canonicalize(&path), fs::canonicalize(exe)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => Path::new(&path) == exe,
-    }
-}
-
-/// A shell word as sh reads it: `"..."` (with `\` escapes) or `'...'` or bare.
-fn unquote(word: &str) -> String {
-    if let Some(inner) = word.strip_prefix('\'').and_then(|w| w.strip_suffix('\'')) {
-        return inner.to_string();
-    }
-    let Some(inner) = word.strip_prefix('"').and_then(|w| w.strip_suffix('"')) else {
-        return word.to_string();
-    };
-    let mut out = String::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match (c, chars.clone().next()) {
-            ('\\', Some(next @ ('"' | '\\' | '$' | '`'))) => {
-                out.push(next);
-                chars.next();
-            }
-            (c, _) => out.push(c),
-        }
-    }
-    out
-}
-
-/// Events of ours registered only with a recent enough Claude Code that no file has, with why
-/// that is fine (or `None` when it is not).
-fn missing_optional(files: &[HookFile]) -> Vec<(&'static str, Option<String>)> {
-    let mut missing = Vec::new();
-    for (registration, since) in HOOKS {
-        let Some(since) = since else { continue };
-        let anywhere = files.iter().any(|f| {
-            matches!(&f.hooks, Some(Ok(h)) if h.iter()
-                .any(|s| s.event == registration.event && s.registered))
-        });
-        if !anywhere {
-            missing.push((
-                registration.event,
-                ClaudeCode::detect().allows(*since).err(),
-            ));
-        }
-    }
-    missing
+        .unwrap_or_default()
 }
 
 fn hooks_line(
@@ -608,55 +511,4 @@ fn wal(db: &Path) -> PathBuf {
     let mut path = db.as_os_str().to_owned();
     path.push("-wal");
     path.into()
-}
-
-/// Events waiting in the spill folders (the data dir's and the fallback), and spill files set
-/// aside in the quarantine folder.
-fn spill_counts(config: &Config) -> (usize, usize) {
-    let count = |dir: PathBuf| {
-        fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                !name.starts_with('.') && name.ends_with(".json")
-            })
-            .count()
-    };
-    let waiting = count(config.spill_dir()) + count(config.fallback_dir().join("spill"));
-    (waiting, count(config.quarantine_dir()))
-}
-
-/// Warnings of the last day in the log (and its rotated part, and the fallback log).
-fn log_warnings(config: &Config) -> Warnings {
-    let since = (chrono::Utc::now() - chrono::Duration::days(1))
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let log = config.log_path();
-    let mut lines: Vec<String> = Vec::new();
-    for path in [
-        log.with_extension("log.1"),
-        log.clone(),
-        config.fallback_dir().join("claude-mem.log"),
-    ] {
-        let Ok(text) = fs::read_to_string(&path) else {
-            continue;
-        };
-        lines.extend(text.lines().filter_map(|l| {
-            let mut words = l.splitn(3, ' ');
-            let (ts, level) = (words.next()?, words.next()?);
-            (ts >= since.as_str() && WARN_LEVELS.contains(&level)).then(|| l.to_string())
-        }));
-    }
-    lines.sort();
-    Warnings {
-        count: lines.len(),
-        latest: lines
-            .iter()
-            .rev()
-            .take(LATEST_WARNINGS)
-            .rev()
-            .cloned()
-            .collect(),
-    }
 }

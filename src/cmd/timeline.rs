@@ -3,19 +3,19 @@
 use anyhow::{Result, anyhow};
 use serde_json::json;
 
-use super::{reader, resolve, synced_index};
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::Item;
 use crate::store::read::{Kind, short_id};
 
 pub fn timeline(id: &str, before: usize, after: usize, json: bool) -> Result<Report> {
     let config = Config::from_env();
-    let reader = reader(&config)?;
-    let index = synced_index(&config, &reader)?;
-    let (_, id) = resolve(&config, &reader, Some(&index), id)?;
-    let items = index
+    let mut recall = Recall::open_for_item(&config)?;
+    let (_, id) = recall.resolve(id)?;
+    let items = recall
+        .index()?
         .around(&id, before, after)?
         .ok_or_else(|| anyhow!("{id} has nothing to show around it"))?;
     let style = Style::detect();
@@ -62,7 +62,9 @@ fn lines(items: &[Item], anchor: &str, style: &Style) -> String {
                 item.tool_name.clone().unwrap_or_default(),
                 item.title.clone(),
             ),
-            Kind::Message | Kind::Summary => ("Claude".to_string(), item.title.clone()),
+            Kind::Message => ("Claude".to_string(), item.title.clone()),
+            Kind::Memory => ("memory".to_string(), item.title.clone()),
+            Kind::Summary => ("summary".to_string(), item.title.clone()),
         };
         let marker = if here { ">" } else { " " };
         table.row(vec![

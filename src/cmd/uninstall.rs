@@ -1,14 +1,54 @@
 //! `uninstall-hooks`: removes every claude-mem handler from a Claude Code settings file,
-//! whatever binary path it carries, and nothing else. Our part of a longer command line is
+//! whatever binary path it carries, and nothing else; and its MCP server from Claude Code. Our part of a longer command line is
 //! taken out only where that is exact; otherwise the line stays and the report says why.
 
 use anyhow::Result;
 
 use crate::cli::SettingsArgs;
+use crate::config::Config;
+use crate::settings::compat::{CLAUDE_BIN_VAR, ClaudeCode};
+use crate::settings::mcp::{self, Unregistered};
 use crate::settings::merge::{self, Change, Status};
 use crate::settings::{Written, settings_path, update};
 
 pub fn uninstall(args: &SettingsArgs) -> Result<String> {
+    let mut out = remove_hooks(args)?;
+    out.push_str(&mcp_server(args));
+    Ok(out)
+}
+
+/// Removes the MCP server from Claude Code (when it is ours) and says what happened.
+fn mcp_server(args: &SettingsArgs) -> String {
+    if let Some(why) = mcp::left_alone(args) {
+        return format!("MCP server: left registered ({why}).\n");
+    }
+    let config = Config::from_env();
+    let name = mcp::SERVER_NAME;
+    match mcp::unregister(&config, &ClaudeCode::detect(), args.dry_run) {
+        Unregistered::Removed => {
+            format!("MCP server: removed {name} from Claude Code (user scope).\n")
+        }
+        Unregistered::NotThere => {
+            format!("MCP server: {name} is not registered; nothing to remove.\n")
+        }
+        Unregistered::WouldRun { command } => {
+            format!("Dry run: would remove the MCP server:\n    {command}\n")
+        }
+        Unregistered::NotOurs { command } => format!(
+            "MCP server: the server named {name} is not ours; left as it is:\n    {command}\n"
+        ),
+        Unregistered::NoClaude { command } => format!(
+            "MCP server: no Claude Code found to remove it with (`claude` on PATH, or \
+             {CLAUDE_BIN_VAR}).\n  Remove it with:\n    {command}\n"
+        ),
+        Unregistered::Failed { why, command } => {
+            format!("MCP server: not removed: {why}\n  Remove it with:\n    {command}\n")
+        }
+    }
+}
+
+/// Takes our hooks out of the settings file and says what it did.
+fn remove_hooks(args: &SettingsArgs) -> Result<String> {
     let path = settings_path(args)?;
     let outcome = update(&path, args.dry_run, false, |root| {
         Ok(merge::uninstall(root))

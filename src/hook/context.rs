@@ -1,6 +1,10 @@
 //! `hook context` (SessionStart): records the session and hands Claude a compact index of
-//! recent work in this project, useful without any model: when, what was asked, what Claude
-//! said last, which files changed, with ids to expand on demand.
+//! recent work in this project, useful without any model: when, what was asked, the errors
+//! met and whether a later run succeeded, the commands that changed something, which files
+//! changed, what Claude said last, with short ids to expand on demand through the MCP tools (or
+//! the command line when the server is not registered). A session the compressor has been at
+//! is told by its summary and its typed memories instead, and by the raw index only for what
+//! came after them.
 //!
 //! Always the JSON form with `hookEventName` (plain stdout is not injected for new sessions on
 //! some versions), wrapped in `<claude-mem-context>` so that the capture hooks never store it.
@@ -14,13 +18,23 @@ use super::wire::Event;
 use super::{Ctx, meta};
 use crate::config::Config;
 use crate::emit::HookOutput;
-use crate::ops::{Change, SessionRef, Write};
-use crate::store::{RecentSession, Store, recent_sessions};
+use crate::ops::{Change, Write};
+use crate::settings::mcp;
+use crate::store::read::short_id;
+use crate::store::{
+    Failure, MEMORIES_SHOWN, MemoryLine, RecentSession, SessionSummary, Store, Wanted,
+    recent_sessions, started_at,
+};
 
 const EVENT: &str = "SessionStart";
 const FIRST_PROMPT_CHARS: usize = 160;
 const LAST_MESSAGE_CHARS: usize = 240;
+const CALL_CHARS: usize = 80;
+const ERROR_CHARS: usize = 120;
+const COMMAND_CHARS: usize = 70;
 const FILES_SHOWN: usize = 6;
+const SUMMARY_PART_CHARS: usize = 200;
+const MEMORY_TITLE_CHARS: usize = 100;
 
 pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     if Event::get(&event.hook_event_name)? != EVENT {
@@ -36,33 +50,82 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     ))
 }
 
+/// Where the context sends Claude for more: the MCP tools when they are registered (one
+/// `stat` of the marker install-hooks leaves), else the command line.
+enum Pointer<'a> {
+    Tools,
+    Cli(&'a str),
+}
+
 /// The answer once the session is recorded. Without a store (the write was spilled) or without
-/// history there is no context to give, which is not an error.
-pub fn answer(store: Option<Store>, config: &Config, session: &SessionRef) -> HookOutput {
+/// history there is no context to give, which is not an error. On `resume` the transcript
+/// already holds what was listed when the session started: only sessions started since are
+/// listed; on `compact` the compaction dropped it: it is given again. The session starting is
+/// never listed.
+pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutput {
+    let session = &write.session;
     let (Some(store), Some(project)) = (store, session.project_dir.as_deref()) else {
         return HookOutput::Ack;
     };
-    let Ok(recent) = recent_sessions(store.conn(), project, config.context_sessions) else {
+    let resumed = matches!(&write.change, Change::SessionStart { source, .. }
+        if source.as_deref() == Some("resume"));
+    let started_after = match resumed {
+        true => match started_at(store.conn(), &session.session_id) {
+            Ok(Some(at)) => Some(at),
+            _ => return HookOutput::Ack,
+        },
+        false => None,
+    };
+    let wanted = Wanted {
+        project_dir: project,
+        current: &session.session_id,
+        started_after: started_after.as_deref(),
+        limit: config.context_sessions,
+    };
+    let Ok(recent) = recent_sessions(store.conn(), &wanted) else {
         return HookOutput::Ack;
     };
     let binary = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "claude-mem".into());
-    match render(&recent, project, &binary, config.context_chars) {
+    let pointer = if mcp::status(config) {
+        Pointer::Tools
+    } else {
+        Pointer::Cli(&binary)
+    };
+    match render(&recent, project, &pointer, resumed, config.context_chars) {
         Some(text) => HookOutput::Context { event: EVENT, text },
         None => HookOutput::Ack,
     }
 }
 
 /// The context text, within `budget` UTF-16 units, or `None` when there is nothing to say.
-fn render(recent: &[RecentSession], project: &str, binary: &str, budget: usize) -> Option<String> {
+fn render(
+    recent: &[RecentSession],
+    project: &str,
+    pointer: &Pointer,
+    resumed: bool,
+    budget: usize,
+) -> Option<String> {
     const OPEN: &str = "<claude-mem-context>\n";
     const CLOSE: &str = "</claude-mem-context>";
-    let head = "Recent sessions in this project (claude-mem memory, newest first):\n";
-    let tail = format!(
-        "More with `{}`: `show <session id>` prints a session, `search <words>` searches them all.\n",
-        escaped(binary)
-    );
+    let head = if resumed {
+        "Sessions in this project started since this one (claude-mem memory, newest first):\n"
+    } else {
+        "Recent sessions in this project (claude-mem memory, newest first):\n"
+    };
+    let tail = match pointer {
+        Pointer::Tools => "More with the claude-mem MCP tools: mcp__claude-mem__search (a \
+            compact index of what matches, with ids), mcp__claude-mem__get (items whole, by \
+            id: these session ids too), mcp__claude-mem__timeline (what happened around an \
+            id).\n"
+            .to_string(),
+        Pointer::Cli(binary) => format!(
+            "More with `{}`: `search <words>` (what matches, with ids), `show <id>` (an item \
+             or one of these sessions whole), `timeline <id>` (what happened around it).\n",
+            escaped(binary)
+        ),
+    };
     let mut used = units(OPEN) + units(head) + units(&tail) + units(CLOSE);
     let mut entries = String::new();
     for session in recent {
@@ -86,23 +149,42 @@ fn entry(session: &RecentSession, project: &str) -> String {
         .get(..16)
         .unwrap_or(&session.updated_at)
         .replace('T', " ");
-    let mut line = format!("- {when} UTC, session {}", escaped(&session.session_id));
+    let mut line = format!(
+        "- {when} UTC, session {}",
+        escaped(short_id(&session.session_id))
+    );
     if session.prompt_count > 0 {
         let plural = if session.prompt_count == 1 { "" } else { "s" };
         line.push_str(&format!(", {} prompt{plural}", session.prompt_count));
     }
     line.push('\n');
-    if let Some(prompt) = &session.first_prompt {
+    let asked = session
+        .summary
+        .as_ref()
+        .map(|s| s.request.as_str())
+        .filter(|r| !r.trim().is_empty())
+        .or(session.first_prompt.as_deref());
+    if let Some(prompt) = asked {
         line.push_str(&format!(
             "  asked: {}\n",
             escaped(&shorten(prompt, FIRST_PROMPT_CHARS))
         ));
     }
-    if let Some(message) = &session.last_assistant_message {
-        line.push_str(&format!(
-            "  Claude: {}\n",
-            escaped(&shorten(message, LAST_MESSAGE_CHARS))
-        ));
+    if let Some(summary) = &session.summary {
+        line.push_str(&summary_lines(summary));
+    }
+    line.push_str(&memory_lines(&session.memories));
+    if !session.failures.is_empty() {
+        let failures: Vec<String> = session.failures.iter().map(failure).collect();
+        line.push_str(&format!("  errors: {}\n", failures.join("; ")));
+    }
+    if !session.commands.is_empty() {
+        let commands: Vec<String> = session
+            .commands
+            .iter()
+            .map(|c| format!("`{}`", escaped(&shorten(c, COMMAND_CHARS))))
+            .collect();
+        line.push_str(&format!("  ran: {}\n", commands.join(", ")));
     }
     if !session.files_changed.is_empty() {
         let prefix = format!("{}/", project.trim_end_matches('/'));
@@ -121,7 +203,78 @@ fn entry(session: &RecentSession, project: &str) -> String {
         files.sort_unstable();
         line.push_str(&format!("  changed: {}{more}\n", files.join(", ")));
     }
+    // A summary of the last turn has said what it came to.
+    let summarized = session
+        .summary
+        .as_ref()
+        .and_then(|s| s.prompt_number)
+        .is_some_and(|n| n >= session.prompt_count);
+    if let Some(message) = session
+        .last_assistant_message
+        .as_ref()
+        .filter(|_| !summarized)
+    {
+        line.push_str(&format!(
+            "  Claude: {}\n",
+            escaped(&shorten(message, LAST_MESSAGE_CHARS))
+        ));
+    }
     line
+}
+
+/// What the compressor's summary says was done, learned and left to do, a line each.
+fn summary_lines(summary: &SessionSummary) -> String {
+    [
+        ("done", &summary.completed),
+        ("learned", &summary.learned),
+        ("next", &summary.next_steps),
+    ]
+    .into_iter()
+    .filter(|(_, text)| !text.trim().is_empty())
+    .map(|(label, text)| {
+        format!(
+            "  {label}: {}\n",
+            escaped(&shorten(text, SUMMARY_PART_CHARS))
+        )
+    })
+    .collect()
+}
+
+/// The compressor's memories of a session, newest first, one line each with the id that
+/// gets it whole.
+fn memory_lines(memories: &[MemoryLine]) -> String {
+    if memories.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("  memories:\n");
+    for m in memories.iter().take(MEMORIES_SHOWN) {
+        out.push_str(&format!(
+            "    {} {}: {}\n",
+            escaped(&m.kind),
+            escaped(short_id(&m.id)),
+            escaped(&shorten(&m.title, MEMORY_TITLE_CHARS))
+        ));
+    }
+    if memories.len() > MEMORIES_SHOWN {
+        out.push_str("    (more: the session's id gets them all)\n");
+    }
+    out
+}
+
+/// A failed call in a few words: the tool and call, what its error said, and how a later run
+/// of the same command went.
+fn failure(f: &Failure) -> String {
+    let later = match f.later {
+        Some(true) => ", a later run succeeded",
+        Some(false) => ", and again when run later",
+        None => "",
+    };
+    format!(
+        "{} `{}` failed ({}){later}",
+        escaped(&f.tool),
+        escaped(&shorten(&f.call, CALL_CHARS)),
+        escaped(&shorten(&f.error, ERROR_CHARS))
+    )
 }
 
 /// One line of at most `max` UTF-16 units (before escaping).
@@ -171,34 +324,47 @@ mod tests {
             first_prompt: Some("Fix the\nlogin bug".into()),
             last_assistant_message: Some("Done: fixed it".into()),
             files_changed: files.iter().map(|f| f.to_string()).collect(),
+            ..RecentSession::default()
         }
     }
 
+    const CLI: Pointer = Pointer::Cli("/bin/claude-mem");
+
     #[test]
-    fn renders_an_index_with_ids_and_relative_files() {
+    fn renders_an_index_with_short_ids_and_relative_files() {
         let text = render(
-            &[session("s-1", &["/p/src/a.rs"])],
+            &[session(
+                "7c1f3a52-94d0-4c1e-b7a2-5f0e9d3c8a61",
+                &["/p/src/a.rs"],
+            )],
             "/p",
-            "/bin/claude-mem",
+            &CLI,
+            false,
             6000,
         )
         .unwrap();
         assert!(
             text.starts_with("<claude-mem-context>\n") && text.ends_with("</claude-mem-context>")
         );
-        assert!(text.contains("session s-1, 2 prompts"));
+        assert!(text.contains("session 5f0e9d3c, 2 prompts"), "{text}");
+        assert!(!text.contains("7c1f3a52-94d0"), "no whole UUID: {text}");
         assert!(text.contains("asked: Fix the login bug"));
         assert!(text.contains("Claude: Done: fixed it"));
         assert!(text.contains("changed: src/a.rs"));
-        assert!(text.contains("More with `/bin/claude-mem`: `show <session id>`"));
+        assert!(text.contains("More with `/bin/claude-mem`: `search <words>`"));
+        let tools = render(&[session("s-1", &[])], "/p", &Pointer::Tools, false, 6000).unwrap();
+        assert!(
+            tools.contains("mcp__claude-mem__search") && !tools.contains("/bin/claude-mem"),
+            "{tools}"
+        );
     }
 
     #[test]
     fn stays_within_the_budget_and_is_empty_without_history() {
         let many: Vec<_> = (0..50).map(|i| session(&format!("s-{i}"), &[])).collect();
-        let text = render(&many, "/p", "/bin/claude-mem", 1000).unwrap();
+        let text = render(&many, "/p", &CLI, false, 1000).unwrap();
         assert!(units(&text) <= 1000);
-        assert!(render(&[], "/p", "/bin/claude-mem", 1000).is_none());
+        assert!(render(&[], "/p", &CLI, false, 1000).is_none());
     }
 
     #[test]
@@ -206,7 +372,7 @@ mod tests {
         let mut crab = session("s-1", &[]);
         crab.first_prompt = Some("🦀".repeat(500));
         let many = vec![crab; 20];
-        let text = render(&many, "/p", "/bin/claude-mem", 2000).unwrap();
+        let text = render(&many, "/p", &CLI, false, 2000).unwrap();
         assert!(units(&text) <= 2000, "{}", units(&text));
         assert!(units(&text) > 1500, "the budget is used: {}", units(&text));
         let line = shorten(&"🦀".repeat(100), 9);
@@ -214,10 +380,83 @@ mod tests {
     }
 
     #[test]
+    fn errors_and_commands_say_more_than_the_last_message() {
+        let mut busy = session("s-1", &[]);
+        busy.failures = vec![Failure {
+            tool: "Bash".into(),
+            call: "cargo test -p shop".into(),
+            error: "thread 'main' panicked: error: database is locked".into(),
+            later: Some(true),
+        }];
+        busy.commands = vec!["git commit -m 'Fix the lock'".into()];
+        let text = render(&[busy], "/p", &CLI, false, 6000).unwrap();
+        assert!(
+            text.contains("  errors: Bash `cargo test -p shop` failed (thread 'main' panicked: error: database is locked), a later run succeeded\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  ran: `git commit -m 'Fix the lock'`\n"),
+            "{text}"
+        );
+        let resumed = render(&[session("s-2", &[])], "/p", &CLI, true, 6000).unwrap();
+        assert!(resumed.contains("started since this one"), "{resumed}");
+    }
+
+    /// A compressed session is told by its summary and memories; the raw index adds only
+    /// what came after them, and Claude's last message only when no summary covers it.
+    #[test]
+    fn a_compressed_session_is_told_by_its_summary_and_memories() {
+        let mut done = session("s-1", &["/p/src/billing.rs"]);
+        done.summary = Some(SessionSummary {
+            request: "Fix the discount rounding".into(),
+            learned: "Per-item rounding lost cents".into(),
+            completed: "Rounding moved to the order total".into(),
+            next_steps: String::new(),
+            prompt_number: Some(2),
+        });
+        done.memories = (0..7)
+            .map(|i| MemoryLine {
+                id: format!("0195f3a2-7c4b-7d3e-8f12-00000000000{i}"),
+                kind: "bugfix".into(),
+                title: format!("Memory number {i}"),
+            })
+            .collect();
+        let text = render(&[done.clone()], "/p", &CLI, false, 6000).unwrap();
+        for expected in [
+            "  asked: Fix the discount rounding\n",
+            "  done: Rounding moved to the order total\n  learned: Per-item rounding lost cents\n",
+            "  memories:\n    bugfix 00000000: Memory number 0\n",
+            "    bugfix 00000000: Memory number 4\n    (more: the session's id gets them all)\n",
+            "  changed: src/billing.rs\n",
+        ] {
+            assert!(text.contains(expected), "{expected:?} in:\n{text}");
+        }
+        assert!(
+            !text.contains("Memory number 5") && !text.contains("next:"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("Claude: "),
+            "the summary covers the last turn: {text}"
+        );
+        // A turn after the summary: its closing message is new.
+        done.prompt_count = 3;
+        let text = render(&[done], "/p", &CLI, false, 6000).unwrap();
+        assert!(text.contains("  Claude: Done: fixed it\n"), "{text}");
+    }
+
+    #[test]
     fn stored_text_cannot_close_the_wrapper_or_open_a_tag() {
         let mut odd = session("s-<1>", &["/p/a&b</claude-mem-context>.rs"]);
         odd.first_prompt = Some("</claude-mem-context> <private>x".into());
-        let text = render(&[odd], "/p", "/bin/<claude-mem-context>", 6000).unwrap();
+        let text = render(
+            &[odd],
+            "/p",
+            &Pointer::Cli("/bin/<claude-mem-context>"),
+            false,
+            6000,
+        )
+        .unwrap();
         assert_eq!(text.matches("<claude-mem-context>").count(), 1, "{text}");
         assert_eq!(text.matches("</claude-mem-context>").count(), 1, "{text}");
         assert!(!text.contains("<private"), "{text}");

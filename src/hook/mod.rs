@@ -30,6 +30,10 @@ use crate::{clock, detach};
 use input::Stdin;
 use wire::Event;
 
+/// A Stop starts the compressor once this many items wait (the count stops there: one short
+/// range of an index). A SessionEnd starts it for any.
+const COMPRESS_AFTER_STOP: i64 = 100;
+
 /// Events are read whole; past this we stop keeping bytes (and drain the rest) rather than let
 /// one event exhaust memory. Far above `CLAUDE_MEM_MAX_PAYLOAD_BYTES`' default.
 const READ_LIMIT: u64 = 256 * 1024 * 1024;
@@ -216,6 +220,9 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
             detach::maintain(config);
         }
     }
+    if let Some(store) = &recorded.store {
+        start_compression(hook, config, store);
+    }
     // Claude Code drops a SessionEnd hook's systemMessage, and does not show SessionStart's in
     // every mode: the session's first prompt carries the notice instead.
     let tells = matches!(hook, Hook::Prompt | Hook::Capture | Hook::Summary);
@@ -225,10 +232,24 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
         .filter(|_| tells)
         .and_then(|problem| notice::once(config, &write.session.session_id, problem));
     let output = match hook {
-        Hook::Context => context::answer(recorded.store, config, &write.session),
+        Hook::Context => context::answer(recorded.store, config, write),
         _ => HookOutput::Ack,
     };
     Answer { output, notice }
+}
+
+/// After a session ends, or a turn when enough has piled up, the compressor is started
+/// detached: costs the hook a count of at most a few index entries, a lock test, and a spawn
+/// only when there is work.
+fn start_compression(hook: Hook, config: &Config, store: &crate::store::Store) {
+    let threshold = match hook {
+        Hook::Cleanup => 1,
+        Hook::Summary => COMPRESS_AFTER_STOP,
+        _ => return,
+    };
+    if config.compress.auto && store.raw_backlog(threshold).is_ok_and(|n| n >= threshold) {
+        detach::compress(config);
+    }
 }
 
 /// Once per session, what keeps the next outage harmless: the reserve slots for a full disk

@@ -63,30 +63,38 @@ impl ClaudeCode {
     }
 
     /// `Ok` when an event (or field) that Claude Code knows since `since` may be written;
-    /// otherwise why not, as a phrase for the report.
+    /// otherwise why not, as a short phrase for a report line.
     pub fn allows(&self, since: Version) -> Result<(), String> {
         match self {
             ClaudeCode::Found { version, .. } if *version >= since => Ok(()),
-            ClaudeCode::Found { path, version } => Err(format!(
-                "Claude Code {version} ({}) may ignore the whole settings file over it; \
-                 it needs {since} or later",
-                path.display()
+            ClaudeCode::Found { version, .. } => Err(format!(
+                "Claude Code {version} would ignore the whole settings file over it (needs \
+                 {since})"
             )),
             ClaudeCode::Unknown { path, why } => Err(format!(
-                "could not tell the version of {} ({why}), and Claude Code before {since} \
-                 ignores the whole settings file over it",
+                "cannot tell the version of {} ({why}); it needs {since}",
                 path.display()
             )),
-            ClaudeCode::Missing => Err(format!(
-                "no Claude Code found to check that it knows this event (Claude Code before \
-                 {since} ignores the whole settings file over it); put `claude` on PATH or set \
-                 {CLAUDE_BIN_VAR} to it, and run install-hooks again"
-            )),
+            ClaudeCode::Missing => Err(format!("no Claude Code found (it needs {since} or later)")),
+        }
+    }
+
+    /// What makes an event that `allows` refused safe to add: a phrase for "To add it later:
+    /// ..., then run install-hooks again".
+    pub fn to_allow(&self, since: Version) -> String {
+        match self {
+            ClaudeCode::Found { .. } => {
+                format!("update Claude Code to {since} or later (`claude update`)")
+            }
+            ClaudeCode::Unknown { path, .. } => {
+                format!("make `{} --version` answer", path.display())
+            }
+            ClaudeCode::Missing => format!("put `claude` on PATH (or set {CLAUDE_BIN_VAR})"),
         }
     }
 }
 
-fn locate() -> Option<PathBuf> {
+pub fn locate() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os(CLAUDE_BIN_VAR).filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(path));
     }

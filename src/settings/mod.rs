@@ -10,6 +10,7 @@ mod diff;
 mod document;
 mod location;
 mod lock;
+pub mod mcp;
 pub mod merge;
 mod open;
 mod replace;
@@ -17,4 +18,4 @@ mod shape;
 mod write;
 
 pub use location::settings_path;
-pub use write::{Written, update};
+pub use write::{Outcome, Written, update};

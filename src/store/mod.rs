@@ -11,10 +11,12 @@
 //! checkpoint copies all of it (a second at 400 MB). Past a bound, a hook leaves both to the
 //! detached maintenance process (`claude-mem maintain`) instead.
 
+pub mod compressed;
 mod context;
 pub mod export;
 pub mod forget;
 pub mod fts;
+pub mod integrity;
 pub mod queue;
 pub mod read;
 pub mod retention;
@@ -22,7 +24,10 @@ pub mod scrub;
 pub mod slices;
 mod write;
 
-pub use context::{RecentSession, recent_sessions};
+pub use context::{
+    Failure, MEMORIES_SHOWN, MemoryLine, RecentSession, SessionSummary, Wanted, recent_sessions,
+    started_at,
+};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -44,6 +49,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v3.sql"),
     include_str!("v4.sql"),
     include_str!("v5.sql"),
+    include_str!("v6.sql"),
+    include_str!("v7.sql"),
 ];
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).
@@ -192,6 +199,14 @@ impl Store {
     /// Size of the WAL file now.
     pub fn wal_bytes(&self) -> u64 {
         std::fs::metadata(&self.wal_path).map_or(0, |m| m.len())
+    }
+
+    /// How many items wait for a consumer, counted up to `cap` (one short range of an index,
+    /// however long the backlog): what decides whether a hook starts the compressor.
+    pub fn raw_backlog(&self, cap: i64) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row(write::RAW_BACKLOG, [cap], |row| row.get(0))?)
     }
 
     /// Maintenance the last commit left for the maintenance process, if any.

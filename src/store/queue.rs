@@ -52,6 +52,9 @@ pub struct Claim<'a> {
     pub lease: Duration,
     /// Only items of this kind; `None` for both.
     pub kind: Option<Kind>,
+    /// Only items of this session, and then in the order they were captured rather than by
+    /// priority: a consumer that works turn by turn (the compressor) gets whole turns.
+    pub session: Option<&'a str>,
 }
 
 /// A claimed item: one JSON Lines object of `claude-mem queue claim`, fields in this order.
@@ -170,12 +173,14 @@ pub fn claim(conn: &Connection, claim: &Claim, now: DateTime<Utc>) -> Result<Vec
     let at = clock::stamp(now);
     let until = clock::stamp(now + chrono::Duration::from_std(claim.lease)?);
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let limit = claim.limit as i64;
+    let mut values: Vec<&dyn rusqlite::ToSql> = vec![&limit, &at, &claim.consumer, &until, &token];
+    if let Some(session) = &claim.session {
+        values.push(session);
+    }
     let ids: Vec<String> = tx
-        .prepare(&claim_sql(claim.kind))?
-        .query_map(
-            params![claim.limit as i64, at, claim.consumer, until, token],
-            |row| row.get(0),
-        )?
+        .prepare(&claim_sql(claim.kind, claim.session.is_some()))?
+        .query_map(values.as_slice(), |row| row.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     tx.commit()?;
     if ids.is_empty() {
@@ -197,6 +202,17 @@ pub fn ack(
     now: DateTime<Utc>,
 ) -> Result<Vec<(String, Outcome)>> {
     settle(conn, token, ids, now, &Settle::Ack)
+}
+
+/// [`ack`] inside the caller's write transaction: what a consumer stores of the items and their
+/// ack commit together, or neither does (a crash between the two cannot store twice).
+pub fn ack_in(
+    tx: &Transaction,
+    token: &str,
+    ids: &[String],
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, Outcome)>> {
+    settle_in(tx, token, ids, now, &Settle::Ack)
 }
 
 /// Records a failed attempt: the item is claimable again after its backoff, or, at the last
@@ -271,6 +287,31 @@ pub fn retry_all(conn: &Connection, now: DateTime<Utc>) -> Result<usize> {
     }
 }
 
+/// The items a claim of `session` would take now, up to `limit`, in the same order, without
+/// taking them (a dry run). Lease fields are as stored (empty when there is none).
+pub fn peek(
+    conn: &Connection,
+    session: &str,
+    limit: usize,
+    now: DateTime<Utc>,
+) -> Result<Vec<Item>> {
+    let items = conn
+        .prepare(&peek_sql())?
+        .query_map(params![session, clock::stamp(now), limit as i64], item)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(items)
+}
+
+/// The sessions that have claimable items, with how many, the one with the oldest such item
+/// first. One read.
+pub fn sessions(conn: &Connection, now: DateTime<Utc>) -> Result<Vec<(String, i64)>> {
+    let rows = conn
+        .prepare(SESSIONS)?
+        .query_map([clock::stamp(now)], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
 /// Counts by state, in one statement (one short read).
 pub fn stats(conn: &Connection, now: DateTime<Utc>) -> Result<Stats> {
     let at = clock::stamp(now);
@@ -298,7 +339,10 @@ pub fn stats(conn: &Connection, now: DateTime<Utc>) -> Result<Stats> {
 /// items, through an index: raw ones in drain order up to the limit, claimed ones whose lease
 /// has ended, and failed ones whose backoff is over (`+status` and the hints keep SQLite from
 /// walking every claimed or failed item instead); then the few found are sorted.
-fn claim_sql(kind: Option<Kind>) -> String {
+fn claim_sql(kind: Option<Kind>, session: bool) -> String {
+    if session {
+        return session_claim_sql(kind);
+    }
     let (raw, filter) = match kind {
         None => ("pending_queue", ""),
         Some(Kind::Observation) => ("pending_queue", " AND kind = 'observation'"),
@@ -327,6 +371,50 @@ fn claim_sql(kind: Option<Kind>) -> String {
     )
 }
 
+/// A session's (?6) claimable items in capture order, through the session's index: the walk is
+/// as long as the session, which only a consumer's claim pays for.
+fn session_claim_sql(kind: Option<Kind>) -> String {
+    let filter = match kind {
+        None => "",
+        Some(Kind::Observation) => " AND kind = 'observation'",
+        Some(Kind::Summary) => " AND kind = 'summary'",
+    };
+    format!(
+        "UPDATE pending_queue
+            SET status = 'claimed', claimed_by = ?3, claimed_at = ?2, lease_until = ?4,
+                lease_token = ?5, retry_at = NULL, updated_at = ?2
+          WHERE id IN (SELECT id FROM pending_queue
+                        WHERE session_id = ?6 AND {CLAIMABLE}{filter}
+                        ORDER BY created_at, rowid LIMIT ?1)
+          RETURNING id"
+    )
+}
+
+/// What a claim may take at ?2: raw, or a lease or a backoff that has ended.
+const CLAIMABLE: &str = "(status = 'raw' OR (status = 'claimed' AND lease_until <= ?2)
+                             OR (status = 'failed' AND retry_at <= ?2))";
+/// A session's (?1) claimable items at ?2 in capture order, at most ?3, as they are.
+fn peek_sql() -> String {
+    format!(
+        "SELECT id, kind, session_id, prompt_id, prompt_number, tool_use_id, event, tool_name,
+                project_dir, priority, created_at, attempts, last_error, truncated,
+                payload_bytes, files_touched, raw_output, coalesce(lease_token, ''),
+                coalesce(lease_until, ''), coalesce(claimed_by, '')
+           FROM pending_queue
+          WHERE session_id = ?1 AND {CLAIMABLE}
+          ORDER BY created_at, rowid LIMIT ?3"
+    )
+}
+/// Each kind of claimable item walks its own index, as in a claim.
+const SESSIONS: &str = "SELECT session_id, COUNT(*) FROM (
+        SELECT session_id, created_at FROM pending_queue WHERE status = 'raw'
+        UNION ALL
+        SELECT session_id, created_at FROM pending_queue INDEXED BY pending_queue_leases
+         WHERE status = 'claimed' AND lease_until <= ?1
+        UNION ALL
+        SELECT session_id, created_at FROM pending_queue
+         WHERE +status = 'failed' AND retry_at <= ?1)
+  GROUP BY session_id ORDER BY min(created_at)";
 const READ_CLAIMED: &str = "SELECT id, kind, session_id, prompt_id, prompt_number, tool_use_id,
         event, tool_name, project_dir, priority, created_at, attempts, last_error, truncated,
         payload_bytes, files_touched, raw_output, lease_token, lease_until, claimed_by
@@ -423,27 +511,34 @@ fn settle(
     now: DateTime<Utc>,
     answer: &Settle,
 ) -> Result<Vec<(String, Outcome)>> {
-    let at = clock::stamp(now);
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let mut answers = Vec::with_capacity(ids.len());
-    {
-        let mut read = tx.prepare(READ_STATE)?;
-        for id in ids {
-            let outcome = match read.query_row([id], State::from_row).optional()? {
-                None => Outcome::Unknown,
-                Some(state) if state.token.as_deref() != Some(token) => {
-                    Outcome::NotHeld(state.describe(&at))
-                }
-                Some(state) if state.status == "claimed" => {
-                    apply(&tx, id, &state, answer, now, &at)?
-                }
-                Some(state) if state.status == answer.leaves() => Outcome::Already,
-                Some(state) => Outcome::NotHeld(state.describe(&at)),
-            };
-            answers.push((id.clone(), outcome));
-        }
-    }
+    let answers = settle_in(&tx, token, ids, now, answer)?;
     tx.commit()?;
+    Ok(answers)
+}
+
+fn settle_in(
+    tx: &Transaction,
+    token: &str,
+    ids: &[String],
+    now: DateTime<Utc>,
+    answer: &Settle,
+) -> Result<Vec<(String, Outcome)>> {
+    let at = clock::stamp(now);
+    let mut answers = Vec::with_capacity(ids.len());
+    let mut read = tx.prepare_cached(READ_STATE)?;
+    for id in ids {
+        let outcome = match read.query_row([id], State::from_row).optional()? {
+            None => Outcome::Unknown,
+            Some(state) if state.token.as_deref() != Some(token) => {
+                Outcome::NotHeld(state.describe(&at))
+            }
+            Some(state) if state.status == "claimed" => apply(tx, id, &state, answer, now, &at)?,
+            Some(state) if state.status == answer.leaves() => Outcome::Already,
+            Some(state) => Outcome::NotHeld(state.describe(&at)),
+        };
+        answers.push((id.clone(), outcome));
+    }
     Ok(answers)
 }
 
@@ -547,6 +642,7 @@ mod tests {
             limit,
             lease: Duration::from_secs(60),
             kind: None,
+            session: None,
         };
         claim(conn, &request, now).unwrap()
     }
@@ -557,7 +653,10 @@ mod tests {
     fn every_statement_finds_its_rows_through_an_index() {
         let conn = queue();
         let kinds = [None, Some(Kind::Observation), Some(Kind::Summary)];
-        let mut statements: Vec<String> = kinds.into_iter().map(claim_sql).collect();
+        let mut statements: Vec<String> = kinds
+            .into_iter()
+            .flat_map(|kind| [claim_sql(kind, false), claim_sql(kind, true)])
+            .collect();
         statements.extend(
             [
                 READ_CLAIMED,
@@ -568,9 +667,11 @@ mod tests {
                 RETRY,
                 RETRY_SOME,
                 STATS,
+                SESSIONS,
             ]
             .map(String::from),
         );
+        statements.push(peek_sql());
         for sql in &statements {
             let lines = testing::plan(&conn, sql);
             // Walking the partial index of raw summaries is walking only what it takes.
@@ -585,7 +686,9 @@ mod tests {
             // Items in flight and failed ones (those that failed for good pile up) are reached
             // through their partial indexes, never by walking the whole status.
             let plan = lines.join("\n");
-            if sql.contains("SET status = 'claimed'") {
+            if sql.contains("session_id = ?") {
+                assert!(plan.contains("(session_id=?)"), "{plan}");
+            } else if sql.contains("SET status = 'claimed'") {
                 assert!(
                     plan.contains("pending_queue_leases (lease_until<?)"),
                     "{plan}"
@@ -596,7 +699,7 @@ mod tests {
                 );
             }
         }
-        let summaries = testing::plan(&conn, &claim_sql(Some(Kind::Summary)));
+        let summaries = testing::plan(&conn, &claim_sql(Some(Kind::Summary), false));
         assert!(
             summaries
                 .iter()

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::Value;
 
+use super::compressed::{self, Memory, Spend, Summary};
 use super::fts::doc;
 
 use crate::config::Config;
@@ -30,8 +31,10 @@ pub enum Kind {
     Observation,
     /// Claude's last message of a turn (a summary request's `last_assistant_message`).
     Message,
-    /// A summary written by a consumer (none are stored yet).
+    /// A session summary the compressor wrote (or an import brought).
     Summary,
+    /// A typed observation the compressor wrote (or an import brought).
+    Memory,
 }
 
 impl Kind {
@@ -42,6 +45,7 @@ impl Kind {
             Kind::Observation => "observation",
             Kind::Message => "message",
             Kind::Summary => "summary",
+            Kind::Memory => "memory",
         }
     }
 
@@ -52,6 +56,7 @@ impl Kind {
             Kind::Observation,
             Kind::Message,
             Kind::Summary,
+            Kind::Memory,
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
@@ -345,6 +350,46 @@ impl Reader {
             .optional()?)
     }
 
+    /// The size in bytes of an item's stored text (a prompt's text, a tool call's or message's
+    /// `raw_output`, a memory's or summary's text fields), read from its row's header without
+    /// reading the text; `None` for a session or an item that is gone.
+    pub fn stored_bytes(&self, kind: Kind, id: &str) -> Result<Option<i64>> {
+        let sql = match kind {
+            Kind::Prompt => PROMPT_BYTES,
+            Kind::Observation | Kind::Message => QUEUE_BYTES,
+            Kind::Memory => MEMORY_BYTES,
+            Kind::Summary => SUMMARY_BYTES,
+            Kind::Session => return Ok(None),
+        };
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row([id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// A memory the compressor wrote (or an import brought).
+    pub fn memory(&self, id: &str) -> Result<Option<Memory>> {
+        compressed::memory(&self.conn, id)
+    }
+
+    pub fn summary(&self, id: &str) -> Result<Option<Summary>> {
+        compressed::summary(&self.conn, id)
+    }
+
+    /// A session's memories, and its summaries, in the order of the work.
+    pub fn compressed(&self, session_id: &str) -> Result<(Vec<Memory>, Vec<Summary>)> {
+        Ok((
+            compressed::session_memories(&self.conn, session_id)?,
+            compressed::session_summaries(&self.conn, session_id)?,
+        ))
+    }
+
+    /// What the compressor spent on `day` (a local date).
+    pub fn spend(&self, day: &str) -> Result<Spend> {
+        compressed::spent(&self.conn, day)
+    }
+
     /// Rows per table, the queue by status, and when the last thing was captured.
     pub fn stats(&self) -> Result<StoreStats> {
         let mut tables = Vec::new();
@@ -506,7 +551,9 @@ fn sessions_sql(project: bool) -> String {
 const KIND_OF: &str = "SELECT 'session' FROM sessions WHERE session_id = ?1
     UNION ALL SELECT 'prompt' FROM user_prompts WHERE id = ?1
     UNION ALL SELECT CASE kind WHEN 'summary' THEN 'message' ELSE kind END
-                FROM pending_queue WHERE id = ?1";
+                FROM pending_queue WHERE id = ?1
+    UNION ALL SELECT 'memory' FROM memories WHERE id = ?1
+    UNION ALL SELECT 'summary' FROM summaries WHERE id = ?1";
 
 /// The files a session's changes touched, first changed first (rowids are in time order, and
 /// read from the index, unlike `created_at`, which lies after the large `raw_output`). The
@@ -520,6 +567,18 @@ const SESSION_ROWS: &str = "SELECT id, kind, tool_name, event, created_at,
         CASE kind WHEN 'summary' THEN json_extract(raw_output, '$.last_assistant_message')
              ELSE json_extract(raw_output, '$.tool_input') END AS detail
    FROM pending_queue WHERE session_id = ?1 ORDER BY created_at, rowid";
+
+/// `octet_length` of a column is read from the record header: a large text is not loaded.
+const PROMPT_BYTES: &str = "SELECT octet_length(prompt_text) FROM user_prompts WHERE id = ?1";
+const QUEUE_BYTES: &str = "SELECT octet_length(raw_output) FROM pending_queue WHERE id = ?1";
+const MEMORY_BYTES: &str =
+    "SELECT octet_length(title) + octet_length(narrative) + octet_length(facts)
+    + octet_length(concepts) + octet_length(files_read) + octet_length(files_modified)
+    + octet_length(queue_ids) FROM memories WHERE id = ?1";
+const SUMMARY_BYTES: &str = "SELECT octet_length(request) + octet_length(investigated)
+    + octet_length(learned) + octet_length(completed) + octet_length(next_steps)
+    + octet_length(files_read) + octet_length(files_edited) + octet_length(queue_ids)
+    FROM summaries WHERE id = ?1";
 
 const PROMPT_COLUMNS: &str =
     "SELECT id, session_id, prompt_number, prompt_text, truncated, created_at FROM user_prompts";
@@ -578,6 +637,10 @@ mod tests {
         for sql in [
             KIND_OF,
             SESSION_ROWS,
+            PROMPT_BYTES,
+            QUEUE_BYTES,
+            MEMORY_BYTES,
+            SUMMARY_BYTES,
             &format!("{PROMPT_COLUMNS} WHERE session_id = ?1"),
         ] {
             let plan = plan(sql);

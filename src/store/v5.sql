@@ -1,25 +1,12 @@
--- Schema v5: what retention, forget and scrub need (src/store/retention.rs, forget.rs, scrub.rs).
--- As in v4, comments stay outside the statements: every hook parses the schema it opens.
+-- Schema v5: what the session-start context says of each recent session beyond Claude's last
+-- message (the errors met and whether a later run succeeded, the commands run), read with
+-- index probes whatever the size of a session. Both indexes are partial: a capture of another
+-- tool writes neither, a Bash call writes one entry.
 
--- When retention last reduced this session's tool calls to their digest; a session active
--- again since then is looked at again. Nothing indexes it: no hook pays for it.
-ALTER TABLE sessions ADD COLUMN reduced_at TEXT;
+-- Failed tool calls of a session, in time order.
+CREATE INDEX pending_queue_failures ON pending_queue (session_id, created_at)
+    WHERE event = 'PostToolUseFailure';
 
--- The largest rowid left in the table just after the delete. SQLite hands out the largest rowid
--- plus one, so only rowids above it can come back: the index copies those again, not every row
--- after the deleted one (forgetting an old session would otherwise re-index almost everything).
--- NULL in tombstones written before v5: then everything after the deleted rowid.
-ALTER TABLE tombstones ADD COLUMN below INTEGER;
-
-DROP TRIGGER user_prompts_tombstone;
-CREATE TRIGGER user_prompts_tombstone AFTER DELETE ON user_prompts BEGIN
-INSERT INTO tombstones VALUES (NULL, 'user_prompts', old.rowid,
-coalesce((SELECT max(rowid) FROM user_prompts), 0)); END;
-DROP TRIGGER pending_queue_tombstone;
-CREATE TRIGGER pending_queue_tombstone AFTER DELETE ON pending_queue BEGIN
-INSERT INTO tombstones VALUES (NULL, 'pending_queue', old.rowid,
-coalesce((SELECT max(rowid) FROM pending_queue), 0)); END;
--- Sessions are deleted now (forget, retention): their ids leave the index too.
-CREATE TRIGGER sessions_tombstone AFTER DELETE ON sessions BEGIN
-INSERT INTO tombstones VALUES (NULL, 'sessions', old.rowid,
-coalesce((SELECT max(rowid) FROM sessions), 0)); END;
+-- Commands of a session, in time order.
+CREATE INDEX pending_queue_commands ON pending_queue (session_id, created_at)
+    WHERE tool_name = 'Bash';

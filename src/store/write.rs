@@ -64,7 +64,7 @@ const LAST_MESSAGE: &str = "UPDATE sessions SET last_assistant_message = ?2
                  WHERE session_id = ?1 AND NOT EXISTS (
                      SELECT 1 FROM pending_queue WHERE session_id = ?1
                         AND kind = 'summary' AND created_at > ?3)";
-const RAW_BACKLOG: &str =
+pub(super) const RAW_BACKLOG: &str =
     "SELECT COUNT(*) FROM (SELECT 1 FROM pending_queue WHERE status = 'raw' LIMIT ?1)";
 const UPSERT_SESSION: &str =
     "INSERT INTO sessions (session_id, project_dir, cwd, transcript_path, started_at, updated_at)

@@ -62,7 +62,12 @@ impl Env {
 
     /// The binary with a scrubbed environment.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_claude-mem"));
+        self.command_of(Path::new(env!("CARGO_BIN_EXE_claude-mem")))
+    }
+
+    /// `program` with the scrubbed environment the binary gets.
+    pub fn command_of(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.root.path().join("home"))
@@ -73,6 +78,9 @@ impl Env {
         if self.data_dir_var {
             cmd.env("CLAUDE_MEM_DATA_DIR", &self.data_dir);
         }
+        // A hook must never start a compressor that could reach a real model with the
+        // developer's login (a `claude` on PATH); the tests of compression turn it on.
+        cmd.env("CLAUDE_MEM_COMPRESS", "off");
         // Windows cannot start much of anything without these.
         for keep in ["SYSTEMROOT", "SystemRoot", "WINDIR"] {
             if let Some(value) = std::env::var_os(keep) {

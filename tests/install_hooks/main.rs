@@ -6,6 +6,7 @@
 //! stands for this binary's path) and, where the original already held claude-mem hooks,
 //! `uninstalled.json`.
 
+mod mcp;
 mod not_files;
 mod race;
 mod refused_shapes;

@@ -4,8 +4,10 @@
 //!
 //! Main turns (requests that offer tools) are answered from a script indexed by the number of
 //! assistant messages already in the conversation; side requests (titles, classifiers: no
-//! tools) get a short text. The server listens on 127.0.0.1 only and stops when dropped or at
-//! its deadline, whichever comes first.
+//! tools) get a short text. Requests for a structured answer (`claude -p --json-schema` offers
+//! a `StructuredOutput` tool: the compressor's) have a script of their own, so that a session
+//! and a compressor can share one mock. A reply can also be an API error. The server listens
+//! on 127.0.0.1 only and stops when dropped or at its deadline, whichever comes first.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -32,7 +34,26 @@ pub enum Reply {
         name: String,
         input: Value,
     },
+    /// An API error: this HTTP status, with an `invalid_request_error` of this message.
+    Error {
+        status: u16,
+        message: String,
+    },
 }
+
+impl Reply {
+    /// The structured answer `claude -p --json-schema` asks the model for.
+    pub fn structured(answer: Value) -> Reply {
+        Reply::ToolUse {
+            id: "toolu_structured".into(),
+            name: STRUCTURED_TOOL.into(),
+            input: answer,
+        }
+    }
+}
+
+/// The tool through which `claude -p --json-schema` takes the model's answer.
+pub const STRUCTURED_TOOL: &str = "StructuredOutput";
 
 /// One request as the mock received it.
 #[derive(Debug, Clone)]
@@ -47,6 +68,13 @@ impl Request {
     /// A main turn of the conversation, as opposed to a side request: it offers tools.
     pub fn is_main_turn(&self) -> bool {
         self.body["tools"].as_array().is_some_and(|t| !t.is_empty())
+    }
+
+    /// A request for a structured answer: it offers the `StructuredOutput` tool.
+    pub fn wants_structure(&self) -> bool {
+        self.body["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == STRUCTURED_TOOL))
     }
 
     /// Whether any string anywhere in the body contains every one of `needles`.
@@ -65,6 +93,7 @@ impl Request {
 
 struct Shared {
     script: Mutex<Vec<Reply>>,
+    structured: Mutex<Vec<Reply>>,
     requests: Mutex<Vec<Request>>,
     messages: AtomicUsize,
     stop: AtomicBool,
@@ -86,6 +115,7 @@ impl MockApi {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             script: Mutex::new(Vec::new()),
+            structured: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             messages: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
@@ -110,6 +140,11 @@ impl MockApi {
     /// `n` assistant messages; past the end, the last reply repeats.
     pub fn set_script(&self, replies: Vec<Reply>) {
         *self.shared.script.lock().unwrap() = replies;
+    }
+
+    /// The answers to requests for a structured answer, indexed as the main script.
+    pub fn set_structured(&self, replies: Vec<Reply>) {
+        *self.shared.structured.lock().unwrap() = replies;
     }
 
     /// Every request received so far, in order of arrival.
@@ -227,7 +262,11 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
         let turns = request.body["messages"]
             .as_array()
             .map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count());
-        let script = shared.script.lock().unwrap();
+        let script = if request.wants_structure() {
+            shared.structured.lock().unwrap()
+        } else {
+            shared.script.lock().unwrap()
+        };
         script
             .get(turns)
             .or(script.last())
@@ -236,6 +275,11 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
     } else {
         Reply::Text(SIDE_ANSWER.into())
     };
+    if let Reply::Error { status, message } = &reply {
+        let body = json!({"type": "error",
+                          "error": {"type": "invalid_request_error", "message": message}});
+        return http_status(*status, "application/json", &body.to_string());
+    }
     let id = format!("msg_e2e_{}", shared.messages.fetch_add(1, Ordering::SeqCst));
     let model = request.body["model"].as_str().unwrap_or("claude-e2e-mock");
     // The CLI streams every request it makes (checked with 2.1.197 and 2.1.330).
@@ -243,16 +287,26 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
 }
 
 fn http(content_type: &str, body: &str, with_body: bool) -> Vec<u8> {
-    let mut out = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-         Cache-Control: no-cache\r\nrequest-id: req_e2e\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
+    let mut out = head(200, content_type, body.len());
     if with_body {
         out.extend_from_slice(body.as_bytes());
     }
     out
+}
+
+fn http_status(status: u16, content_type: &str, body: &str) -> Vec<u8> {
+    let mut out = head(status, content_type, body.len());
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+fn head(status: u16, content_type: &str, length: usize) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n\
+         Cache-Control: no-cache\r\nrequest-id: req_e2e\r\n\r\n",
+        if status == 200 { "OK" } else { "Error" }
+    )
+    .into_bytes()
 }
 
 fn usage() -> Value {
@@ -262,8 +316,8 @@ fn usage() -> Value {
 
 fn stop_reason(reply: &Reply) -> &'static str {
     match reply {
-        Reply::Text(_) => "end_turn",
         Reply::ToolUse { .. } => "tool_use",
+        _ => "end_turn",
     }
 }
 
@@ -273,6 +327,10 @@ fn sse(id: &str, model: &str, reply: &Reply) -> String {
         Reply::Text(text) => (
             json!({"type": "text", "text": ""}),
             json!({"type": "text_delta", "text": text}),
+        ),
+        Reply::Error { message, .. } => (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": message}),
         ),
         Reply::ToolUse { id, name, input } => (
             json!({"type": "tool_use", "id": id, "name": name, "input": {}}),

@@ -1,3 +1,5 @@
-//! Helpers for the end-to-end test against the real Claude Code CLI.
+//! Helpers for the tests against the real Claude Code CLI.
+#![allow(dead_code)] // each test binary uses a different part
 
+pub mod claude_cli;
 pub mod mock_api;

@@ -51,6 +51,16 @@ pub fn prose(text: &str) -> Text {
     }
 }
 
+/// A memory or a summary: what names it in the head, the rest in the body.
+pub fn prose_with(head: &str, body: &str) -> Text {
+    let head = clean(&bounded(head, TEXT_HEAD_CHARS, 0));
+    Text {
+        title: title_line(&head),
+        head,
+        body: clean(&bounded(body, TEXT_HEAD_CHARS, TEXT_TAIL_CHARS)),
+    }
+}
+
 /// A tool call, from its queue row's `raw_output`.
 pub fn tool_call(tool_name: &str, raw_output: &str) -> Text {
     #[derive(Deserialize)]

@@ -34,15 +34,16 @@ use snippet::snippet;
 
 /// "cmix" in ASCII: marks the file as our index.
 const APPLICATION_ID: i64 = 0x636d_6978;
-/// The layout below; a file in any other is rebuilt.
-const FORMAT: i64 = 1;
+/// The layout below; a file in any other is rebuilt (2: room for eight sources, memories and
+/// summaries among them).
+const FORMAT: i64 = 2;
 /// Another reader's sync batch is short; a first build by another reader can take a while.
 const BUSY_WAIT: Duration = Duration::from_secs(120);
 /// bm25 weights of the columns: what names an item counts more than what it answered.
 const WEIGHTS: &str = "2.0, 1.0";
 
 /// `docs` holds one row per indexed item (sessions too, for their ids, without text); its id
-/// is the FTS rowid: the source row's rowid times 4 plus the source's number. The FTS table
+/// is the FTS rowid: the source row's rowid times 8 plus the source's number. The FTS table
 /// keeps the indexed text: without it (`content = ''`) a delete cannot take a document's terms
 /// out of the index, which would keep a trace of what was forgotten.
 const SCHEMA: &str = "

@@ -4,13 +4,13 @@
 //! the database come back as tombstones (schema v4) and are removed. SQLite gives a new row the
 //! largest rowid plus one, so after the newest rows are deleted their rowids come back: a
 //! tombstone therefore also lowers its table's mark to the largest rowid left after the delete
-//! (schema v5; before, to just below the deleted rowid), and what follows is indexed again. A
+//! (schema v7; before, to just below the deleted rowid), and what follows is indexed again. A
 //! tombstone of a row that is still there (a row scrub rewrote, or a rowid handed out again)
 //! indexes the row as it is now. Every batch is one short read of the database and one write
 //! transaction here.
 //!
-//! A source is a table and how its rows read as documents; adding one (the summaries a
-//! consumer will write) is one more entry in [`SOURCES`] and a tombstone trigger in a migration.
+//! A source is a table and how its rows read as documents; adding one is one more entry in
+//! [`SOURCES`] (a number below [`SOURCE_SLOTS`]) and a tombstone trigger in a migration.
 
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -21,6 +21,9 @@ use crate::store::read::{Kind, Reader, TOMBSTONES_SINCE, handle};
 
 /// Told `(done, total)` after each batch; `total` is an estimate from rowids.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+/// Document ids are `rowid * SOURCE_SLOTS + number`: room for this many sources.
+const SOURCE_SLOTS: i64 = 8;
 
 /// Rows of each source, and tombstones, per batch: larger batches build faster (fewer FTS5
 /// segments to merge); each is still one short read of the database.
@@ -34,7 +37,7 @@ const REBUILD_FLOOR: i64 = 256;
 struct Source {
     /// The table in the database, as the tombstones name it.
     table: &'static str,
-    /// Its documents' ids are `rowid * 4 + number`.
+    /// Its documents' ids are `rowid * SOURCE_SLOTS + number`.
     number: i64,
     /// Rows after a rowid (?1), in rowid order, at most ?2; the first column is the rowid.
     batch: &'static str,
@@ -65,6 +68,23 @@ const SOURCES: &[Source] = &[
                        tool_name, files_touched, raw_output
                   FROM pending_queue WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
         read: queue_row,
+    },
+    Source {
+        table: "memories",
+        number: 3,
+        batch: "SELECT rowid, id, session_id, project_dir, prompt_number, created_at, type,
+                       title, subtitle, narrative, facts, concepts, files_read, files_modified
+                  FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+        read: memory,
+    },
+    Source {
+        table: "summaries",
+        number: 4,
+        batch: "SELECT rowid, id, session_id, project_dir, prompt_number, created_at, request,
+                       investigated, learned, completed, next_steps, notes, files_read,
+                       files_edited
+                  FROM summaries WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+        read: summary,
     },
 ];
 
@@ -187,7 +207,7 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
             .collect::<rusqlite::Result<_>>()?;
         for (seq, table, row, below) in &stones {
             if let Some(source) = SOURCES.iter().find(|s| s.table == table) {
-                let id = row * 4 + source.number;
+                let id = row * SOURCE_SLOTS + source.number;
                 removed |= remove(conn, id)?;
                 // Rowids above `below` may be handed out again: those are copied anew.
                 conn.execute(
@@ -213,7 +233,7 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
             .query_map(params![from, BATCH], |r| Ok((r.get(0)?, (source.read)(r)?)))?
             .collect::<rusqlite::Result<_>>()?;
         for (rowid, doc) in &rows {
-            let id = rowid * 4 + source.number;
+            let id = rowid * SOURCE_SLOTS + source.number;
             remove(conn, id)?;
             if let Some(doc) = doc {
                 insert(conn, id, doc)?;
@@ -342,9 +362,7 @@ fn queue_row(r: &Row) -> rusqlite::Result<Option<Doc>> {
         };
         (Kind::Message, doc::prose(&message), None)
     } else {
-        let files: String = r.get("files_touched")?;
-        let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
-        let files = (!files.is_empty()).then(|| format!("\n{}\n", files.join("\n")));
+        let files = files_column(&json_list(r, "files_touched")?);
         let text = doc::tool_call(tool_name.as_deref().unwrap_or(""), &raw);
         (Kind::Observation, text, files)
     };
@@ -360,6 +378,77 @@ fn queue_row(r: &Row) -> rusqlite::Result<Option<Doc>> {
         title: text.title.clone(),
         text: Some(text),
     }))
+}
+
+fn memory(r: &Row) -> rusqlite::Result<Option<Doc>> {
+    let list = |column: &str| json_list(r, column);
+    let kind: String = r.get("type")?;
+    let title: String = r.get("title")?;
+    let subtitle: Option<String> = r.get("subtitle")?;
+    let files = distinct([list("files_read")?, list("files_modified")?]);
+    let mut body = vec![r.get::<_, String>("narrative")?];
+    body.extend(subtitle);
+    body.extend(list("facts")?);
+    body.extend(list("concepts")?);
+    body.extend(files.iter().cloned());
+    let text = doc::prose_with(&format!("{kind}: {title}"), &body.join("\n"));
+    compressed(r, Kind::Memory, &files, doc::prose(&title).title, text)
+}
+
+fn summary(r: &Row) -> rusqlite::Result<Option<Doc>> {
+    let list = |column: &str| json_list(r, column);
+    let request: String = r.get("request")?;
+    let mut body: Vec<String> = Vec::new();
+    for column in ["investigated", "learned", "completed", "next_steps"] {
+        body.push(r.get(column)?);
+    }
+    body.extend(r.get::<_, Option<String>>("notes")?);
+    let files = distinct([list("files_read")?, list("files_edited")?]);
+    let text = doc::prose_with(&request, &body.join("\n"));
+    compressed(r, Kind::Summary, &files, text.title.clone(), text)
+}
+
+/// A memory's or a summary's document: the columns both tables have, and its text.
+fn compressed(
+    r: &Row,
+    kind: Kind,
+    files: &[String],
+    title: String,
+    text: Text,
+) -> rusqlite::Result<Option<Doc>> {
+    Ok(Some(Doc {
+        kind,
+        item_id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        tool_name: None,
+        files: files_column(files),
+        prompt_number: r.get("prompt_number")?,
+        created_at: r.get("created_at")?,
+        title,
+        text: Some(text),
+    }))
+}
+
+fn distinct(lists: [Vec<String>; 2]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in lists.into_iter().flatten() {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// A JSON array of strings in a column (empty when it is not one).
+fn json_list(r: &Row, column: &str) -> rusqlite::Result<Vec<String>> {
+    Ok(serde_json::from_str(&r.get::<_, String>(column)?).unwrap_or_default())
+}
+
+/// The `files` column of `docs`: each path followed by a newline, after a newline, so that a
+/// search for a path or its end finds it whole.
+fn files_column(files: &[String]) -> Option<String> {
+    (!files.is_empty()).then(|| format!("\n{}\n", files.join("\n")))
 }
 
 #[cfg(test)]

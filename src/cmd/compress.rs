@@ -1,0 +1,140 @@
+//! `compress`: runs the compressor (see `crate::compress`) and says what it did, with a
+//! progress bar on a terminal; `--dry-run` prints the digests it would send instead.
+
+use anyhow::{Result, anyhow};
+
+use crate::cli::CompressArgs;
+use crate::compress::{self, DryBatch, Options, Report as Done, Stop};
+use crate::config::Config;
+use crate::emit::{Progress, Report};
+use crate::recall::Recall;
+use crate::render::{count, plural};
+use crate::store::read::short_id;
+
+pub fn compress(args: &CompressArgs) -> Result<Report> {
+    let config = Config::from_env();
+    let session = match &args.session {
+        Some(id) => Some(Recall::open_for_item(&config)?.resolve_session(id)?),
+        None => None,
+    };
+    let options = Options {
+        session,
+        dry_run: args.dry_run,
+        auto: args.auto,
+    };
+    let mut progress = Progress::new("compressing");
+    let done = compress::run(&config, &options, &mut |d, t| progress.update(d, t))?;
+    drop(progress);
+    if args.auto {
+        // Nobody reads a detached run's output: what it did is in the log.
+        return Ok(Report::default());
+    }
+    if args.dry_run {
+        return Ok(dry_run(&done.dry).into());
+    }
+    let text = said(&done, &config);
+    match &done.stop {
+        Some(Stop::Unavailable(_) | Stop::Unreachable(_) | Stop::Failing(_)) => {
+            Err(anyhow!("{}", text.trim_end().replace('\n', " ")))
+        }
+        _ => Ok(text.into()),
+    }
+}
+
+/// What a run did, in a few lines.
+fn said(done: &Done, config: &Config) -> String {
+    let mut out = String::new();
+    if done.batches == 0 && done.stop.is_none() {
+        out.push_str("Nothing to compress: no captured items wait.\n");
+    } else if done.batches > 0 {
+        out.push_str(&format!(
+            "Compressed {} of {} into {} and {} ({}).\n",
+            plural(done.items as i64, "item"),
+            plural(done.sessions as i64, "session"),
+            counted(done.memories, "memory", "memories"),
+            counted(done.summaries, "summary", "summaries"),
+            plural(done.batches as i64, "model call"),
+        ));
+    }
+    if let Some(first) = done.failures.first() {
+        out.push_str(&format!(
+            "{} failed, to be tried again later (claude-mem queue stats shows them): {first}\n",
+            counted(done.failures.len(), "batch", "batches"),
+        ));
+    }
+    let waiting = plural(done.left, "item");
+    match &done.stop {
+        None | Some(Stop::Busy | Stop::Paused(_)) => {}
+        Some(Stop::Budget) => out.push_str(&format!(
+            "Stopped: today's budget of {} tokens is spent; {waiting} wait for tomorrow \
+             (CLAUDE_MEM_COMPRESS_DAILY_TOKENS sets the budget).\n",
+            count(config.compress.daily_tokens as i64)
+        )),
+        Some(Stop::Unavailable(why)) => out.push_str(&format!(
+            "Stopped: the model cannot be run ({}): {why}; {waiting} wait.\n",
+            compress::model_description(config)
+        )),
+        Some(Stop::Unreachable(why)) => out.push_str(&format!(
+            "Stopped: the model answered with an error that is not about the items ({why}); \
+             {waiting} wait.\n"
+        )),
+        Some(Stop::Failing(why)) => out.push_str(&format!(
+            "Stopped after {} failed batches in a row: {why}\n",
+            done.failures.len()
+        )),
+    }
+    out.push_str(&format!(
+        "Today: {} of {} tokens{}.\n",
+        count(done.today.tokens),
+        count(done.cap as i64),
+        if done.today.cost_usd > 0.0 {
+            format!(" (${:.4})", done.today.cost_usd)
+        } else {
+            String::new()
+        }
+    ));
+    out
+}
+
+fn dry_run(batches: &[DryBatch]) -> String {
+    if batches.is_empty() {
+        return "Nothing to compress: no captured items wait.\n".into();
+    }
+    let mut out = String::new();
+    for (n, batch) in batches.iter().enumerate() {
+        out.push_str(&format!(
+            "=== batch {} of session {}: {}, about {} tokens in (one call per tool call: \
+             about {})\n{}\n",
+            n + 1,
+            short_id(&batch.session_id),
+            plural(batch.items as i64, "item"),
+            count(batch.tokens as i64),
+            count(batch.one_call_each as i64),
+            batch.digest
+        ));
+    }
+    let items: usize = batches.iter().map(|b| b.items).sum();
+    let tokens: u64 = batches.iter().map(|b| b.tokens).sum();
+    let each: u64 = batches.iter().map(|b| b.one_call_each).sum();
+    let sessions = {
+        let mut ids: Vec<&str> = batches.iter().map(|b| b.session_id.as_str()).collect();
+        ids.dedup();
+        ids.len()
+    };
+    out.push_str(&format!(
+        "{} of {} in {}: about {} tokens in, plus the answers. One call per tool call: {} \
+         calls, about {} tokens in.\n",
+        plural(items as i64, "item"),
+        plural(sessions as i64, "session"),
+        plural(batches.len() as i64, "call"),
+        count(tokens as i64),
+        count(items as i64),
+        count(each as i64)
+    ));
+    out
+}
+
+/// `n thing` or `n things`, the number with thousands separators.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", count(n as i64), if n == 1 { one } else { many })
+}

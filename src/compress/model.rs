@@ -1,0 +1,342 @@
+//! The model call: headless Claude Code, so that the user's own login (a subscription or a key)
+//! pays, with no key for us to keep; or any program the user names instead.
+//!
+//! `claude -p` runs with a small model, no tools (`--tools ""`), no MCP servers
+//! (`--strict-mcp-config`), no hooks (`disableAllHooks`; and `CLAUDE_MEM_DISABLED=1`, so that
+//! our own record nothing of it), no CLAUDE.md (its instructions are not ours to follow, nor to
+//! pay for), its own system prompt, the answer's schema (`--json-schema`: the model answers
+//! through a tool that the CLI checks against it), at most one correction turn, nothing saved
+//! (`--no-session-persistence`), from the data dir (no project's files in view). The digest
+//! goes in on stdin; `--output-format json` prints one object with the answer
+//! (`structured_output`), the usage and the cost. `CLAUDE_MEM_COMPRESS_CMD` replaces all of
+//! that with a shell command that reads the digest on stdin and prints the same object; it
+//! finds the instructions and the schema in `CLAUDE_MEM_COMPRESS_SYSTEM` and
+//! `CLAUDE_MEM_COMPRESS_SCHEMA`.
+//!
+//! The call has a deadline; past it the whole process group is killed. On Linux the CLI also
+//! dies with the compressor, so that a compressor killed mid-call leaves nothing spending.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::store::compressed::Usage;
+
+/// More than any answer needs; a larger output is cut (and will not parse).
+const MAX_STDOUT: u64 = 16 << 20;
+const MAX_STDERR: u64 = 64 << 10;
+/// A correction turn when the first answer does not match the schema; no more.
+const MAX_TURNS: &str = "2";
+
+/// What one call is asked.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub digest: &'a str,
+    pub system: &'a str,
+    pub schema: &'a Value,
+}
+
+/// What the program said, whatever it was.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    /// The structured answer, when there is one.
+    pub answer: Option<Value>,
+    pub usage: Option<Usage>,
+    /// The model that answered, as reported.
+    pub model: Option<String>,
+    /// The program reported an error: its message.
+    pub error: Option<String>,
+    /// The HTTP status of an API error, when reported.
+    pub api_status: Option<u16>,
+}
+
+/// A call that gave no reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The program could not be started (none found, not executable).
+    Unavailable(String),
+    /// No answer before the deadline: the program was killed.
+    Timeout,
+    /// It ended without printing a result: its exit status and the end of its stderr.
+    Broken(String),
+}
+
+/// Which program runs, for messages: `claude` or the user's command.
+pub fn describe(config: &Config) -> String {
+    match &config.compress.command {
+        Some(command) => format!("CLAUDE_MEM_COMPRESS_CMD ({command})"),
+        None => match crate::settings::compat::locate() {
+            Some(path) => format!("{} -p --model {}", path.display(), config.compress.model),
+            None => "claude (not found)".into(),
+        },
+    }
+}
+
+pub fn call(config: &Config, request: &Request) -> Result<Reply, Failure> {
+    let schema = request.schema.to_string();
+    let mut command = match &config.compress.command {
+        Some(line) => shell(line, request.system, &schema),
+        None => claude(config, request.system, &schema)?,
+    };
+    command
+        .env("CLAUDE_MEM_DISABLED", "1")
+        .current_dir(work_dir(config))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    own_group(&mut command);
+    let mut child = command
+        .spawn()
+        .map_err(|err| Failure::Unavailable(format!("cannot start it: {err}")))?;
+    let (stdout, stderr) = feed(&mut child, request.digest);
+    let status = wait(&mut child, config.compress.timeout)?;
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    match parse(&stdout) {
+        Some(reply) => Ok(reply),
+        None => Err(Failure::Broken(format!(
+            "it exited with {status} and printed no result{}",
+            last_line(&stderr)
+                .map(|l| format!(" ({l})"))
+                .unwrap_or_default()
+        ))),
+    }
+}
+
+fn claude(config: &Config, system: &str, schema: &str) -> Result<Command, Failure> {
+    let claude = crate::settings::compat::locate().ok_or_else(|| {
+        Failure::Unavailable(format!(
+            "no Claude Code found (put `claude` on PATH, set {}, or set CLAUDE_MEM_COMPRESS_CMD)",
+            crate::settings::compat::CLAUDE_BIN_VAR
+        ))
+    })?;
+    let mut command = Command::new(claude);
+    command
+        .args(["-p", "--model", &config.compress.model])
+        .args(["--tools", ""])
+        .arg("--strict-mcp-config")
+        .args(["--system-prompt", system])
+        .args(["--json-schema", schema])
+        .arg("--no-session-persistence")
+        .args(["--output-format", "json"])
+        .args(["--max-turns", MAX_TURNS])
+        .args(["--settings", r#"{"disableAllHooks":true}"#])
+        .env("CLAUDE_CODE_DISABLE_CLAUDE_MDS", "1");
+    Ok(command)
+}
+
+fn shell(line: &str, system: &str, schema: &str) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", line])
+        .env("CLAUDE_MEM_COMPRESS_SYSTEM", system)
+        .env("CLAUDE_MEM_COMPRESS_SCHEMA", schema);
+    command
+}
+
+/// Where the program runs: the data dir, where no project's CLAUDE.md or files are in view.
+fn work_dir(config: &Config) -> PathBuf {
+    if config.data_dir.is_dir() {
+        config.data_dir.clone()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+/// Writes the digest to the child's stdin and reads its output, each in a thread so that
+/// neither pipe can fill up and stall the other.
+fn feed(
+    child: &mut Child,
+    digest: &str,
+) -> (thread::JoinHandle<String>, thread::JoinHandle<String>) {
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    let digest = digest.to_string();
+    thread::spawn(move || {
+        // A program that stops reading early is its own business.
+        let _ = stdin.write_all(digest.as_bytes());
+    });
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let stderr = child.stderr.take().expect("stderr was piped");
+    (
+        thread::spawn(move || read_capped(stdout, MAX_STDOUT)),
+        thread::spawn(move || read_capped(stderr, MAX_STDERR)),
+    )
+}
+
+fn read_capped(pipe: impl Read, cap: u64) -> String {
+    let mut bytes = Vec::new();
+    let mut pipe = pipe.take(cap);
+    let _ = pipe.read_to_end(&mut bytes);
+    // Drain the rest so that the child never blocks on a full pipe.
+    let _ = std::io::copy(&mut pipe.into_inner(), &mut std::io::sink());
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn wait(child: &mut Child, timeout: Duration) -> Result<String, Failure> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status.to_string()),
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                kill_group(child);
+                let _ = child.wait();
+                return Err(Failure::Timeout);
+            }
+            Err(err) => return Err(Failure::Broken(format!("cannot wait for it: {err}"))),
+        }
+    }
+}
+
+/// The result object of `--output-format json` (the last line that is a JSON object), or of a
+/// command that prints the same.
+fn parse(stdout: &str) -> Option<Reply> {
+    let result: Value = stdout
+        .lines()
+        .rev()
+        .filter(|line| line.trim_start().starts_with('{'))
+        .find_map(|line| serde_json::from_str::<Value>(line).ok())
+        .or_else(|| serde_json::from_str(stdout.trim()).ok())?;
+    if !result.is_object() {
+        return None;
+    }
+    let answer = match result.get("structured_output") {
+        Some(value) if !value.is_null() => Some(value.clone()),
+        // A program that only fills `result`: the answer as JSON text.
+        _ => result
+            .get("result")
+            .and_then(Value::as_str)
+            .and_then(|text| serde_json::from_str::<Value>(text.trim()).ok())
+            .filter(Value::is_object),
+    };
+    let is_error = result.get("is_error").and_then(Value::as_bool) == Some(true);
+    let error = is_error.then(|| {
+        let text = result
+            .get("result")
+            .and_then(Value::as_str)
+            .or_else(|| result.get("subtype").and_then(Value::as_str))
+            .unwrap_or("an error without a message");
+        crate::store::fts::doc::bounded(text, 300, 0)
+    });
+    Some(Reply {
+        answer: if is_error { None } else { answer },
+        usage: result.get("usage").map(|u| usage(u, &result)),
+        model: result
+            .get("modelUsage")
+            .and_then(Value::as_object)
+            .and_then(|models| models.keys().next().cloned()),
+        error,
+        api_status: result
+            .get("api_error_status")
+            .and_then(Value::as_u64)
+            .and_then(|s| u16::try_from(s).ok()),
+    })
+}
+
+fn usage(usage: &Value, result: &Value) -> Usage {
+    let n = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input: n("input_tokens"),
+        output: n("output_tokens"),
+        cache_read: n("cache_read_input_tokens"),
+        cache_write: n("cache_creation_input_tokens"),
+        cost_usd: result.get("total_cost_usd").and_then(Value::as_f64),
+        estimated: false,
+    }
+}
+
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| crate::store::fts::doc::bounded(l.trim(), 200, 0))
+}
+
+/// The child leads a process group of its own, so that a deadline kills what it started too;
+/// on Linux it is killed when the compressor dies.
+#[cfg(unix)]
+fn own_group(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of the calling (child) process.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn own_group(_command: &mut Command) {}
+
+#[cfg(unix)]
+fn kill_group(child: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: signals the process group the child leads (it was started with pgid 0).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
+#[cfg(not(unix))]
+fn kill_group(child: &mut Child) {
+    let _ = child.kill();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The shape the pinned CLI (2.1.330) prints, checked against the mock of the API.
+    #[test]
+    fn the_cli_result_gives_the_answer_the_usage_and_the_cost() {
+        let out = json!({"type": "result", "subtype": "success", "is_error": false,
+            "result": "{\"a\":7}", "structured_output": {"a": 7}, "total_cost_usd": 0.0002,
+            "usage": {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 10,
+                      "cache_creation_input_tokens": 0},
+            "modelUsage": {"claude-haiku-5-5": {"inputTokens": 1234}}, "api_error_status": null});
+        let reply = parse(&format!("a warning line\n{out}\n")).unwrap();
+        assert_eq!(reply.answer, Some(json!({"a": 7})));
+        assert_eq!(reply.model.as_deref(), Some("claude-haiku-5-5"));
+        let usage = reply.usage.unwrap();
+        assert_eq!((usage.tokens(), usage.cost_usd), (1300, Some(0.0002)));
+        assert_eq!(reply.error, None);
+    }
+
+    #[test]
+    fn an_error_result_has_no_answer() {
+        let out = json!({"is_error": true, "subtype": "success", "api_error_status": 400,
+            "result": "Prompt is too long", "usage": {"input_tokens": 0, "output_tokens": 0}});
+        let reply = parse(&out.to_string()).unwrap();
+        assert_eq!(
+            (reply.answer, reply.error.as_deref(), reply.api_status),
+            (None, Some("Prompt is too long"), Some(400))
+        );
+        // A schema that could not be met: no structured output, an error subtype.
+        let out = json!({"is_error": true, "subtype": "error_max_turns"});
+        assert_eq!(
+            parse(&out.to_string()).unwrap().error.as_deref(),
+            Some("error_max_turns")
+        );
+        assert_eq!(parse("not json"), None);
+    }
+
+    #[test]
+    fn a_command_may_answer_in_result_alone() {
+        let out = json!({"result": "{\"observations\": []}"});
+        assert_eq!(
+            parse(&out.to_string()).unwrap().answer,
+            Some(json!({"observations": []}))
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! What a model call came to, decided from its reply alone: a checked answer to store, a
+//! failure of the batch (an attempt counted), or a reason to give the batch back untouched and
+//! pause (the model cannot be reached: not the items' fault). Also what the call spent.
+
+use std::time::Duration;
+
+use super::Stop;
+use super::answer::{self, Answer};
+use super::model::{Failure, Reply};
+use crate::store::compressed::Usage;
+
+/// How long the hooks start no compressor after the model could not be reached.
+const UNREACHABLE_PAUSE: Duration = Duration::from_secs(15 * 60);
+const UNAVAILABLE_PAUSE: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Store(Answer),
+    Fail(String),
+    GiveBack(Stop, Duration),
+}
+
+/// A verdict, and what to enter in the ledger for the call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub verdict: Verdict,
+    pub usage: Usage,
+    /// The model that answered, as reported.
+    pub model: Option<String>,
+    /// The ledger's outcome: stored (until the store says otherwise), invalid, failed,
+    /// timeout or unavailable.
+    pub outcome: &'static str,
+    pub error: Option<String>,
+    /// Whether a model was reached at all (a call to count).
+    pub called: bool,
+}
+
+/// What the batch is asked, for checking its answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked {
+    pub items: usize,
+    pub wants_summary: bool,
+    /// Tokens the call was estimated to use: what counts when it reported nothing.
+    pub estimate: u64,
+    pub timeout: Duration,
+}
+
+pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
+    let estimated = Usage {
+        input: asked.estimate,
+        estimated: true,
+        ..Usage::default()
+    };
+    let judged = |verdict, usage, model, outcome, error: Option<String>| Judged {
+        verdict,
+        usage,
+        model,
+        outcome,
+        error,
+        called: true,
+    };
+    let reply = match reply {
+        Err(Failure::Unavailable(why)) => {
+            return Judged {
+                called: false,
+                ..judged(
+                    Verdict::GiveBack(Stop::Unavailable(why.clone()), UNAVAILABLE_PAUSE),
+                    Usage::default(),
+                    None,
+                    "unavailable",
+                    Some(why),
+                )
+            };
+        }
+        Err(Failure::Timeout) => {
+            let why = format!(
+                "the model gave no answer within {} s",
+                asked.timeout.as_secs()
+            );
+            return judged(
+                Verdict::Fail(why.clone()),
+                estimated,
+                None,
+                "timeout",
+                Some(why),
+            );
+        }
+        // It may have died mid-answer: what it spent is not known, so the estimate counts,
+        // as for a timeout.
+        Err(Failure::Broken(why)) => {
+            return judged(
+                Verdict::Fail(format!("the model program failed: {why}")),
+                estimated,
+                None,
+                "failed",
+                Some(why),
+            );
+        }
+        Ok(reply) => reply,
+    };
+    let usage = reply.usage.clone().unwrap_or(estimated);
+    let model = reply.model.clone();
+    if let Some(error) = reply.error {
+        let verdict = if reply.api_status.is_some_and(not_the_batch) {
+            Verdict::GiveBack(Stop::Unreachable(error.clone()), UNREACHABLE_PAUSE)
+        } else {
+            Verdict::Fail(format!("the model answered with an error: {error}"))
+        };
+        return judged(verdict, usage, model, "failed", Some(error));
+    }
+    let checked = reply
+        .answer
+        .as_ref()
+        .ok_or_else(|| "the model gave no structured answer".to_string())
+        .and_then(|value| answer::check(value, asked.items, asked.wants_summary));
+    match checked {
+        Ok(answer) => judged(Verdict::Store(answer), usage, model, "stored", None),
+        Err(why) => judged(
+            Verdict::Fail(format!("invalid answer: {why}")),
+            usage,
+            model,
+            "invalid",
+            Some(why),
+        ),
+    }
+}
+
+/// An error status of the API that says nothing about the batch: not logged in, not allowed,
+/// rate limited, overloaded or down. The items wait, uncounted.
+fn not_the_batch(status: u16) -> bool {
+    matches!(status, 401 | 403 | 429 | 529) || status >= 500
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ASKED: Asked = Asked {
+        items: 2,
+        wants_summary: false,
+        estimate: 900,
+        timeout: Duration::from_secs(300),
+    };
+
+    fn error(status: Option<u16>) -> Reply {
+        Reply {
+            error: Some("boom".into()),
+            api_status: status,
+            ..Reply::default()
+        }
+    }
+
+    #[test]
+    fn an_api_error_is_the_batchs_unless_it_is_about_the_account_or_the_service() {
+        for status in [400, 413, 422] {
+            let judged = judge(Ok(error(Some(status))), ASKED);
+            assert!(matches!(judged.verdict, Verdict::Fail(_)), "{status}");
+        }
+        for status in [401, 403, 429, 500, 529] {
+            let judged = judge(Ok(error(Some(status))), ASKED);
+            assert!(
+                matches!(judged.verdict, Verdict::GiveBack(Stop::Unreachable(_), _)),
+                "{status}"
+            );
+        }
+        // An error without a status (a schema the model could not meet) is the batch's.
+        assert!(matches!(
+            judge(Ok(error(None)), ASKED).verdict,
+            Verdict::Fail(_)
+        ));
+    }
+
+    #[test]
+    fn what_a_call_spent_is_what_it_reported_else_its_estimate() {
+        let reported = Reply {
+            usage: Some(Usage {
+                input: 10,
+                output: 5,
+                ..Usage::default()
+            }),
+            answer: Some(serde_json::json!({"observations": []})),
+            ..Reply::default()
+        };
+        let judged = judge(Ok(reported), ASKED);
+        assert_eq!((judged.usage.tokens(), judged.outcome), (15, "stored"));
+        let timeout = judge(Err(Failure::Timeout), ASKED);
+        assert_eq!(
+            (timeout.usage.tokens(), timeout.usage.estimated),
+            (900, true)
+        );
+        let missing = judge(Err(Failure::Unavailable("none".into())), ASKED);
+        assert_eq!((missing.usage.tokens(), missing.called), (0, false));
+    }
+}

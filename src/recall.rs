@@ -1,0 +1,249 @@
+//! What every reader of the memory shares, the read commands and the MCP server alike: the
+//! database opened read-only, the search index brought up to date once it is needed, ids
+//! resolved from any prefix a command printed, which project a question is about, and time
+//! bounds.
+//!
+//! A [`Recall`] lives for one command or one MCP call and is then dropped: its connections
+//! hold no read transaction between queries (design rule 8), and a long-lived server that
+//! opens a new one per call sees a database or an index that was deleted or replaced
+//! meanwhile.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+use chrono::{DateTime, Duration, Local, NaiveDate, NaiveTime, SecondsFormat, TimeZone, Utc};
+
+use crate::config::Config;
+use crate::emit::{self, UsageError};
+use crate::store::fts::{Index, Item};
+use crate::store::read::{Kind, Reader, handle};
+
+/// The database of one command or call, and its search index once asked for.
+pub struct Recall {
+    pub config: Config,
+    reader: Reader,
+    index: Option<Index>,
+}
+
+impl Recall {
+    /// `None` when nothing was ever captured.
+    pub fn open(config: &Config) -> Result<Option<Recall>> {
+        Ok(Reader::open(config)?.map(|reader| Recall {
+            config: config.clone(),
+            reader,
+            index: None,
+        }))
+    }
+
+    /// Like [`Recall::open`], for a question about one item: without a database there is none.
+    pub fn open_for_item(config: &Config) -> Result<Recall> {
+        Recall::open(config)?.ok_or_else(|| anyhow!(no_database(config)))
+    }
+
+    pub fn reader(&self) -> &Reader {
+        &self.reader
+    }
+
+    /// The search index, brought up to date with the database the first time it is asked for
+    /// (a progress line on a terminal while that takes a moment).
+    pub fn index(&mut self) -> Result<&Index> {
+        if self.index.is_none() {
+            let index = Index::open(&self.config)?;
+            let mut progress = emit::Progress::new("indexing");
+            index.sync(&self.reader, &mut |done, total| {
+                progress.update(done, total)
+            })?;
+            self.index = Some(index);
+        }
+        Ok(self.index.as_ref().expect("the index was just opened"))
+    }
+
+    /// Brings the search index up to date again after this command changed the database (a
+    /// forget, a prune, a scrub): it takes out what was deleted or rewritten.
+    pub fn resync(&mut self) -> Result<()> {
+        self.index = None;
+        self.index().map(|_| ())
+    }
+
+    /// What `id` names: a whole id as stored, or a unique prefix (6 characters at least) of an
+    /// id or of the short id printed for it. Ambiguity is an error naming the candidates.
+    pub fn resolve(&mut self, id: &str) -> Result<(Kind, String)> {
+        if let Some(kind) = self.reader.kind_of(id)? {
+            return Ok((kind, id.to_string()));
+        }
+        if id.chars().count() < 6 {
+            return Err(usage(format!(
+                "{id:?} is too short to be an id: give at least 6 characters"
+            )));
+        }
+        let found = self.index()?.resolve(id)?;
+        match found.as_slice() {
+            [] => Err(anyhow!(
+                "no session, prompt, tool call, message, memory or summary has the id {id}"
+            )),
+            [one] => Ok((one.kind, one.id.clone())),
+            many => Err(anyhow!(
+                "{id} is ambiguous: it starts {}; give more of it",
+                candidates(many)
+            )),
+        }
+    }
+
+    /// [`Recall::resolve`] for an id that must name a session.
+    pub fn resolve_session(&mut self, id: &str) -> Result<String> {
+        match self.resolve(id)? {
+            (Kind::Session, id) => Ok(id),
+            (kind, _) => Err(anyhow!("{id} is a {}, not a session", kind.as_str())),
+        }
+    }
+
+    /// The project a question is about, `None` for all of them: `dir`, else the one the hooks
+    /// would record here ($CLAUDE_PROJECT_DIR, else the current directory); in either case the
+    /// recorded project that is that directory or the closest one containing it, so that a
+    /// command run in a subdirectory finds its project.
+    pub fn project(&self, dir: Option<&Path>, all: bool) -> Result<Option<String>> {
+        if all {
+            return Ok(None);
+        }
+        let dir = match (dir, &self.config.project_dir) {
+            (Some(dir), _) => dir.to_path_buf(),
+            (None, Some(dir)) => PathBuf::from(dir),
+            (None, None) => std::env::current_dir().map_err(|err| {
+                anyhow!("cannot read the current directory ({err}); name a project or ask for all")
+            })?,
+        };
+        let dir = std::path::absolute(&dir)
+            .map_err(|err| usage(format!("cannot use {} as a project ({err})", dir.display())))?;
+        let closest = self
+            .reader
+            .projects()?
+            .into_iter()
+            .filter(|known| !known.is_empty() && dir.starts_with(Path::new(known)))
+            .max_by_key(String::len);
+        Ok(Some(closest.unwrap_or_else(|| {
+            dir.to_string_lossy().trim_end_matches('/').to_string()
+        })))
+    }
+}
+
+/// Why there is nothing to read, in one line a user can act on.
+pub fn no_database(config: &Config) -> String {
+    if crate::layout::pending(config) {
+        return format!(
+            "the database is still where an earlier release kept it, {}: claude-mem maintain \
+             moves it",
+            config.legacy_db_path().display()
+        );
+    }
+    format!(
+        "nothing captured yet: there is no database at {} (claude-mem install-hooks registers \
+         the hooks that fill it)",
+        config.db_path().display()
+    )
+}
+
+pub fn usage(message: String) -> anyhow::Error {
+    anyhow::Error::new(UsageError(message))
+}
+
+fn candidates(items: &[Item]) -> String {
+    items
+        .iter()
+        .map(|i| {
+            let what = match (&i.kind, &i.tool_name) {
+                (Kind::Observation, Some(tool)) => tool.as_str(),
+                (kind, _) => kind.as_str(),
+            };
+            format!(
+                "{} ({what}, {})",
+                handle(&i.id),
+                crate::render::iso(&i.created_at)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `since` and `until` (as a user wrote them) as stored timestamps; errors name them with
+/// `prefix` (`--` for flags).
+pub fn bounds(
+    since: Option<&str>,
+    until: Option<&str>,
+    prefix: &str,
+) -> Result<(Option<String>, Option<String>)> {
+    let since = since.map(|v| time_bound(&format!("{prefix}since"), v, false));
+    let until = until.map(|v| time_bound(&format!("{prefix}until"), v, true));
+    Ok((since.transpose()?, until.transpose()?))
+}
+
+/// A `since` or `until` as a stored timestamp: a duration ago (`90s`, `30m`, `12h`, `2d`,
+/// `1w`), a local date (`2026-11-01`: its start, or its end for `--until`), or an RFC 3339
+/// time. Errors name it `flag`.
+pub fn time_bound(flag: &str, value: &str, end_of_day: bool) -> Result<String> {
+    let now = Utc::now();
+    let value = value.trim();
+    let at = if let Some(ago) = duration_ago(value) {
+        Some(now - ago)
+    } else if let Ok(date) = NaiveDate::parse_from_str(value, "%Y-%m-%d") {
+        let day = if end_of_day {
+            date.succ_opt().unwrap_or(date)
+        } else {
+            date
+        };
+        Local
+            .from_local_datetime(&day.and_time(NaiveTime::MIN))
+            .earliest()
+            .map(|t| t.with_timezone(&Utc))
+    } else {
+        DateTime::parse_from_rfc3339(value)
+            .ok()
+            .map(|t| t.with_timezone(&Utc))
+    };
+    at.map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
+        .ok_or_else(|| {
+            usage(format!(
+                "{flag} {value:?} is neither a duration (30m, 12h, 2d, 1w) nor a date \
+                 (2026-11-01)"
+            ))
+        })
+}
+
+fn duration_ago(value: &str) -> Option<Duration> {
+    let split = value.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = value.split_at(split);
+    let n: i64 = n.parse().ok()?;
+    match unit {
+        "s" => Duration::try_seconds(n),
+        "m" | "min" => Duration::try_minutes(n),
+        "h" => Duration::try_hours(n),
+        "d" => Duration::try_days(n),
+        "w" => Duration::try_weeks(n),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_bounds_read_durations_and_dates() {
+        let two_days = time_bound("since", "2d", false).unwrap();
+        let expected = Utc::now() - Duration::days(2);
+        let got = DateTime::parse_from_rfc3339(&two_days).unwrap();
+        assert!((got.with_timezone(&Utc) - expected).num_seconds().abs() < 5);
+        let start = time_bound("since", "2026-11-01", false).unwrap();
+        let end = time_bound("until", "2026-11-01", true).unwrap();
+        let day = DateTime::parse_from_rfc3339(&end).unwrap()
+            - DateTime::parse_from_rfc3339(&start).unwrap();
+        assert!((23..=25).contains(&day.num_hours()), "{start} {end}");
+        assert_eq!(
+            time_bound("since", "2026-11-01T10:00:00Z", false).unwrap(),
+            "2026-11-01T10:00:00.000Z"
+        );
+        for bad in ["yesterday", "2x", "-3d", "2026-13-01", ""] {
+            let err = time_bound("since", bad, false).unwrap_err();
+            assert!(err.downcast_ref::<UsageError>().is_some(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,620 @@
+//! What the compressor keeps (memories and session summaries, schema v6) and what it spends
+//! (the ledger of model calls), and the reads of both.
+//!
+//! A batch's memories and summary are stored, and its queue items acked, in one transaction:
+//! either the items are done and their memories are there, or neither (a crash in between
+//! cannot store twice, nor lose the items). Each row also carries a key made from the batch, so
+//! that storing the same batch again changes nothing. The ledger row of a call is written
+//! before the call, inside the same check of the day's budget, so that compressors running at
+//! once never spend more than the cap between them, and a call whose compressor died still
+//! counts.
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+
+use super::queue::{self, Outcome};
+use crate::clock;
+
+/// A typed observation to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMemory {
+    /// bugfix, feature, refactor, change, discovery or decision.
+    pub kind: String,
+    pub title: String,
+    pub narrative: String,
+    pub facts: Vec<String>,
+    pub concepts: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub queue_ids: Vec<String>,
+    pub prompt_number: Option<i64>,
+    pub created_at: String,
+}
+
+/// A session summary to store: the session as of the batch's last turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSummary {
+    pub request: String,
+    pub investigated: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub files_read: Vec<String>,
+    pub files_edited: Vec<String>,
+    pub queue_ids: Vec<String>,
+    pub prompt_number: Option<i64>,
+    pub created_at: String,
+}
+
+/// What one batch made, for one session.
+#[derive(Debug, Clone)]
+pub struct Batch<'a> {
+    /// Derived from the batch's items: the same items make the same key.
+    pub key: &'a str,
+    pub session_id: &'a str,
+    pub project_dir: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub memories: &'a [NewMemory],
+    pub summary: Option<&'a NewSummary>,
+}
+
+/// The items of a batch, by the lease each was claimed under.
+pub type Leases = [(String, Vec<String>)];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Saved {
+    /// Stored and acked; how many rows were new.
+    Stored { memories: usize, summaries: usize },
+    /// An item is no longer held under its lease (it ended and another consumer claimed it):
+    /// nothing was stored, that consumer stores it. The item and what it is now.
+    NotHeld(String, String),
+}
+
+/// Stores a batch and acks its items in one transaction; nothing at all when an item is not
+/// held any more.
+pub fn save(
+    conn: &Connection,
+    batch: &Batch,
+    leases: &Leases,
+    now: DateTime<Utc>,
+) -> Result<Saved> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    for (token, ids) in leases {
+        for (id, outcome) in queue::ack_in(&tx, token, ids, now)? {
+            match outcome {
+                Outcome::Done | Outcome::Already => {}
+                Outcome::NotHeld(now) => return Ok(Saved::NotHeld(id, now)),
+                other => return Ok(Saved::NotHeld(id, format!("{other:?}"))),
+            }
+        }
+    }
+    let mut memories = 0;
+    for (n, memory) in batch.memories.iter().enumerate() {
+        memories += tx.prepare_cached(INSERT_MEMORY)?.execute(params![
+            clock::new_id(),
+            format!("{}/{n}", batch.key),
+            batch.session_id,
+            batch.project_dir,
+            memory.prompt_number,
+            memory.kind,
+            memory.title,
+            memory.narrative,
+            json(&memory.facts),
+            json(&memory.concepts),
+            json(&memory.files_read),
+            json(&memory.files_modified),
+            json(&memory.queue_ids),
+            batch.model,
+            memory.created_at,
+        ])?;
+    }
+    let mut summaries = 0;
+    if let Some(s) = batch.summary {
+        summaries += tx.prepare_cached(INSERT_SUMMARY)?.execute(params![
+            clock::new_id(),
+            format!("{}/summary", batch.key),
+            batch.session_id,
+            batch.project_dir,
+            s.prompt_number,
+            s.request,
+            s.investigated,
+            s.learned,
+            s.completed,
+            s.next_steps,
+            json(&s.files_read),
+            json(&s.files_edited),
+            json(&s.queue_ids),
+            batch.model,
+            s.created_at,
+        ])?;
+    }
+    tx.commit()?;
+    Ok(Saved::Stored {
+        memories,
+        summaries,
+    })
+}
+
+/// A model call about to be made, with the tokens it is expected to use.
+#[derive(Debug, Clone)]
+pub struct Call<'a> {
+    pub id: &'a str,
+    /// The local date the budget is counted in.
+    pub day: &'a str,
+    pub batch: &'a str,
+    pub items: usize,
+    pub model: Option<&'a str>,
+    pub estimate: u64,
+}
+
+/// What a call used, as the model reported it (or the estimate, when it reported nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub cost_usd: Option<f64>,
+    /// No report: `input` is the estimate.
+    pub estimated: bool,
+}
+
+impl Usage {
+    /// Every token read and written, cached ones included: what the budget counts.
+    pub fn tokens(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+}
+
+/// Records `call` as pending if the day's spend leaves room for its estimate under `cap`;
+/// returns whether it did (nothing is written when it does not fit).
+pub fn reserve(conn: &Connection, call: &Call, cap: u64, now: DateTime<Utc>) -> Result<bool> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let spent: i64 = tx.query_row(SPENT_TOKENS, [call.day], |r| r.get(0))?;
+    if spent.max(0) as u64 + call.estimate > cap {
+        return Ok(false);
+    }
+    let at = clock::stamp(now);
+    tx.execute(
+        "INSERT INTO compress_calls (id, day, batch, items, model, tokens, estimated, outcome,
+                                     created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'pending', ?7, ?7)",
+        params![
+            call.id,
+            call.day,
+            call.batch,
+            call.items as i64,
+            call.model,
+            call.estimate as i64,
+            at
+        ],
+    )?;
+    tx.commit()?;
+    Ok(true)
+}
+
+/// Settles a pending call with what it used and how it ended (`stored`, `invalid`, `failed`,
+/// `timeout`, `unavailable`).
+pub fn settle_call(
+    conn: &Connection,
+    id: &str,
+    model: Option<&str>,
+    usage: &Usage,
+    outcome: &str,
+    error: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    conn.execute(
+        "UPDATE compress_calls SET tokens = ?2, input_tokens = ?3, output_tokens = ?4,
+                cache_read_tokens = ?5, cache_write_tokens = ?6, cost_usd = ?7, estimated = ?8,
+                outcome = ?9, error = ?10, model = coalesce(?11, model), updated_at = ?12
+          WHERE id = ?1",
+        params![
+            id,
+            usage.tokens() as i64,
+            usage.input as i64,
+            usage.output as i64,
+            usage.cache_read as i64,
+            usage.cache_write as i64,
+            usage.cost_usd,
+            usage.estimated,
+            outcome,
+            error,
+            model,
+            clock::stamp(now)
+        ],
+    )?;
+    Ok(())
+}
+
+/// What was spent on one day.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spend {
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub calls: i64,
+}
+
+pub fn spent(conn: &Connection, day: &str) -> Result<Spend> {
+    Ok(conn.query_row(
+        "SELECT coalesce(sum(tokens), 0), coalesce(sum(cost_usd), 0), count(*)
+           FROM compress_calls WHERE day = ?1",
+        [day],
+        |r| {
+            Ok(Spend {
+                tokens: r.get(0)?,
+                cost_usd: r.get(1)?,
+                calls: r.get(2)?,
+            })
+        },
+    )?)
+}
+
+/// A stored memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    pub id: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub prompt_number: Option<i64>,
+    pub kind: String,
+    pub title: String,
+    pub subtitle: Option<String>,
+    pub narrative: String,
+    pub facts: Vec<String>,
+    pub concepts: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub queue_ids: Vec<String>,
+    pub origin: String,
+    pub model: Option<String>,
+    pub created_at: String,
+}
+
+/// A stored session summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub id: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub prompt_number: Option<i64>,
+    pub request: String,
+    pub investigated: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub notes: Option<String>,
+    pub files_read: Vec<String>,
+    pub files_edited: Vec<String>,
+    pub queue_ids: Vec<String>,
+    pub origin: String,
+    pub model: Option<String>,
+    pub created_at: String,
+}
+
+pub fn memory(conn: &Connection, id: &str) -> Result<Option<Memory>> {
+    Ok(conn
+        .prepare_cached(&format!("{MEMORY_COLUMNS} WHERE id = ?1"))?
+        .query_row([id], read_memory)
+        .optional()?)
+}
+
+pub fn summary(conn: &Connection, id: &str) -> Result<Option<Summary>> {
+    Ok(conn
+        .prepare_cached(&format!("{SUMMARY_COLUMNS} WHERE id = ?1"))?
+        .query_row([id], read_summary)
+        .optional()?)
+}
+
+/// A session's memories in the order of the work they describe.
+pub fn session_memories(conn: &Connection, session_id: &str) -> Result<Vec<Memory>> {
+    let rows = conn
+        .prepare_cached(&format!(
+            "{MEMORY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at, rowid"
+        ))?
+        .query_map([session_id], read_memory)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// A session's summaries, oldest first (the last is the session as it ended).
+pub fn session_summaries(conn: &Connection, session_id: &str) -> Result<Vec<Summary>> {
+    let rows = conn
+        .prepare_cached(&format!(
+            "{SUMMARY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at, rowid"
+        ))?
+        .query_map([session_id], read_summary)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// What the compressor tells the model about a session besides the batch: its project, the
+/// titles of what is already remembered of it (the latest first, at most `limit`), and its
+/// latest summary.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionContext {
+    pub project_dir: Option<String>,
+    /// (type, title), oldest first.
+    pub earlier: Vec<(String, String)>,
+    pub summary: Option<Summary>,
+}
+
+pub fn session_context(
+    conn: &Connection,
+    session_id: &str,
+    limit: usize,
+) -> Result<SessionContext> {
+    let project_dir = conn
+        .query_row(
+            "SELECT project_dir FROM sessions WHERE session_id = ?1",
+            [session_id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    let mut earlier: Vec<(String, String)> = conn
+        .prepare_cached(
+            "SELECT type, title FROM memories WHERE session_id = ?1
+              ORDER BY created_at DESC, rowid DESC LIMIT ?2",
+        )?
+        .query_map(params![session_id, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    earlier.reverse();
+    let summary = conn
+        .prepare_cached(&format!(
+            "{SUMMARY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1"
+        ))?
+        .query_row([session_id], read_summary)
+        .optional()?;
+    Ok(SessionContext {
+        project_dir,
+        earlier,
+        summary,
+    })
+}
+
+/// The text of a session's prompt `number`, if it was stored.
+pub fn prompt_text(conn: &Connection, session_id: &str, number: i64) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT prompt_text FROM user_prompts WHERE session_id = ?1 AND prompt_number = ?2",
+        )?
+        .query_row(params![session_id, number], |r| r.get(0))
+        .optional()?)
+}
+
+const INSERT_MEMORY: &str = "INSERT OR IGNORE INTO memories (id, key, session_id, project_dir,
+        prompt_number, type, title, narrative, facts, concepts, files_read, files_modified,
+        queue_ids, origin, model, created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'compressor', ?14, ?15)";
+const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_id, project_dir,
+        prompt_number, request, investigated, learned, completed, next_steps, files_read,
+        files_edited, queue_ids, origin, model, created_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'compressor', ?14, ?15)";
+const SPENT_TOKENS: &str = "SELECT coalesce(sum(tokens), 0) FROM compress_calls WHERE day = ?1";
+const MEMORY_COLUMNS: &str = "SELECT id, session_id, project_dir, prompt_number, type, title,
+        subtitle, narrative, facts, concepts, files_read, files_modified, queue_ids, origin,
+        model, created_at FROM memories";
+const SUMMARY_COLUMNS: &str = "SELECT id, session_id, project_dir, prompt_number, request,
+        investigated, learned, completed, next_steps, notes, files_read, files_edited,
+        queue_ids, origin, model, created_at FROM summaries";
+
+fn json(list: &[String]) -> String {
+    serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
+}
+
+fn list(r: &Row, column: &str) -> rusqlite::Result<Vec<String>> {
+    let text: String = r.get(column)?;
+    Ok(serde_json::from_str(&text).unwrap_or_default())
+}
+
+fn read_memory(r: &Row) -> rusqlite::Result<Memory> {
+    Ok(Memory {
+        id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        prompt_number: r.get("prompt_number")?,
+        kind: r.get("type")?,
+        title: r.get("title")?,
+        subtitle: r.get("subtitle")?,
+        narrative: r.get("narrative")?,
+        facts: list(r, "facts")?,
+        concepts: list(r, "concepts")?,
+        files_read: list(r, "files_read")?,
+        files_modified: list(r, "files_modified")?,
+        queue_ids: list(r, "queue_ids")?,
+        origin: r.get("origin")?,
+        model: r.get("model")?,
+        created_at: r.get("created_at")?,
+    })
+}
+
+fn read_summary(r: &Row) -> rusqlite::Result<Summary> {
+    Ok(Summary {
+        id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        prompt_number: r.get("prompt_number")?,
+        request: r.get("request")?,
+        investigated: r.get("investigated")?,
+        learned: r.get("learned")?,
+        completed: r.get("completed")?,
+        next_steps: r.get("next_steps")?,
+        notes: r.get("notes")?,
+        files_read: list(r, "files_read")?,
+        files_edited: list(r, "files_edited")?,
+        queue_ids: list(r, "queue_ids")?,
+        origin: r.get("origin")?,
+        model: r.get("model")?,
+        created_at: r.get("created_at")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing;
+    use super::*;
+
+    fn t(seconds: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000 + seconds, 0).unwrap()
+    }
+
+    fn call<'a>(id: &'a str, estimate: u64) -> Call<'a> {
+        Call {
+            id,
+            day: "2023-11-14",
+            batch: "b",
+            items: 1,
+            model: Some("haiku"),
+            estimate,
+        }
+    }
+
+    #[test]
+    fn a_call_is_reserved_only_while_the_day_has_room_for_it() {
+        let conn = testing::database();
+        assert!(reserve(&conn, &call("a", 600), 1000, t(0)).unwrap());
+        assert!(!reserve(&conn, &call("b", 500), 1000, t(1)).unwrap());
+        // Settled with less than estimated: the room comes back.
+        let usage = Usage {
+            input: 200,
+            output: 50,
+            cost_usd: Some(0.001),
+            ..Usage::default()
+        };
+        settle_call(&conn, "a", None, &usage, "stored", None, t(2)).unwrap();
+        assert!(reserve(&conn, &call("b", 500), 1000, t(3)).unwrap());
+        let spend = spent(&conn, "2023-11-14").unwrap();
+        assert_eq!((spend.tokens, spend.calls), (750, 2));
+        assert_eq!(spent(&conn, "2023-11-15").unwrap(), Spend::default());
+    }
+
+    fn claimed(conn: &Connection, ids: &[&str], at: i64) -> String {
+        for id in ids {
+            conn.execute(
+                "INSERT OR IGNORE INTO pending_queue (id, session_id, event, raw_output,
+                     created_at, updated_at)
+                 VALUES (?1, 's', 'PostToolUse', '{}', ?2, ?2)",
+                params![id, clock::stamp(t(0))],
+            )
+            .unwrap();
+        }
+        let claim = queue::Claim {
+            consumer: "test",
+            limit: 10,
+            lease: std::time::Duration::from_secs(60),
+            kind: None,
+            session: Some("s"),
+        };
+        let items = queue::claim(conn, &claim, t(at)).unwrap();
+        items
+            .first()
+            .map(|i| i.lease_token.clone())
+            .unwrap_or_default()
+    }
+
+    fn batch<'a>(memories: &'a [NewMemory]) -> Batch<'a> {
+        Batch {
+            key: "k-2",
+            session_id: "s",
+            project_dir: None,
+            model: Some("m"),
+            memories,
+            summary: None,
+        }
+    }
+
+    fn memory() -> NewMemory {
+        NewMemory {
+            kind: "bugfix".into(),
+            title: "t".into(),
+            narrative: "n".into(),
+            facts: vec![],
+            concepts: vec![],
+            files_read: vec![],
+            files_modified: vec![],
+            queue_ids: vec!["a".into(), "b".into()],
+            prompt_number: None,
+            created_at: clock::stamp(t(0)),
+        }
+    }
+
+    fn count(conn: &Connection, sql: &str) -> i64 {
+        conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    /// A batch stored again (a replay, the same answer twice) stores nothing more.
+    #[test]
+    fn storing_a_batch_twice_stores_it_once() {
+        let conn = testing::database();
+        let token = claimed(&conn, &["a", "b"], 0);
+        let leases = [(token, vec!["a".to_string(), "b".to_string()])];
+        let memories = [memory()];
+        let first = save(&conn, &batch(&memories), &leases, t(1)).unwrap();
+        assert_eq!(
+            first,
+            Saved::Stored {
+                memories: 1,
+                summaries: 0
+            }
+        );
+        let again = save(&conn, &batch(&memories), &leases, t(2)).unwrap();
+        assert_eq!(
+            again,
+            Saved::Stored {
+                memories: 0,
+                summaries: 0
+            }
+        );
+        assert_eq!(count(&conn, "SELECT COUNT(*) FROM memories"), 1);
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM pending_queue WHERE status = 'done'"
+            ),
+            2
+        );
+    }
+
+    /// Once the lease has ended and another consumer holds an item, the late answer stores
+    /// nothing at all, and acks nothing.
+    #[test]
+    fn a_lost_lease_stores_nothing_of_the_batch() {
+        let conn = testing::database();
+        let old = claimed(&conn, &["a", "b"], 0);
+        let new = claimed(&conn, &[], 61);
+        assert_ne!(old, new);
+        let leases = [(old, vec!["a".to_string(), "b".to_string()])];
+        let memories = [memory()];
+        let saved = save(&conn, &batch(&memories), &leases, t(62)).unwrap();
+        assert!(
+            matches!(saved, Saved::NotHeld(ref id, _) if id == "a"),
+            "{saved:?}"
+        );
+        assert_eq!(count(&conn, "SELECT COUNT(*) FROM memories"), 0);
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM pending_queue WHERE status = 'claimed'"
+            ),
+            2
+        );
+    }
+
+    #[test]
+    fn the_reads_find_their_rows_through_an_index() {
+        let conn = testing::database();
+        for sql in [
+            format!("{MEMORY_COLUMNS} WHERE id = ?1"),
+            format!("{MEMORY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at, rowid"),
+            format!("{SUMMARY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at, rowid"),
+            SPENT_TOKENS.to_string(),
+        ] {
+            let plan = testing::plan(&conn, &sql).join("\n");
+            assert!(!plan.contains("SCAN"), "{sql}\n{plan}");
+        }
+    }
+}

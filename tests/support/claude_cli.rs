@@ -1,0 +1,195 @@
+//! The real Claude Code CLI the tests drive: the one `CLAUDE_MEM_E2E_CLAUDE` names (CI sets
+//! it; then it must work), else a pinned npm install cached under `target/e2e/`. Where it cannot
+//! be installed (no npm, no network, Windows) `find` says why and the test passes as skipped.
+// The skip notice is for the person reading the test output.
+#![allow(clippy::print_stderr)]
+
+use std::env;
+use std::fs::{self, File};
+use std::io::{self, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The Claude Code release the tests are pinned to (also in `.ci/run`, which installs it).
+pub const CLAUDE_CODE_VERSION: &str = "2.1.330";
+/// Path of a `claude` executable to use instead of the cached install; set, it must work.
+const CLAUDE_VAR: &str = "CLAUDE_MEM_E2E_CLAUDE";
+/// A first install downloads about 175 MB (11 s here); from npm's cache it takes seconds.
+const INSTALL_LIMIT: Duration = Duration::from_secs(240);
+
+/// The CLI to drive, or `None` (after saying why) when the test has to be skipped.
+pub fn find() -> Option<PathBuf> {
+    if let Some(path) = env::var_os(CLAUDE_VAR) {
+        // CI asked for this one: not finding it is a failure, not a skip.
+        let path = PathBuf::from(path);
+        let version = version_of(&path)
+            .unwrap_or_else(|err| panic!("{CLAUDE_VAR}={} does not run: {err}", path.display()));
+        eprintln!("e2e: Claude Code {version} from {CLAUDE_VAR}");
+        return Some(path);
+    }
+    if cfg!(windows) {
+        // Hook commands and the Bash tool go through a different shell there; unverified.
+        return skip("not checked on Windows yet");
+    }
+    let dir = cache_dir();
+    let claude = dir.join("node_modules/.bin/claude");
+    if !claude.exists() {
+        if let Err(why) = npm_install(&dir) {
+            return skip(&format!(
+                "Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}"
+            ));
+        }
+    }
+    match version_of(&claude) {
+        Ok(version) if version.starts_with(CLAUDE_CODE_VERSION) => Some(claude),
+        Ok(version) => skip(&format!(
+            "{} is Claude Code {version}, not {CLAUDE_CODE_VERSION}; delete {}",
+            claude.display(),
+            dir.display()
+        )),
+        Err(err) => skip(&format!(
+            "{} does not run ({err}); delete {} to reinstall",
+            claude.display(),
+            dir.display()
+        )),
+    }
+}
+
+fn skip(why: &str) -> Option<PathBuf> {
+    notice(&format!(
+        "skipped: end-to-end test against the real Claude Code CLI: {why}. \
+         Set {CLAUDE_VAR}=/path/to/claude to run it."
+    ));
+    None
+}
+
+/// A line the developer sees under plain `cargo test`: the test harness captures `eprintln!`
+/// of a passing test, but not a direct write to stderr.
+fn notice(line: &str) {
+    let _ = writeln!(io::stderr(), "{line}");
+}
+
+/// Where `.ci/run` installs the pinned CLI and where this test installs it itself.
+fn cache_dir() -> PathBuf {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    target
+        .join("e2e")
+        .join(format!("claude-code-{CLAUDE_CODE_VERSION}"))
+}
+
+/// Installs the pinned CLI into `dir` through a staging folder, so an interrupted install never
+/// leaves a half-filled `dir` behind.
+fn npm_install(dir: &Path) -> Result<(), String> {
+    let name = dir.file_name().unwrap().to_string_lossy();
+    let staging = dir.with_file_name(format!("{name}.partial-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&staging);
+    fs::create_dir_all(&staging).map_err(|e| e.to_string())?;
+    let log_path = staging.join("npm.log");
+    let log = File::create(&log_path).map_err(|e| e.to_string())?;
+    eprintln!(
+        "e2e: installing Claude Code {CLAUDE_CODE_VERSION} into {}",
+        dir.display()
+    );
+    let spawned = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--no-save",
+            "--loglevel=error",
+        ])
+        // Offline, fail at once instead of retrying for minutes.
+        .args(["--fetch-retries=0", "--fetch-timeout=30000"])
+        // The package asks for a newer Node than it needs: the CLI is a native executable.
+        .arg("--engine-strict=false")
+        .arg("--prefix")
+        .arg(&staging)
+        .arg(format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"))
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .spawn();
+    let outcome = match spawned {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Err("npm is not on PATH".into()),
+        Err(err) => Err(format!("npm did not start: {err}")),
+        Ok(mut child) => match wait_or_kill(&mut child, INSTALL_LIMIT) {
+            Ok(Some(status)) if status.success() => Ok(()),
+            Ok(Some(status)) => {
+                let log = fs::read_to_string(&log_path).unwrap_or_default();
+                let errors: Vec<&str> = log
+                    .lines()
+                    .filter(|l| l.to_ascii_lowercase().contains("err"))
+                    .take(3)
+                    .collect();
+                Err(format!(
+                    "npm install exited with {status}: {}",
+                    errors.join(" / ")
+                ))
+            }
+            Ok(None) => Err(format!("npm install took longer than {INSTALL_LIMIT:?}")),
+            Err(err) => Err(err.to_string()),
+        },
+    };
+    let outcome = outcome.and_then(|()| match fs::rename(&staging, dir) {
+        Ok(()) => Ok(()),
+        // Another test run finished first: use its install.
+        Err(_) if dir.join("node_modules/.bin/claude").exists() => Ok(()),
+        Err(err) => Err(format!("could not move the install into place: {err}")),
+    });
+    let _ = fs::remove_dir_all(&staging);
+    outcome
+}
+
+/// `claude --version`, e.g. "2.1.330 (Claude Code)".
+fn version_of(claude: &Path) -> Result<String, String> {
+    let mut child = Command::new(claude)
+        .arg("--version")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let status = wait_or_kill(&mut child, Duration::from_secs(60)).map_err(|e| e.to_string())?;
+    // One short line: it fits in the pipe, so waiting before reading cannot deadlock.
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    match status {
+        Some(status) if status.success() => Ok(out.trim().to_string()),
+        Some(status) => Err(format!("--version exited with {status}")),
+        None => Err("--version hung".into()),
+    }
+}
+
+/// Waits for `child` at most `limit`; kills it on overrun and answers `None`.
+pub fn wait_or_kill(child: &mut Child, limit: Duration) -> io::Result<Option<ExitStatus>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            child.kill()?;
+            child.wait()?;
+            return Ok(None);
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(unix)]
+pub fn running_as_root(own_dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // A directory we just created belongs to whoever we run as: no libc needed.
+    fs::metadata(own_dir).is_ok_and(|m| m.uid() == 0)
+}
+
+#[cfg(not(unix))]
+pub fn running_as_root(_own_dir: &Path) -> bool {
+    false
+}

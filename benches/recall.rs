@@ -22,7 +22,8 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use corpus::{
-    CALLS_PER_PROMPT, DEFAULT_SESSIONS, PROJECTS, PROMPTS_PER_SESSION, Result, generate, in_project, timed,
+    CALLS_PER_PROMPT, DEFAULT_SESSIONS, PROJECTS, PROMPTS_PER_SESSION, Result, generate,
+    in_project, timed,
 };
 use rusqlite::Connection;
 use serde_json::{Value, json};

@@ -102,7 +102,7 @@ fn run() -> Result<()> {
     let before = mib(&b.join("memory.db"));
     let (took, out, probe) = probed(bin, &b, &["prune"])?;
     rows.push((
-        "prune of a database made before v5".into(),
+        "prune of a database made before v7".into(),
         took,
         format!(
             "{before} -> {}; {probe}; {}",

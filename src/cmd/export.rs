@@ -10,8 +10,8 @@ use super::{bounds, nothing_captured, scope_of};
 use crate::cli::ExportArgs;
 use crate::config::Config;
 use crate::emit::{self, Report};
-use crate::store::export::{self, Filter};
 use crate::recall::{Recall, usage};
+use crate::store::export::{self, Filter};
 use crate::store::read::Kind;
 
 const WAIT: Duration = Duration::from_secs(5);

@@ -1,6 +1,6 @@
 //! `prune`: the retention policy (see `store::retention`) applied now, all of it, and the space
 //! it frees given back to the file system; `--dry-run` says what would go. A database made
-//! before schema v5 is converted once, so that its file can shrink from then on.
+//! before schema v7 is converted once, so that its file can shrink from then on.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -13,8 +13,8 @@ use crate::cli::PruneArgs;
 use crate::config::{Config, Retention};
 use crate::detach;
 use crate::emit::Report;
-use crate::render;
 use crate::recall::{Recall, time_bound};
+use crate::render;
 use crate::store::retention::{self, Scope};
 use crate::store::slices::Slicer;
 use crate::store::{self, Store};
@@ -29,10 +29,7 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
         return Ok(nothing_captured(&config));
     };
     let project = match &args.project {
-        Some(_) => super::project(
-            &scope_of(&args.project, false, &None, &None),
-            &recall,
-        )?,
+        Some(_) => super::project(&scope_of(&args.project, false, &None, &None), &recall)?,
         None => None,
     };
     let delete_before = args

@@ -12,7 +12,7 @@
 //!   oldest first, until the database is under it; never a session active in the last day.
 //!
 //! Freed pages go back to the file system (`auto_vacuum = INCREMENTAL`, which new databases
-//! get at creation), so the file shrinks; a database made before schema v5 is converted once
+//! get at creation), so the file shrinks; a database made before schema v7 is converted once
 //! by `prune` (a whole VACUUM, which keeps every rowid: see [`convert`]).
 //!
 //! Who applies it: the maintenance process, a slice of at most [`SLICE`] when the SessionEnd
@@ -466,7 +466,7 @@ pub fn sweep(conn: &Connection, slicer: &Slicer, wait: Duration) -> Result<bool>
     Ok(clean)
 }
 
-/// Converts a database made without `auto_vacuum = INCREMENTAL` (before schema v5), so that
+/// Converts a database made without `auto_vacuum = INCREMENTAL` (before schema v7), so that
 /// it can give pages back from now on: one whole VACUUM, which holds the write lock while it
 /// rewrites the file (hooks spill meanwhile). VACUUM keeps the rowids of tables with an index,
 /// as ours all have, and the search index relies on them; should a SQLite ever renumber them,

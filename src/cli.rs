@@ -166,9 +166,12 @@ pub enum Command {
     /// The format is `claude-mem/1` (see the README). Filters as for search; by default the
     /// current project.
     Export(ExportArgs),
-    /// Read back what export wrote. Records already here (by id) are not stored twice; the
-    /// privacy and secret rules apply to what is read. Nothing is stored from a file with a
-    /// bad line or of a newer format.
+    /// Read back what export wrote, or bring over thedotmack/claude-mem's memory.
+    ///
+    /// Records already here (by id) are not stored twice; the privacy and secret rules apply
+    /// to what is read. Nothing is stored from a file with a bad line or of a newer format.
+    /// With --from-claude-mem, that tool's database is read (never changed) and its sessions,
+    /// prompts, observations and session summaries stored as ours.
     Import(ImportArgs),
 }
 
@@ -240,8 +243,12 @@ pub struct ExportArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// A file export wrote, or - for stdin.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "from_claude_mem")]
+    pub file: Option<PathBuf>,
+    /// Instead, thedotmack/claude-mem's database: its sessions, prompts, observations and
+    /// session summaries (default: ~/.claude-mem/claude-mem.db). It is only read.
+    #[arg(long, value_name = "DB", num_args = 0..=1, conflicts_with = "file")]
+    pub from_claude_mem: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,7 +1,8 @@
 //! `import <FILE>`: reads back what `export` wrote (see `store::export`). The whole file is
 //! checked first, so that a newer format or a bad line stores nothing and says which line;
 //! then its records are stored in short transactions, each once. A run stopped half-way is
-//! finished by running it again.
+//! finished by running it again. `import --from-claude-mem [DB]` reads thedotmack/claude-mem's
+//! database instead (see `incumbent::import`).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
@@ -16,6 +17,7 @@ use crate::emit::Report;
 use crate::store::Store;
 use crate::store::export::{self, Importer, Record};
 use crate::store::slices::Slicer;
+use crate::{incumbent, render};
 
 /// How long import waits for the write lock.
 const WAIT: Duration = Duration::from_secs(10);
@@ -24,7 +26,11 @@ const MAX_LINE: u64 = 256 << 20;
 
 pub fn import(args: &ImportArgs) -> Result<Report> {
     let config = Config::from_env();
-    let source = Source::open(&args.file)?;
+    if let Some(path) = &args.from_claude_mem {
+        return from_claude_mem(&config, path.as_deref());
+    }
+    let file = args.file.as_deref().context("name the file to import")?;
+    let source = Source::open(file)?;
     let name = source.name.clone();
     let mut lines = source.lines()?;
     let Some((_, header)) = lines.next()? else {
@@ -63,6 +69,46 @@ pub fn import(args: &ImportArgs) -> Result<Report> {
                 "; {} were here already",
                 export::describe(&importer.present)
             ),
+        }
+    )
+    .into())
+}
+
+fn from_claude_mem(config: &Config, path: Option<&Path>) -> Result<Report> {
+    let path = match path {
+        Some(path) => path.to_path_buf(),
+        None => {
+            let path = incumbent::incumbent_data_dir(config).join("claude-mem.db");
+            if !path.exists() || incumbent::is_ours(config, &path) {
+                bail!(
+                    "no thedotmack/claude-mem database at {}: name it with --from-claude-mem DB",
+                    path.display()
+                );
+            }
+            path
+        }
+    };
+    let imported = incumbent::import::import(config, &path)?;
+    let count = |c: incumbent::import::Counted, what: &str| render::plural(c.new as i64, what);
+    let present = [
+        imported.sessions,
+        imported.prompts,
+        imported.memories,
+        imported.summaries,
+    ]
+    .iter()
+    .map(|c| c.present)
+    .sum::<usize>();
+    Ok(format!(
+        "Imported from thedotmack/claude-mem ({}): {}, {}, {}, {}{}.\n",
+        path.display(),
+        count(imported.sessions, "session"),
+        count(imported.prompts, "prompt"),
+        count(imported.memories, "memory"),
+        count(imported.summaries, "summary"),
+        match present {
+            0 => String::new(),
+            n => format!("; {} here already", render::plural(n as i64, "row")),
         }
     )
     .into())

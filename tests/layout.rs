@@ -185,6 +185,10 @@ fn the_incumbents_database_is_never_touched_and_ours_lives_in_its_own_folder() {
     );
     assert!(text.contains("Both record every tool call"), "{text}");
     assert!(
+        text.contains("claude-mem import --from-claude-mem"),
+        "{text}"
+    );
+    assert!(
         text.contains(&format!("Memory: {}", env.data_dir.display())),
         "{text}"
     );

@@ -77,7 +77,8 @@ impl Signs {
              Code runs the hooks of both, each writes its own store, and its worker also \
              summarizes with your Claude account. To keep only this one, disable it \
              (`claude plugin disable {PLUGIN}`); to keep only that one, run \
-             `claude-mem uninstall-hooks`. Its files are never touched by this claude-mem.\n",
+             `claude-mem uninstall-hooks`. Its files are never changed by this claude-mem; \
+             `claude-mem import --from-claude-mem` copies its memory here.\n",
             self.0.join("; ")
         ))
     }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Capture layer of a memory system for Claude Code: hooks that write each session's prompts
-/// and tool calls straight into a local SQLite queue.
+/// Memory for Claude Code: hooks that write each session's prompts and tool calls straight into
+/// a local SQLite database, and the commands that compress, recall and keep it.
 #[derive(Debug, Parser)]
 #[command(name = "claude-mem", version, about, long_about = None)]
 pub struct Cli {
@@ -57,7 +57,7 @@ pub enum Command {
     /// its lease ends. The README's "Consuming the queue" has the contract and an example.
     #[command(subcommand)]
     Queue(QueueCommand),
-    /// Search what was captured: prompts, tool calls and Claude's messages.
+    /// Search the memory: prompts, tool calls, Claude's messages, memories and summaries.
     ///
     /// Every word must match, ranked by relevance (bm25), then most recent first. `"a phrase"`
     /// matches words in order; `merg*` matches words that start so; an argument with spaces is
@@ -65,8 +65,8 @@ pub enum Command {
     /// and `getSession`, `merge.rs` the file, `test` also `tests`. Exits 1 when nothing is
     /// found.
     Search(SearchArgs),
-    /// Print one item whole: a session with its prompts and tool calls, a prompt, a tool call,
-    /// or a message of Claude's.
+    /// Print one item whole: a session with its prompts, tool calls and memories, a prompt, a
+    /// tool call, a message of Claude's, a memory or a summary.
     ///
     /// ID is any id claude-mem prints, whole or as a unique prefix of at least 6 characters.
     Show {

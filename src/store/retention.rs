@@ -446,15 +446,19 @@ pub fn give_back(conn: &Connection, slicer: &Slicer) -> Result<u64> {
 
 /// After rows were deleted or rewritten for good (forget, scrub, prune): free pages go back to
 /// the file system (their content was overwritten already when `secure_delete` was on), then
-/// the WAL, which still holds the pages as they were, is copied back and truncated, waiting up
-/// to `wait` for readers to let go; the file shrinks then. Returns whether the WAL is clean:
-/// if a reader held on, old copies of pages are still in it.
+/// the WAL, which still holds the pages as they were, is copied back and truncated, trying
+/// again for up to `wait` while readers hold it; the file shrinks then. Returns whether the WAL
+/// is clean: if a reader held on, old copies of pages are still in it.
+///
+/// Each try gives up at once when it cannot truncate: a truncating checkpoint that waits for
+/// readers holds the write lock meanwhile, and hooks would wait behind it (they did, 1 s each,
+/// one spilling, while a scrub waited for a reader).
 pub fn sweep(conn: &Connection, slicer: &Slicer, wait: Duration) -> Result<bool> {
     give_back(conn, slicer)?;
     super::slices::copy_back(conn);
     let deadline = Instant::now() + wait;
     let clean = loop {
-        if super::slices::checkpoint(conn, wait.min(Duration::from_secs(1))) {
+        if super::slices::checkpoint(conn, Duration::ZERO) {
             break true;
         }
         if Instant::now() >= deadline {

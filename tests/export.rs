@@ -26,6 +26,8 @@ fn rows(env: &Env) -> Vec<Vec<String>> {
         ("private_turns", "prompt_id"),
         ("pending_queue", "id"),
         ("event_log", "id"),
+        ("memories", "id"),
+        ("summaries", "id"),
     ] {
         let mut stmt = db
             .prepare(&format!("SELECT * FROM {table} ORDER BY {key}"))
@@ -110,6 +112,39 @@ fn memory(env: &Env) {
         ),
     ));
     env.wait_for_maintenance();
+}
+
+/// A `memory` record of session [`A`] as an import from elsewhere would have it, with
+/// `changed` fields replaced.
+fn memory_record(changed: Value) -> Value {
+    let mut record = json!({"type": "memory", "id": "01950000-0000-7000-8000-0000000000a1",
+        "key": "import/elsewhere/1", "session_id": A, "project_dir": PROJECT,
+        "prompt_number": 1, "memory_type": "decision", "title": "Keep the queue in SQLite",
+        "subtitle": "xisubtitle", "narrative": "xinarrative", "facts": ["xifact"],
+        "concepts": ["trade-off"], "files_read": [], "files_modified": ["/home/dev/shop/a.rs"],
+        "queue_ids": [], "origin": "import", "model": null,
+        "extra": {"discovery_tokens": 1200, "text": "xiextra"},
+        "created_at": "2026-01-01T00:00:02.000Z"});
+    record
+        .as_object_mut()
+        .unwrap()
+        .extend(changed.as_object().unwrap().clone());
+    record
+}
+
+/// A `summary` record of session [`A`], with `changed` fields replaced.
+fn summary_record(changed: Value) -> Value {
+    let mut record = json!({"type": "summary", "id": "01950000-0000-7000-8000-0000000000b1",
+        "key": "import/elsewhere/s1", "session_id": A, "project_dir": PROJECT,
+        "prompt_number": 1, "request": "xirequest", "investigated": "", "learned": "xilearned",
+        "completed": "", "next_steps": "", "notes": "xinotes", "files_read": [],
+        "files_edited": [], "queue_ids": [], "origin": "import", "model": null,
+        "extra": null, "created_at": "2026-01-01T00:00:03.000Z"});
+    record
+        .as_object_mut()
+        .unwrap()
+        .extend(changed.as_object().unwrap().clone());
+    record
 }
 
 fn import(env: &Env, file: &Path) -> std::process::Output {
@@ -272,9 +307,26 @@ fn a_newer_format_or_a_bad_line_is_refused_and_nothing_is_stored() {
         (
             write(
                 "unknown.jsonl",
-                with_line(5, r#"{"type":"memory","id":"x"}"#),
+                with_line(5, r#"{"type":"widget","id":"x"}"#),
             ),
-            "line 5: a record of type \"memory\"",
+            "line 5: a record of type \"widget\"",
+        ),
+        (
+            write(
+                "memory.jsonl",
+                with_line(
+                    2,
+                    &memory_record(json!({"origin": "elsewhere"})).to_string(),
+                ),
+            ),
+            "line 2: origin cannot be \"elsewhere\"",
+        ),
+        (
+            write(
+                "facts.jsonl",
+                with_line(2, &memory_record(json!({"facts": "one fact"})).to_string()),
+            ),
+            "line 2: facts must be an array of strings",
         ),
         (
             write(
@@ -328,16 +380,25 @@ fn what_is_imported_goes_through_the_privacy_and_secret_rules() {
         "priority": 2, "status": "raw", "attempts": 0, "claimed_by": null, "claimed_at": null,
         "lease_until": null, "last_error": null, "payload_bytes": 100, "truncated": false,
         "created_at": "2026-01-01T00:00:01.000Z", "updated_at": "2026-01-01T00:00:01.000Z"});
-    std::fs::write(&file, format!("{header}\n{session}\n{prompt}\n{call}\n")).unwrap();
+    let memory = memory_record(json!({
+        "narrative": format!("pushed with {TOKEN}"),
+        "facts": [format!("the token is {TOKEN}"), "<private>zanzibarfact</private>"],
+        "extra": {"text": format!("raw {TOKEN}")}}));
+    let summary = summary_record(json!({"learned": format!("the token {TOKEN} works")}));
+    std::fs::write(
+        &file,
+        format!("{header}\n{session}\n{prompt}\n{call}\n{memory}\n{summary}\n"),
+    )
+    .unwrap();
     let said = ok(&import(&env, &file));
     assert_eq!(
         said,
         format!(
-            "Imported 1 session, 1 prompt, 1 tool call from {}.\n",
+            "Imported 1 session, 1 prompt, 1 tool call, 1 memory, 1 summary from {}.\n",
             file.display()
         )
     );
-    for secret in [TOKEN, "zanzibarquux", "quetzalcoatl77"] {
+    for secret in [TOKEN, "zanzibarquux", "quetzalcoatl77", "zanzibarfact"] {
         assert_eq!(files_holding(&env.data_dir, secret), Vec::<PathBuf>::new());
     }
     let stored: String = env
@@ -345,8 +406,96 @@ fn what_is_imported_goes_through_the_privacy_and_secret_rules() {
         .query_row("SELECT prompt_text FROM user_prompts", [], |r| r.get(0))
         .unwrap();
     assert_eq!(stored, "deploy with [REDACTED:github-token] ");
+    assert_eq!(
+        ids(&env, "SELECT narrative || ' ' || facts FROM memories"),
+        [r#"pushed with [REDACTED:github-token] ["the token is [REDACTED:github-token]",""]"#]
+    );
     assert!(contains(
         &std::fs::read(env.db_path()).unwrap(),
         "[REDACTED:secret-file]"
     ));
+}
+
+/// What the compressor made, and what an import brought, go both ways whole: every column of
+/// every memory and summary, each after its session.
+#[cfg(unix)]
+#[test]
+fn memories_and_summaries_go_both_ways_equal_in_every_column() {
+    let source = Env::new();
+    session(&source, A, PROJECT, &["alpha1", "alpha2"]);
+    compress(
+        &source,
+        A,
+        &[
+            common::memory::memory("alpha1", &[1, 2]),
+            common::memory::memory("alpha2", &[3, 4]),
+        ],
+        summary("alphasum"),
+    );
+    session(&source, B, "/home/dev/other", &["beta1"]);
+    compress(
+        &source,
+        B,
+        &[common::memory::memory("beta1", &[1, 2])],
+        summary("betasum"),
+    );
+    // One from elsewhere, with the columns the compressor leaves empty.
+    let file = source.root.path().join("elsewhere.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n{}\n",
+            json!({"format": "claude-mem/1"}),
+            memory_record(json!({})),
+            summary_record(json!({}))
+        ),
+    )
+    .unwrap();
+    assert!(ok(&import(&source, &file)).starts_with("Imported 1 memory, 1 summary from "));
+
+    let exported = ok(&run(&source, &["export", "--all"]));
+    let records: Vec<Value> = exported
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut of_b: Vec<&str> = records
+        .iter()
+        .skip_while(|r| r["session_id"] != B)
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    of_b.dedup();
+    assert_eq!(
+        of_b,
+        [
+            "session",
+            "prompt",
+            "observation",
+            "summary_request",
+            "event",
+            "memory",
+            "summary"
+        ]
+    );
+    let imported = records
+        .iter()
+        .find(|r| r["type"] == "memory" && r["origin"] == "import")
+        .unwrap();
+    assert_eq!(imported["memory_type"], "decision");
+    assert_eq!(imported["extra"]["discovery_tokens"], 1200);
+    assert!(imported["facts"].is_array() && imported["queue_ids"].is_array());
+
+    let target = Env::new();
+    let copy = target.root.path().join("memory.jsonl");
+    std::fs::write(&copy, &exported).unwrap();
+    let said = ok(&import(&target, &copy));
+    assert!(said.contains(", 4 memories, 3 summaries from "), "{said}");
+    assert_eq!(rows(&target), rows(&source));
+    assert_eq!(target.count("SELECT COUNT(*) FROM memories"), 4);
+    // Twice stores once; found as where they came from.
+    assert!(ok(&import(&target, &copy)).contains("all of it was here already"));
+    assert_eq!(rows(&target), rows(&source));
+    assert_eq!(found(&target, "alpha2narrative"), ["memory"]);
+    assert_eq!(found(&target, "xinarrative"), ["memory"]);
+    assert_eq!(found(&target, "betasumlearned"), ["summary"]);
 }

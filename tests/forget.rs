@@ -197,6 +197,190 @@ fn a_project_or_a_time_range_goes_and_nothing_else() {
     );
 }
 
+/// Asserts that no file of the data dir (or the temp dir) holds any of `words`, and that
+/// search finds none.
+fn gone(env: &Env, words: &[&str]) {
+    let disk = everything_on_disk(env);
+    for word in words {
+        assert!(!contains(&disk, word), "{word} is on disk");
+        assert!(found(env, word).is_empty(), "{word} is found");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_forgotten_session_takes_its_memories_and_summaries() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["zeta1", "zeta2"]);
+    compress(
+        &env,
+        A,
+        &[memory("zeta1", &[1, 2]), memory("zeta2", &[3, 4])],
+        summary("zetasum"),
+    );
+    session(&env, B, PROJECT, &["eta1"]);
+    compress(&env, B, &[memory("eta1", &[1, 2])], summary("etasum"));
+    assert_eq!(found(&env, "zeta1narrative"), ["memory"]);
+    assert_eq!(found(&env, "zetasumlearned"), ["summary"]);
+
+    let dry = ok(&run(&env, &["forget", short(A), "--dry-run"]));
+    assert!(
+        dry.starts_with(
+            "This forgets 1 session, 2 prompts, 2 tool calls, 2 messages, 2 memories, \
+             1 summary:\n  session aaaaaaaa"
+        ) && dry.contains("  2 prompts, 2 tool calls, 2 messages, 2 memories, 1 summary\n"),
+        "{dry}"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", short(A), "--yes"])),
+        "Forgot 1 session, 2 prompts, 2 tool calls, 2 messages, 2 memories, 1 summary.\n"
+    );
+    gone(
+        &env,
+        &[
+            "zeta1title",
+            "zeta2narrative",
+            "zeta1fact",
+            "zetasumrequest",
+            "zetasumlearned",
+            "zetasumnext",
+        ],
+    );
+    assert_eq!(env.count("SELECT COUNT(*) FROM memories"), 1);
+    assert_eq!(found(&env, "eta1narrative"), ["memory"]);
+    assert_eq!(found(&env, "etasumlearned"), ["summary"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_memory_or_summary_goes_by_its_id_and_with_the_rows_it_was_made_from() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["theta1", "theta2", "theta3"]);
+    compress(
+        &env,
+        A,
+        &[
+            memory("theta1", &[1, 2]),
+            memory("theta2", &[3, 4]),
+            memory("theta3", &[5, 6]),
+        ],
+        summary("thetasum"),
+    );
+    let memory_of = |word: &str| {
+        ids(
+            &env,
+            &format!("SELECT id FROM memories WHERE title = '{word}title'"),
+        )[0]
+        .clone()
+    };
+    let summary = ids(&env, "SELECT id FROM summaries")[0].clone();
+    assert_eq!(
+        ok(&run(&env, &["forget", short(&summary), "--yes"])),
+        "Forgot 1 summary.\n"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", &memory_of("theta3"), "--yes"])),
+        "Forgot 1 memory.\n"
+    );
+    gone(&env, &["thetasumlearned", "theta3narrative"]);
+    // A prompt takes its turn, and the memory made from it.
+    let prompt = ids(&env, "SELECT id FROM user_prompts ORDER BY prompt_number")[0].clone();
+    let dry = ok(&run(&env, &["forget", short(&prompt), "--dry-run"]));
+    assert!(
+        dry.contains(&format!(
+            "  prompt {} and its turn: 1 tool call, 1 message, 1 memory\n",
+            short(&prompt)
+        )),
+        "{dry}"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", short(&prompt), "--yes"])),
+        "Forgot 1 prompt, 1 tool call, 1 message, 1 memory.\n"
+    );
+    gone(&env, &["theta1narrative"]);
+    // A tool call takes the memory made from it.
+    let call = ids(
+        &env,
+        "SELECT id FROM pending_queue WHERE kind = 'observation' ORDER BY created_at",
+    )[0]
+    .clone();
+    let dry = ok(&run(&env, &["forget", &call, "--dry-run"]));
+    assert!(
+        dry.contains(&format!(
+            "  tool call {}, and what was made of it: 1 memory\n",
+            short(&call)
+        )),
+        "{dry}"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", &call, "--yes"])),
+        "Forgot 1 tool call, 1 memory.\n"
+    );
+    gone(&env, &["theta2narrative"]);
+    assert_eq!(env.count("SELECT COUNT(*) FROM memories"), 0);
+    assert_eq!(found(&env, "theta3prompt"), ["prompt"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_range_takes_the_memories_made_in_it_and_those_made_from_what_goes() {
+    let env = Env::new();
+    let (old, new) = (
+        "33333333-3333-4333-8333-333333333333",
+        "44444444-4444-4444-8444-444444444444",
+    );
+    session(&env, old, "/p1", &["old1"]);
+    compress(&env, old, &[memory("old1", &[1, 2])], summary("oldsum"));
+    age(&env, old, 10);
+    // The old session was resumed today, and that turn compressed too.
+    for (hook, name, extra) in [
+        (
+            "prompt",
+            "UserPromptSubmit",
+            json!({"prompt": "and late1prompt too"}),
+        ),
+        (
+            "capture",
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": "late",
+                   "tool_input": {"command": "ls late1command"},
+                   "tool_response": {"stdout": "x", "stderr": ""}}),
+        ),
+        (
+            "summary",
+            "Stop",
+            json!({"last_assistant_message": "late1message"}),
+        ),
+    ] {
+        let mut extra = extra;
+        extra["prompt_id"] = json!("late");
+        assert_ack(&env.hook(hook, &event(name, old, "/p1", extra)));
+    }
+    compress(&env, old, &[memory("late1", &[1, 2])], summary("latesum"));
+    session(&env, new, "/p1", &["new1"]);
+    compress(&env, new, &[memory("new1", &[1, 2])], summary("newsum"));
+
+    let out = ok(&run(
+        &env,
+        &["forget", "--since", "2d", "--project", "/p1", "--yes"],
+    ));
+    assert_eq!(
+        out,
+        "Forgot 1 session, 2 prompts, 2 tool calls, 2 messages, 2 memories, 2 summaries.\n"
+    );
+    gone(
+        &env,
+        &[
+            "late1narrative",
+            "latesumlearned",
+            "new1narrative",
+            "newsumlearned",
+        ],
+    );
+    assert_eq!(found(&env, "old1narrative"), ["memory"]);
+    assert_eq!(found(&env, "oldsumlearned"), ["summary"]);
+}
+
 #[test]
 fn bad_arguments_are_one_line_errors() {
     let env = Env::new();

@@ -126,6 +126,54 @@ fn prune_says_what_would_go_then_removes_it_and_the_file_shrinks() {
     assert!(again.starts_with("Nothing to prune.\n"), "{again}");
 }
 
+/// A session deleted for its age takes what the compressor made of it, and the estimate of
+/// what goes counts those too.
+#[cfg(unix)]
+#[test]
+fn a_deleted_session_takes_its_memories_and_summaries() {
+    let env = Env::new();
+    session(&env, OLD, PROJECT, &["old1"]);
+    // A long memory: the estimate of the bytes that go must count it.
+    let mut long = memory("old1", &[1, 2]);
+    long["narrative"] = json!(format!("old1narrative {}", "lorem ipsum ".repeat(20_000)));
+    compress(&env, OLD, &[long], summary("oldsum"));
+    age(&env, OLD, 400);
+    session(&env, NEW, PROJECT, &["new1"]);
+    compress(&env, NEW, &[memory("new1", &[1, 2])], summary("newsum"));
+    assert_eq!(found(&env, "old1narrative"), ["memory"]);
+
+    let about = |out: &str| -> f64 {
+        let kib = out
+            .split("items in them, about ")
+            .nth(1)
+            .and_then(|rest| rest.split(" KiB)").next())
+            .unwrap_or_else(|| panic!("{out}"));
+        kib.parse().unwrap()
+    };
+    let dry = ok(&run(&env, &["prune", "--dry-run"]));
+    assert!(
+        dry.contains("\nWould delete 1 session (5 items in them, about "),
+        "{dry}"
+    );
+    assert!(about(&dry) > 230.0, "the memory's 234 KiB count: {dry}");
+    let done = ok(&run(&env, &["prune"]));
+    assert!(
+        done.starts_with("Deleted 1 session (5 items in them, about "),
+        "{done}"
+    );
+    assert_eq!(
+        ids(
+            &env,
+            "SELECT session_id FROM memories UNION SELECT session_id FROM summaries"
+        ),
+        [NEW]
+    );
+    for word in ["old1narrative", "old1fact", "oldsumlearned"] {
+        assert!(found(&env, word).is_empty(), "{word}");
+    }
+    assert_eq!(found(&env, "new1narrative"), ["memory"]);
+}
+
 #[test]
 fn a_database_made_before_it_could_shrink_is_converted_once() {
     let env = Env::new();

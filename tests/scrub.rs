@@ -125,6 +125,44 @@ fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
     );
 }
 
+/// What the compressor made of captures that held a secret before the rule that finds it:
+/// every text of a memory and a summary is redacted, the search index follows.
+#[cfg(unix)]
+#[test]
+fn secrets_in_memories_and_summaries_are_redacted_and_gone_from_every_file() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["nu1"]);
+    let mut planted = memory("nu1", &[1, 2]);
+    planted["title"] = json!(format!("nu1title {ACME}"));
+    planted["narrative"] = json!(format!("Deployed with {ACME}: nu1narrative"));
+    planted["facts"] = json!([format!("the key is {ACME}"), "nu1fact"]);
+    let mut leaky = summary("nusum");
+    leaky["learned"] = json!(format!("nusumlearned {ACME}"));
+    compress(&env, A, &[planted], leaky);
+    assert_eq!(found(&env, "nu1narrative"), ["memory"]);
+    assert!(!files_holding(&env.data_dir, ACME).is_empty());
+
+    let dry = ok(&scrub(&env, &["--dry-run"]));
+    assert!(
+        dry.starts_with("Would scrub 1 memory, 1 summary: 4 secrets redacted"),
+        "{dry}"
+    );
+    let done = ok(&scrub(&env, &[]));
+    assert!(
+        done.starts_with("Scrubbed 1 memory, 1 summary: 4 secrets redacted ("),
+        "{done}"
+    );
+    nowhere(&env, ACME);
+    assert_eq!(
+        ids(&env, "SELECT narrative FROM memories"),
+        ["Deployed with [REDACTED:custom]: nu1narrative"]
+    );
+    // Found as before by the rest of their text.
+    assert_eq!(found(&env, "nu1narrative"), ["memory"]);
+    assert_eq!(found(&env, "nu1fact"), ["memory"]);
+    assert_eq!(found(&env, "nusumlearned"), ["summary"]);
+}
+
 /// Regression: taking in spilled events left the connection waiting for nothing, so a hook
 /// holding the write lock for a moment made scrub fail with "database is locked".
 #[cfg(unix)]

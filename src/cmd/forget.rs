@@ -15,7 +15,7 @@ use crate::emit::{self, Report};
 use crate::recall::{Recall, usage};
 use crate::render::{self, Style};
 use crate::store::Store;
-use crate::store::forget::{self, Plan, Range, Target};
+use crate::store::forget::{self, Counts, Plan, Range, Target};
 use crate::store::read::{Kind, short_id};
 use crate::store::retention;
 use crate::store::slices::Slicer;
@@ -35,9 +35,8 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     let lock = detach::lock_waiting(&config.maintain_lock())
         .context("another claude-mem maintain kept running")?;
     let store = Store::open(&config, Instant::now() + WAIT)?;
-    let plan = forget::plan(store.conn(), &target)?;
-    let covers = |write: &crate::ops::Write| plan.covers(write);
-    let spilled = spill::forget(&config, &covers, false);
+    let mut plan = forget::plan(store.conn(), &target)?;
+    let spilled = spill::forget(&config, &|write| plan.covers(write), false);
     if plan.is_empty() && spilled == 0 {
         return Ok("Nothing to forget.\n".to_string().into());
     }
@@ -64,8 +63,8 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     }
     let slicer = Slicer::command(WAIT);
     let conn = store.conn();
-    forget::apply(conn, &plan, &slicer)?;
-    let spilled = spill::forget(&config, &covers, true);
+    forget::apply(conn, &mut plan, &slicer)?;
+    let spilled = spill::forget(&config, &|write| plan.covers(write), true);
     for session in &plan.sessions {
         crate::hook::private_turn::forget_session(&config, &session.session_id);
         notice::forget_session(&config, &session.session_id);
@@ -107,7 +106,9 @@ fn target(args: &ForgetArgs, recall: &mut Recall) -> Result<Target> {
         return Ok(match kind {
             Kind::Session => Target::Session(id),
             Kind::Prompt => Target::Turn(id),
-            Kind::Observation | Kind::Message | Kind::Summary | Kind::Memory => Target::Item(id),
+            Kind::Observation | Kind::Message => Target::Item(id),
+            Kind::Memory => Target::Memory(id),
+            Kind::Summary => Target::Summary(id),
         });
     }
     if let Some(id) = &args.session {
@@ -144,7 +145,7 @@ fn describe(plan: &Plan, target: &Target) -> String {
                 .map(render::path)
                 .unwrap_or_default(),
             style.moment(&s.started_at),
-            items(s.prompts, s.calls, s.messages)
+            items(&s.rows)
         ));
     }
     if plan.sessions.len() > LISTED {
@@ -153,24 +154,41 @@ fn describe(plan: &Plan, target: &Target) -> String {
             render::plural((plan.sessions.len() - LISTED) as i64, "session")
         ));
     }
-    let (prompts, calls, messages) = (
-        plan.prompts.len() as i64,
-        plan.calls.len() as i64,
-        plan.messages.len() as i64,
-    );
+    let staying = plan.staying();
     match target {
         Target::Session(_) => {}
         Target::Turn(id) => out.push_str(&format!(
             "  prompt {} and its turn: {}\n",
             short_id(id),
-            items(0, calls, messages)
+            items(&Counts {
+                prompts: 0,
+                ..staying
+            })
         )),
-        Target::Item(id) => out.push_str(&format!(
-            "  {} {}\n",
-            if messages > 0 { "message" } else { "tool call" },
-            short_id(id)
-        )),
-        Target::Range(range) if prompts + calls + messages > 0 => {
+        Target::Item(id) => {
+            let made = items(&Counts {
+                memories: staying.memories,
+                summaries: staying.summaries,
+                ..Counts::default()
+            });
+            out.push_str(&format!(
+                "  {} {}{}\n",
+                if staying.messages > 0 {
+                    "message"
+                } else {
+                    "tool call"
+                },
+                short_id(id),
+                if made.is_empty() {
+                    made
+                } else {
+                    format!(", and what was made of it: {made}")
+                }
+            ));
+        }
+        Target::Memory(id) => out.push_str(&format!("  memory {}\n", short_id(id))),
+        Target::Summary(id) => out.push_str(&format!("  summary {}\n", short_id(id))),
+        Target::Range(range) if staying != Counts::default() => {
             out.push_str(&format!(
                 "  from sessions that stay{}: {}\n",
                 range
@@ -178,7 +196,7 @@ fn describe(plan: &Plan, target: &Target) -> String {
                     .as_deref()
                     .map(|since| format!(" (since {})", style.moment(since)))
                     .unwrap_or_default(),
-                items(prompts, calls, messages)
+                items(&staying)
             ));
         }
         Target::Range(_) => {}
@@ -192,19 +210,22 @@ fn counts(plan: &Plan) -> String {
     if c.sessions > 0 {
         parts.push(render::plural(c.sessions, "session"));
     }
-    let rest = items(c.prompts, c.calls, c.messages);
+    let rest = items(&c);
     if !rest.is_empty() {
         parts.push(rest);
     }
     parts.join(", ")
 }
 
-/// "10 prompts, 100 tool calls, 10 messages", leaving out what there is none of.
-fn items(prompts: i64, calls: i64, messages: i64) -> String {
+/// "10 prompts, 100 tool calls, 10 messages, 9 memories, 1 summary", leaving out what there
+/// is none of (and the sessions).
+fn items(c: &Counts) -> String {
     [
-        (prompts, "prompt"),
-        (calls, "tool call"),
-        (messages, "message"),
+        (c.prompts, "prompt"),
+        (c.calls, "tool call"),
+        (c.messages, "message"),
+        (c.memories, "memory"),
+        (c.summaries, "summary"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)

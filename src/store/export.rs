@@ -2,9 +2,11 @@
 //!
 //! The format, `claude-mem/1`: a header line `{"format": "claude-mem/1", "exported_at": ...,
 //! "claude_mem": VERSION, "filters": {...}}`, then one record a line, each with a `type`:
-//! `session`, `prompt`, `private_turn`, `observation`, `summary_request`, `event`, and the
-//! columns of its table by name (JSON columns as JSON). Each session comes first, then its
-//! records. Within format 1, fields are only ever added: a reader ignores fields it does not
+//! `session`, `prompt`, `private_turn`, `observation`, `summary_request`, `event`, `memory`,
+//! `summary`, and the columns of its table by name (JSON columns as JSON; a memory's `type`
+//! column is `memory_type`, `type` naming the record). Each session comes first, then its
+//! records. The compressor's spend ledger (`compress_calls`) is not exported: it is this
+//! machine's spending, not memory. Within format 1, fields are only ever added: a reader ignores fields it does not
 //! know; anything else (a record type it does not know) is a newer format.
 //!
 //! Import is idempotent: every record has its id (a UUID, or Claude Code's session id), and one
@@ -126,6 +128,53 @@ pub struct Event {
     pub created_at: String,
 }
 
+/// A memory the compressor made or an import brought (`memories`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Memory {
+    pub id: String,
+    pub key: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub prompt_number: Option<i64>,
+    /// The column `type`.
+    pub memory_type: String,
+    pub title: String,
+    pub subtitle: Option<String>,
+    pub narrative: String,
+    pub facts: Box<RawValue>,
+    pub concepts: Box<RawValue>,
+    pub files_read: Box<RawValue>,
+    pub files_modified: Box<RawValue>,
+    pub queue_ids: Box<RawValue>,
+    pub origin: String,
+    pub model: Option<String>,
+    pub extra: Option<Box<RawValue>>,
+    pub created_at: String,
+}
+
+/// A session summary the compressor made or an import brought (`summaries`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub id: String,
+    pub key: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub prompt_number: Option<i64>,
+    pub request: String,
+    pub investigated: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub notes: Option<String>,
+    pub files_read: Box<RawValue>,
+    pub files_edited: Box<RawValue>,
+    pub queue_ids: Box<RawValue>,
+    pub origin: String,
+    pub model: Option<String>,
+    pub extra: Option<Box<RawValue>>,
+    pub created_at: String,
+}
+
 /// One line of an export after the header.
 #[derive(Debug)]
 pub enum Record {
@@ -135,16 +184,20 @@ pub enum Record {
     Observation(Queued),
     SummaryRequest(Queued),
     Event(Event),
+    Memory(Memory),
+    Summary(Summary),
 }
 
 /// The record types, as the `type` field names them, in the order an export writes them.
-const TYPES: [&str; 6] = [
+const TYPES: [&str; 8] = [
     "session",
     "prompt",
     "private_turn",
     "observation",
     "summary_request",
     "event",
+    "memory",
+    "summary",
 ];
 
 impl Record {
@@ -156,6 +209,8 @@ impl Record {
             Record::Observation(_) => TYPES[3],
             Record::SummaryRequest(_) => TYPES[4],
             Record::Event(_) => TYPES[5],
+            Record::Memory(_) => TYPES[6],
+            Record::Summary(_) => TYPES[7],
         }
     }
 
@@ -167,6 +222,8 @@ impl Record {
             Record::PrivateTurn(r) => serde_json::to_string(r)?,
             Record::Observation(r) | Record::SummaryRequest(r) => serde_json::to_string(r)?,
             Record::Event(r) => serde_json::to_string(r)?,
+            Record::Memory(r) => serde_json::to_string(r)?,
+            Record::Summary(r) => serde_json::to_string(r)?,
         };
         Ok(format!(
             "{{\"type\":\"{}\",{}\n",
@@ -208,6 +265,8 @@ pub fn parse(line: &str) -> Result<Record> {
         "observation" => Record::Observation(serde_json::from_str(line)?),
         "summary_request" => Record::SummaryRequest(serde_json::from_str(line)?),
         "event" => Record::Event(serde_json::from_str(line)?),
+        "memory" => Record::Memory(serde_json::from_str(line)?),
+        "summary" => Record::Summary(serde_json::from_str(line)?),
         other => bail!("a record of type {other:?}, which this claude-mem does not know"),
     };
     check(&record)?;
@@ -232,12 +291,47 @@ fn check(record: &Record) -> Result<()> {
                 .context("files_touched must be an array of paths")?;
             Ok(())
         }
+        Record::Memory(m) => {
+            let lists = [
+                ("facts", &*m.facts),
+                ("concepts", &*m.concepts),
+                ("files_read", &*m.files_read),
+                ("files_modified", &*m.files_modified),
+                ("queue_ids", &*m.queue_ids),
+            ];
+            made(&m.origin, &lists, m.extra.as_deref())
+        }
+        Record::Summary(s) => {
+            let lists = [
+                ("files_read", &*s.files_read),
+                ("files_edited", &*s.files_edited),
+                ("queue_ids", &*s.queue_ids),
+            ];
+            made(&s.origin, &lists, s.extra.as_deref())
+        }
         _ => Ok(()),
     }
 }
 
+/// A memory's or summary's origin is one the table takes, its lists are arrays of strings (as
+/// every reader of them expects) and its `extra` an object.
+fn made(origin: &str, lists: &[(&str, &RawValue)], extra: Option<&RawValue>) -> Result<()> {
+    if !["compressor", "import"].contains(&origin) {
+        bail!("origin cannot be {origin:?}");
+    }
+    for (name, list) in lists {
+        serde_json::from_str::<Vec<String>>(list.get())
+            .with_context(|| format!("{name} must be an array of strings"))?;
+    }
+    if let Some(extra) = extra {
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(extra.get())
+            .context("extra must be an object")?;
+    }
+    Ok(())
+}
+
 /// How many records of each type, in [`TYPES`] order.
-pub type Counts = [i64; 6];
+pub type Counts = [i64; TYPES.len()];
 
 /// Writes the header and every record `filter` selects; returns how many of each type.
 pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result<Counts> {
@@ -248,7 +342,7 @@ pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result
         filters: Some(serde_json::to_value(filter)?),
     };
     writeln!(out, "{}", serde_json::to_string(&header)?)?;
-    let mut counts = [0; 6];
+    let mut counts = [0; TYPES.len()];
     let since = filter.since.as_deref().unwrap_or("");
     let until = filter.until.as_deref().unwrap_or("~");
     let sessions: Vec<Session> = conn
@@ -277,6 +371,8 @@ pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result
         read(EXPORT_PRIVATE_TURNS, private_turn)?;
         read(EXPORT_QUEUE, queued)?;
         read(EXPORT_EVENTS, event)?;
+        read(EXPORT_MEMORIES, memory)?;
+        read(EXPORT_SUMMARIES, summary)?;
         // A session still open but idle since before the range: nothing of it is in it.
         if active_before && records.len() == 1 {
             continue;
@@ -306,6 +402,10 @@ const EXPORT_PRIVATE_TURNS: &str = "SELECT * FROM private_turns
 const EXPORT_QUEUE: &str = "SELECT * FROM pending_queue
      WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY rowid";
 const EXPORT_EVENTS: &str = "SELECT * FROM event_log
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
+const EXPORT_MEMORIES: &str = "SELECT * FROM memories
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
+const EXPORT_SUMMARIES: &str = "SELECT * FROM summaries
      WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
 
 fn session(r: &Row) -> rusqlite::Result<Session> {
@@ -398,8 +498,54 @@ fn event(r: &Row) -> rusqlite::Result<Record> {
     }))
 }
 
-/// Stores records, each once: what is here already (by id) is left as it is. Its text is
-/// cleaned with today's rules first.
+fn memory(r: &Row) -> rusqlite::Result<Record> {
+    Ok(Record::Memory(Memory {
+        id: r.get("id")?,
+        key: r.get("key")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        prompt_number: r.get("prompt_number")?,
+        memory_type: r.get("type")?,
+        title: r.get("title")?,
+        subtitle: r.get("subtitle")?,
+        narrative: r.get("narrative")?,
+        facts: json(r.get("facts")?),
+        concepts: json(r.get("concepts")?),
+        files_read: json(r.get("files_read")?),
+        files_modified: json(r.get("files_modified")?),
+        queue_ids: json(r.get("queue_ids")?),
+        origin: r.get("origin")?,
+        model: r.get("model")?,
+        extra: r.get::<_, Option<String>>("extra")?.map(json),
+        created_at: r.get("created_at")?,
+    }))
+}
+
+fn summary(r: &Row) -> rusqlite::Result<Record> {
+    Ok(Record::Summary(Summary {
+        id: r.get("id")?,
+        key: r.get("key")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        prompt_number: r.get("prompt_number")?,
+        request: r.get("request")?,
+        investigated: r.get("investigated")?,
+        learned: r.get("learned")?,
+        completed: r.get("completed")?,
+        next_steps: r.get("next_steps")?,
+        notes: r.get("notes")?,
+        files_read: json(r.get("files_read")?),
+        files_edited: json(r.get("files_edited")?),
+        queue_ids: json(r.get("queue_ids")?),
+        origin: r.get("origin")?,
+        model: r.get("model")?,
+        extra: r.get::<_, Option<String>>("extra")?.map(json),
+        created_at: r.get("created_at")?,
+    }))
+}
+
+/// Stores records, each once: what is here already (by id, or a memory or summary by its
+/// `key`) is left as it is. Its text is cleaned with today's rules first.
 pub struct Importer<'a> {
     pub redactor: &'a Redactor,
     /// Per type ([`TYPES`] order): records stored, and records that were here already.
@@ -411,8 +557,8 @@ impl<'a> Importer<'a> {
     pub fn new(redactor: &'a Redactor) -> Importer<'a> {
         Importer {
             redactor,
-            stored: [0; 6],
-            present: [0; 6],
+            stored: [0; TYPES.len()],
+            present: [0; TYPES.len()],
         }
     }
 
@@ -506,6 +652,8 @@ impl<'a> Importer<'a> {
                 e.detail.as_deref().map(|d| clean_payload(r, None, d.get())),
                 e.created_at
             ])?,
+            Record::Memory(m) => store_memory(conn, r, m)?,
+            Record::Summary(s) => store_summary(conn, r, s)?,
         };
         let at = TYPES
             .iter()
@@ -518,6 +666,55 @@ impl<'a> Importer<'a> {
         }
         Ok(())
     }
+}
+
+/// Stores a memory, its prose and JSON texts cleaned as `scrub` cleans them; returns whether
+/// it was new.
+fn store_memory(conn: &Connection, r: &Redactor, m: &Memory) -> Result<usize> {
+    Ok(conn.prepare_cached(INSERT_MEMORY)?.execute(params![
+        m.id,
+        m.key,
+        m.session_id,
+        m.project_dir,
+        m.prompt_number,
+        m.memory_type,
+        clean_text(r, &m.title),
+        m.subtitle.as_deref().map(|t| clean_text(r, t)),
+        clean_text(r, &m.narrative),
+        clean_payload(r, None, m.facts.get()),
+        clean_payload(r, None, m.concepts.get()),
+        m.files_read.get(),
+        m.files_modified.get(),
+        m.queue_ids.get(),
+        m.origin,
+        m.model,
+        m.extra.as_deref().map(|e| clean_payload(r, None, e.get())),
+        m.created_at
+    ])?)
+}
+
+/// Stores a summary, cleaned as [`store_memory`] cleans a memory.
+fn store_summary(conn: &Connection, r: &Redactor, s: &Summary) -> Result<usize> {
+    Ok(conn.prepare_cached(INSERT_SUMMARY)?.execute(params![
+        s.id,
+        s.key,
+        s.session_id,
+        s.project_dir,
+        s.prompt_number,
+        clean_text(r, &s.request),
+        clean_text(r, &s.investigated),
+        clean_text(r, &s.learned),
+        clean_text(r, &s.completed),
+        clean_text(r, &s.next_steps),
+        s.notes.as_deref().map(|t| clean_text(r, t)),
+        s.files_read.get(),
+        s.files_edited.get(),
+        s.queue_ids.get(),
+        s.origin,
+        s.model,
+        s.extra.as_deref().map(|e| clean_payload(r, None, e.get())),
+        s.created_at
+    ])?)
 }
 
 const INSERT_SESSION: &str = "INSERT OR IGNORE INTO sessions (session_id, project_dir, cwd,
@@ -537,16 +734,26 @@ const INSERT_QUEUED: &str = "INSERT OR IGNORE INTO pending_queue (id, kind, sess
              ?19, ?20, ?21, ?22, ?23, ?24)";
 const INSERT_EVENT: &str = "INSERT OR IGNORE INTO event_log (id, session_id, event, detail,
         created_at) VALUES (?1, ?2, ?3, ?4, ?5)";
+const INSERT_MEMORY: &str = "INSERT OR IGNORE INTO memories (id, key, session_id, project_dir,
+        prompt_number, type, title, subtitle, narrative, facts, concepts, files_read,
+        files_modified, queue_ids, origin, model, extra, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_id, project_dir,
+        prompt_number, request, investigated, learned, completed, next_steps, notes, files_read,
+        files_edited, queue_ids, origin, model, extra, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
 
 /// What a count of records says: "3 sessions, 30 prompts, ...", the types there are any of.
 pub fn describe(counts: &Counts) -> String {
-    const NAMES: [&str; 6] = [
+    const NAMES: [&str; TYPES.len()] = [
         "session",
         "prompt",
         "private turn",
         "tool call",
         "summary request",
         "event",
+        "memory",
+        "summary",
     ];
     let parts: Vec<String> = counts
         .iter()

@@ -230,7 +230,11 @@ impl Pass<'_> {
         if done {
             self.deleted.insert(session.to_string());
             self.report.deleted.sessions += 1;
-            self.report.deleted.rows += counts.prompts + counts.calls + counts.messages;
+            self.report.deleted.rows += counts.prompts
+                + counts.calls
+                + counts.messages
+                + counts.memories
+                + counts.summaries;
             self.report.deleted.bytes += bytes;
             self.shrunk(bytes)?;
         }
@@ -379,18 +383,33 @@ impl Rewrite {
     }
 }
 
-/// About how many bytes a session's rows take.
+/// About how many bytes a session's rows take: its captures, and what the compressor made of
+/// them.
 fn session_bytes(conn: &Connection, session: &str) -> Result<u64> {
-    let bytes: i64 = conn.query_row(
-        "SELECT (SELECT coalesce(sum(octet_length(raw_output) + ?2), 0) FROM pending_queue
-                  WHERE session_id = ?1)
-              + (SELECT coalesce(sum(octet_length(prompt_text) + ?2), 0) FROM user_prompts
-                  WHERE session_id = ?1)",
-        params![session, ROW_OVERHEAD as i64],
-        |r| r.get(0),
-    )?;
+    let bytes: i64 = conn.query_row(SESSION_BYTES, params![session, ROW_OVERHEAD as i64], |r| {
+        r.get(0)
+    })?;
     Ok(bytes as u64)
 }
+
+const SESSION_BYTES: &str = "SELECT
+        (SELECT coalesce(sum(octet_length(raw_output) + ?2), 0) FROM pending_queue
+          WHERE session_id = ?1)
+      + (SELECT coalesce(sum(octet_length(prompt_text) + ?2), 0) FROM user_prompts
+          WHERE session_id = ?1)
+      + (SELECT coalesce(sum(octet_length(title) + octet_length(narrative) + octet_length(facts)
+                             + octet_length(concepts) + octet_length(files_read)
+                             + octet_length(files_modified) + octet_length(queue_ids)
+                             + coalesce(octet_length(subtitle), 0)
+                             + coalesce(octet_length(extra), 0) + ?2), 0)
+           FROM memories WHERE session_id = ?1)
+      + (SELECT coalesce(sum(octet_length(request) + octet_length(investigated)
+                             + octet_length(learned) + octet_length(completed)
+                             + octet_length(next_steps) + octet_length(files_read)
+                             + octet_length(files_edited) + octet_length(queue_ids)
+                             + coalesce(octet_length(notes), 0)
+                             + coalesce(octet_length(extra), 0) + ?2), 0)
+           FROM summaries WHERE session_id = ?1)";
 
 /// The bytes of the pages that hold data (the file less its free pages).
 pub fn live_bytes(conn: &Connection) -> Result<u64> {
@@ -446,15 +465,19 @@ pub fn give_back(conn: &Connection, slicer: &Slicer) -> Result<u64> {
 
 /// After rows were deleted or rewritten for good (forget, scrub, prune): free pages go back to
 /// the file system (their content was overwritten already when `secure_delete` was on), then
-/// the WAL, which still holds the pages as they were, is copied back and truncated, waiting up
-/// to `wait` for readers to let go; the file shrinks then. Returns whether the WAL is clean:
-/// if a reader held on, old copies of pages are still in it.
+/// the WAL, which still holds the pages as they were, is copied back and truncated, trying
+/// again for up to `wait` while readers hold it; the file shrinks then. Returns whether the WAL
+/// is clean: if a reader held on, old copies of pages are still in it.
+///
+/// Each try gives up at once when it cannot truncate: a truncating checkpoint that waits for
+/// readers holds the write lock meanwhile, and hooks would wait behind it (they did, 1 s each,
+/// one spilling, while a scrub waited for a reader).
 pub fn sweep(conn: &Connection, slicer: &Slicer, wait: Duration) -> Result<bool> {
     give_back(conn, slicer)?;
     super::slices::copy_back(conn);
     let deadline = Instant::now() + wait;
     let clean = loop {
-        if super::slices::checkpoint(conn, wait.min(Duration::from_secs(1))) {
+        if super::slices::checkpoint(conn, Duration::ZERO) {
             break true;
         }
         if Instant::now() >= deadline {
@@ -631,5 +654,16 @@ mod tests {
             let plan = testing::plan(&conn, &sessions_sql(unreduced)).join("\n");
             assert!(!plan.contains("pending_queue"), "{plan}");
         }
+    }
+
+    #[test]
+    fn a_sessions_bytes_are_summed_through_its_indexes() {
+        let conn = testing::database();
+        let plan = testing::plan(&conn, SESSION_BYTES);
+        let scans: Vec<&String> = plan
+            .iter()
+            .filter(|step| step.starts_with("SCAN") && *step != "SCAN CONSTANT ROW")
+            .collect();
+        assert!(scans.is_empty(), "{plan:?}");
     }
 }

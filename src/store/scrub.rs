@@ -1,8 +1,9 @@
 //! Scrub: today's privacy and secret rules applied to what was stored under older ones (a rule
 //! added since, a `CLAUDE_MEM_REDACT_EXTRA` pattern, rows of an earlier release).
 //!
-//! Every text a person typed, read or was shown is read again in rowid order and cleaned as a
-//! hook cleans it now ([`clean_text`], [`clean_payload`]). A row that changes is rewritten with
+//! Every text a person typed, read or was shown, and every text the compressor made of them
+//! (a memory's or summary's prose, facts, concepts and `extra`), is read again in rowid order
+//! and cleaned as a hook cleans it now ([`clean_text`], [`clean_payload`]). A row that changes is rewritten with
 //! `secure_delete` on, so the old text is overwritten where it lay; when the search index holds
 //! it, a tombstone of the row (it is still there) makes the index take the old text out and
 //! index the row as it is now (see `fts::sync`). The WAL and the free pages are left to the
@@ -11,7 +12,7 @@
 use std::borrow::Cow;
 
 use anyhow::Result;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, ToSql};
 use serde_json::Value;
 
 use super::slices::Slicer;
@@ -62,14 +63,26 @@ pub fn clean_payload<'a>(redactor: &Redactor, tool: Option<&str>, raw: &'a str) 
     Cow::Owned(privacy::clean_json(&whole, redactor, None, usize::MAX).into_owned())
 }
 
-/// One stored text scrub looks at.
+/// How a stored text is cleaned.
+#[derive(Clone, Copy, PartialEq)]
+enum Form {
+    /// Prose: [`clean_text`].
+    Text,
+    /// A JSON document (a tool call's payload, a list of facts, an import's `extra`):
+    /// [`clean_payload`].
+    Json,
+}
+
+/// The stored texts of one table scrub looks at, row by row.
 struct Column {
     table: &'static str,
-    /// The next row after rowid ?1 that holds one: rowid, the text, what it is (a label), and
-    /// the tool whose payload it is.
+    /// The next row after rowid ?1 that holds one: rowid, what it is (a label), the tool whose
+    /// payload it is, then the texts (NULL where a row has none).
     next: &'static str,
+    /// Writes the texts back: the rowid ?1, the texts from ?2 on, as `next` reads them.
     update: &'static str,
-    json: bool,
+    /// How each text is cleaned.
+    forms: &'static [Form],
     /// The search index holds it: a change leaves a tombstone.
     indexed: bool,
 }
@@ -77,46 +90,91 @@ struct Column {
 const COLUMNS: &[Column] = &[
     Column {
         table: "user_prompts",
-        next: "SELECT rowid, prompt_text, 'prompt', NULL FROM user_prompts
+        next: "SELECT rowid, 'prompt', NULL, prompt_text FROM user_prompts
                 WHERE rowid > ?1 ORDER BY rowid LIMIT 1",
         update: "UPDATE user_prompts SET prompt_text = ?2 WHERE rowid = ?1",
-        json: false,
+        forms: &[Form::Text],
         indexed: true,
     },
     Column {
         table: "pending_queue",
-        next: "SELECT rowid, raw_output,
-                      CASE kind WHEN 'summary' THEN 'message' ELSE 'tool call' END, tool_name
+        next: "SELECT rowid, CASE kind WHEN 'summary' THEN 'message' ELSE 'tool call' END,
+                      tool_name, raw_output
                  FROM pending_queue WHERE rowid > ?1 ORDER BY rowid LIMIT 1",
         update: "UPDATE pending_queue SET raw_output = ?2 WHERE rowid = ?1",
-        json: true,
+        forms: &[Form::Json],
         indexed: true,
     },
     Column {
         table: "pending_queue",
-        next: "SELECT rowid, last_error, 'error', NULL FROM pending_queue
+        next: "SELECT rowid, 'error', NULL, last_error FROM pending_queue
                 WHERE rowid > ?1 AND last_error IS NOT NULL ORDER BY rowid LIMIT 1",
         update: "UPDATE pending_queue SET last_error = ?2 WHERE rowid = ?1",
-        json: false,
+        forms: &[Form::Text],
         indexed: false,
     },
     Column {
         table: "sessions",
-        next: "SELECT rowid, last_assistant_message, 'session', NULL FROM sessions
+        next: "SELECT rowid, 'session', NULL, last_assistant_message FROM sessions
                 WHERE rowid > ?1 AND last_assistant_message IS NOT NULL ORDER BY rowid LIMIT 1",
         update: "UPDATE sessions SET last_assistant_message = ?2 WHERE rowid = ?1",
-        json: false,
+        forms: &[Form::Text],
         indexed: false,
     },
     Column {
         table: "event_log",
-        next: "SELECT rowid, detail, 'event', NULL FROM event_log
+        next: "SELECT rowid, 'event', NULL, detail FROM event_log
                 WHERE rowid > ?1 AND detail IS NOT NULL ORDER BY rowid LIMIT 1",
         update: "UPDATE event_log SET detail = ?2 WHERE rowid = ?1",
-        json: true,
+        forms: &[Form::Json],
         indexed: false,
     },
+    Column {
+        table: "memories",
+        next: "SELECT rowid, 'memory', NULL, title, subtitle, narrative, facts, concepts, extra
+                 FROM memories WHERE rowid > ?1 ORDER BY rowid LIMIT 1",
+        update: "UPDATE memories SET title = ?2, subtitle = ?3, narrative = ?4, facts = ?5,
+                        concepts = ?6, extra = ?7
+                  WHERE rowid = ?1",
+        forms: &[
+            Form::Text,
+            Form::Text,
+            Form::Text,
+            Form::Json,
+            Form::Json,
+            Form::Json,
+        ],
+        indexed: true,
+    },
+    Column {
+        table: "summaries",
+        next: "SELECT rowid, 'summary', NULL, request, investigated, learned, completed,
+                      next_steps, notes, extra
+                 FROM summaries WHERE rowid > ?1 ORDER BY rowid LIMIT 1",
+        update: "UPDATE summaries SET request = ?2, investigated = ?3, learned = ?4,
+                        completed = ?5, next_steps = ?6, notes = ?7, extra = ?8
+                  WHERE rowid = ?1",
+        forms: &[
+            Form::Text,
+            Form::Text,
+            Form::Text,
+            Form::Text,
+            Form::Text,
+            Form::Text,
+            Form::Json,
+        ],
+        indexed: true,
+    },
 ];
+
+/// One row as [`Column::next`] reads it.
+struct Texts {
+    rowid: i64,
+    label: String,
+    tool: Option<String>,
+    /// In [`Column::forms`] order.
+    texts: Vec<Option<String>>,
+}
 
 /// What scrub changed (or, dry, would change): rows per label, and the redactions added.
 #[derive(Debug, Clone, Default)]
@@ -150,26 +208,36 @@ pub fn run(conn: &Connection, redactor: &Redactor, slicer: Option<&Slicer>) -> R
     for column in COLUMNS {
         let mut after = 0i64;
         let mut step = |conn: &Connection| -> Result<bool> {
-            let row: Option<(i64, String, String, Option<String>)> = conn
+            let row = conn
                 .prepare_cached(column.next)?
                 .query_row([after], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    Ok(Texts {
+                        rowid: r.get(0)?,
+                        label: r.get(1)?,
+                        tool: r.get(2)?,
+                        texts: (0..column.forms.len())
+                            .map(|i| r.get(3 + i))
+                            .collect::<rusqlite::Result<_>>()?,
+                    })
                 })
                 .optional()?;
-            let Some((rowid, text, label, tool)) = row else {
+            let Some(Texts {
+                rowid,
+                label,
+                tool,
+                texts,
+            }) = row
+            else {
                 return Ok(false);
             };
             after = rowid;
-            report.rows_read += 1;
-            let clean = if column.json {
-                clean_payload(redactor, tool.as_deref(), &text)
-            } else {
-                clean_text(redactor, &text)
-            };
-            if clean != text.as_str() {
+            report.rows_read += texts.iter().flatten().count() as i64;
+            if let Some(clean) = cleaned(redactor, column.forms, tool.as_deref(), &texts) {
                 if slicer.is_some() {
+                    let mut values: Vec<&dyn ToSql> = vec![&rowid];
+                    values.extend(clean.iter().map(|text| text as &dyn ToSql));
                     conn.prepare_cached(column.update)?
-                        .execute(params![rowid, clean.as_ref()])?;
+                        .execute(values.as_slice())?;
                     if column.indexed {
                         conn.execute(
                             &format!(
@@ -182,7 +250,7 @@ pub fn run(conn: &Connection, redactor: &Redactor, slicer: Option<&Slicer>) -> R
                     }
                 }
                 report.count(label_of(&label));
-                report.redactions += markers(&clean) - markers(&text);
+                report.redactions += markers(&clean) - markers(&texts);
             }
             Ok(true)
         };
@@ -196,6 +264,30 @@ pub fn run(conn: &Connection, redactor: &Redactor, slicer: Option<&Slicer>) -> R
     Ok(report)
 }
 
+/// A row's texts as today's rules leave them, if that changes any.
+fn cleaned<'a>(
+    redactor: &Redactor,
+    forms: &[Form],
+    tool: Option<&str>,
+    texts: &'a [Option<String>],
+) -> Option<Vec<Option<Cow<'a, str>>>> {
+    let clean: Vec<Option<Cow<str>>> = texts
+        .iter()
+        .zip(forms)
+        .map(|(text, form)| {
+            text.as_deref().map(|text| match form {
+                Form::Text => clean_text(redactor, text),
+                Form::Json => clean_payload(redactor, tool, text),
+            })
+        })
+        .collect();
+    let changed = clean
+        .iter()
+        .zip(texts)
+        .any(|(clean, text)| clean.as_deref() != text.as_deref());
+    changed.then_some(clean)
+}
+
 fn label_of(label: &str) -> &'static str {
     match label {
         "prompt" => "prompt",
@@ -203,11 +295,17 @@ fn label_of(label: &str) -> &'static str {
         "tool call" => "tool call",
         "error" => "error",
         "session" => "session",
+        "memory" => "memory",
+        "summary" => "summary",
         _ => "event",
     }
 }
 
-/// How many redaction markers a text holds.
-fn markers(text: &str) -> i64 {
-    text.matches("[REDACTED:").count() as i64
+/// How many redaction markers a row's texts hold.
+fn markers<T: AsRef<str>>(texts: &[Option<T>]) -> i64 {
+    texts
+        .iter()
+        .flatten()
+        .map(|text| text.as_ref().matches("[REDACTED:").count() as i64)
+        .sum()
 }

@@ -1,5 +1,6 @@
 //! What the tests of retention, forget, scrub and export share: sessions recorded by the real
-//! hooks and made old on demand, the commands run as a person would run them, and ids.
+//! hooks and made old on demand, compressed into memories by the real compressor (with a
+//! stand-in for the model), the commands run as a person would run them, and ids.
 
 use std::process::Output;
 
@@ -77,15 +78,69 @@ pub fn age(env: &Env, session: &str, days: i64) {
             "UPDATE sessions SET {}, {}, ended_at = NULL WHERE session_id = '{session}';
              UPDATE user_prompts SET {} WHERE session_id = '{session}';
              UPDATE pending_queue SET {}, {} WHERE session_id = '{session}';
-             UPDATE event_log SET {} WHERE session_id = '{session}';",
+             UPDATE event_log SET {} WHERE session_id = '{session}';
+             UPDATE memories SET {} WHERE session_id = '{session}';
+             UPDATE summaries SET {} WHERE session_id = '{session}';",
             at("started_at"),
             at("updated_at"),
             at("created_at"),
             at("created_at"),
             at("updated_at"),
             at("created_at"),
+            at("created_at"),
+            at("created_at"),
         ))
         .unwrap();
+}
+
+/// A memory the model answers: its title, narrative and fact carry `{word}title`,
+/// `{word}narrative` and `{word}fact`; it comes from the digest's items `sources` (numbered
+/// from 1 in the order they were captured: a turn's tool call, then its message).
+pub fn memory(word: &str, sources: &[u32]) -> Value {
+    json!({"type": "discovery", "title": format!("{word}title"),
+           "narrative": format!("{word}narrative"), "facts": [format!("{word}fact")],
+           "concepts": ["how-it-works"], "files_read": ["src/a.rs"], "files_modified": [],
+           "sources": sources})
+}
+
+/// A summary the model answers, each of its texts carrying `word`: `{word}request`,
+/// `{word}investigated`, `{word}learned`, `{word}completed`, `{word}next`.
+pub fn summary(word: &str) -> Value {
+    json!({"request": format!("{word}request"), "investigated": format!("{word}investigated"),
+           "learned": format!("{word}learned"), "completed": format!("{word}completed"),
+           "next_steps": format!("{word}next")})
+}
+
+/// Runs `claude-mem compress --session <session>` with a model that answers `memories` and
+/// `summary` (the batch ends a turn, so the compressor asks for one), and checks it stored
+/// them. The answer's file is removed after, so that no file holds its words but the data dir.
+#[cfg(unix)]
+pub fn compress(env: &Env, session: &str, memories: &[Value], summary: Value) {
+    let answer = env.root.path().join("answer.json");
+    let reply = json!({"structured_output": {"observations": memories, "summary": summary},
+                       "usage": {"input_tokens": 1000, "output_tokens": 100}});
+    std::fs::write(&answer, reply.to_string()).unwrap();
+    let out = env
+        .command()
+        .args(["compress", "--session", session])
+        .env(
+            "CLAUDE_MEM_COMPRESS_CMD",
+            format!("cat >/dev/null; cat '{}'", answer.display()),
+        )
+        .output()
+        .unwrap();
+    std::fs::remove_file(&answer).unwrap();
+    let said = ok(&out);
+    assert!(
+        said.contains(&format!(
+            "into {} and 1 summary",
+            match memories.len() {
+                1 => "1 memory".to_string(),
+                n => format!("{n} memories"),
+            }
+        )),
+        "{said}"
+    );
 }
 
 /// `claude-mem <args>` in [`PROJECT`].

@@ -22,6 +22,7 @@ pub mod read;
 pub mod retention;
 pub mod scrub;
 pub mod slices;
+mod wait;
 mod write;
 
 pub use context::{
@@ -120,7 +121,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags)
             .with_context(|| format!("cannot open the database {}", path.display()))?;
-        conn.busy_timeout(remaining(deadline))?;
+        wait::until(&mut conn, deadline)?;
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         conn.execute_batch(if config.synchronous_full {
             "PRAGMA synchronous = FULL"
@@ -215,8 +216,8 @@ impl Store {
     }
 
     /// Waits for locks at most until `deadline` from now on.
-    pub fn wait_until(&self, deadline: Instant) -> Result<()> {
-        Ok(self.conn.busy_timeout(remaining(deadline))?)
+    pub fn wait_until(&mut self, deadline: Instant) -> Result<()> {
+        Ok(wait::until(&mut self.conn, deadline)?)
     }
 
     pub fn conn(&self) -> &Connection {

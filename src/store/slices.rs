@@ -14,6 +14,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 /// How long one transaction of a long job may hold the write lock.
 pub const TX: Duration = Duration::from_millis(25);
+/// The pause after each transaction, in which a waiting hook takes the lock.
+const GAP: Duration = Duration::from_millis(2);
 
 #[derive(Debug, Clone, Copy)]
 pub struct Slicer {
@@ -63,6 +65,9 @@ impl Slicer {
             if !more {
                 return Ok(true);
             }
+            // A hook waiting for the lock looks again within a millisecond (see `store::wait`):
+            // this is its turn.
+            std::thread::sleep(GAP);
         }
     }
 

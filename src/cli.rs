@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Capture layer of a memory system for Claude Code: hooks that write each session's prompts
-/// and tool calls straight into a local SQLite queue.
+/// Memory for Claude Code: hooks that write each session's prompts and tool calls straight into
+/// a local SQLite database, and the commands that compress, recall and keep it.
 #[derive(Debug, Parser)]
 #[command(name = "claude-mem", version, about, long_about = None)]
 pub struct Cli {
@@ -57,7 +57,7 @@ pub enum Command {
     /// its lease ends. The README's "Consuming the queue" has the contract and an example.
     #[command(subcommand)]
     Queue(QueueCommand),
-    /// Search what was captured: prompts, tool calls and Claude's messages.
+    /// Search the memory: prompts, tool calls, Claude's messages, memories and summaries.
     ///
     /// Every word must match, ranked by relevance (bm25), then most recent first. `"a phrase"`
     /// matches words in order; `merg*` matches words that start so; an argument with spaces is
@@ -65,8 +65,8 @@ pub enum Command {
     /// and `getSession`, `merge.rs` the file, `test` also `tests`. Exits 1 when nothing is
     /// found.
     Search(SearchArgs),
-    /// Print one item whole: a session with its prompts and tool calls, a prompt, a tool call,
-    /// or a message of Claude's.
+    /// Print one item whole: a session with its prompts, tool calls and memories, a prompt, a
+    /// tool call, a message of Claude's, a memory or a summary.
     ///
     /// ID is any id claude-mem prints, whole or as a unique prefix of at least 6 characters.
     Show {
@@ -137,6 +137,118 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Apply today's privacy and secret rules to everything already stored.
+    ///
+    /// What a rule added since (or a CLAUDE_MEM_REDACT_EXTRA pattern) finds in prompts, tool
+    /// calls, Claude's messages and errors is redacted; what it replaced is then in no file of
+    /// the data dir: not in the database, its WAL or free pages, nor in the search index.
+    Scrub {
+        /// Count what would change, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Apply the retention policy now and give the space it frees back to the file system.
+    ///
+    /// Sessions idle for CLAUDE_MEM_KEEP_DAYS (365) are deleted; the tool calls of sessions
+    /// idle for CLAUDE_MEM_PAYLOAD_DAYS (30) keep only what the search index holds of them;
+    /// past CLAUDE_MEM_MAX_DB_MB (1024) the oldest sessions go first. The maintenance process
+    /// does the same in small slices after sessions end.
+    Prune(PruneArgs),
+    /// Delete for good a session, a prompt (with its turn) or a tool call, or everything of a
+    /// project or of a time.
+    ///
+    /// On a terminal it shows what will go and asks first; elsewhere it needs --yes. What is
+    /// forgotten is gone from the database, its WAL and free pages, the search index and the
+    /// spill folder.
+    Forget(ForgetArgs),
+    /// Write what was captured as JSON Lines: a header line, then one record a line.
+    ///
+    /// The format is `claude-mem/1` (see the README). Filters as for search; by default the
+    /// current project.
+    Export(ExportArgs),
+    /// Read back what export wrote, or bring over thedotmack/claude-mem's memory.
+    ///
+    /// Records already here (by id) are not stored twice; the privacy and secret rules apply
+    /// to what is read. Nothing is stored from a file with a bad line or of a newer format.
+    /// With --from-claude-mem, that tool's database is read (never changed) and its sessions,
+    /// prompts, observations and session summaries stored as ours.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Say what would go, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also delete sessions last active before then: a duration ago (90d, 12w) or a date.
+    #[arg(long, value_name = "WHEN")]
+    pub older_than: Option<String>,
+    /// Only this project's sessions (default: every project).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
+    .args(["id", "session", "project", "since", "until"])))]
+pub struct ForgetArgs {
+    /// A session, prompt, tool call or message id (a prompt takes its turn along).
+    #[arg(conflicts_with_all = ["session", "project", "all", "since", "until"])]
+    pub id: Option<String>,
+    /// This session, with everything in it.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["project", "all", "since", "until"])]
+    pub session: Option<String>,
+    /// Everything of this project (with --since/--until: of that time).
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub project: Option<PathBuf>,
+    /// With --since/--until: of every project (default: the current one).
+    #[arg(long)]
+    pub all: bool,
+    /// What was captured since then: a duration ago (30m, 12h, 2d) or a date.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// What was captured before then (a date includes that whole day).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Do not ask.
+    #[arg(long, short)]
+    pub yes: bool,
+    /// Say what would go, and delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Only this project (default: the current one).
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub project: Option<PathBuf>,
+    /// Every project.
+    #[arg(long)]
+    pub all: bool,
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only what was captured since then: a duration ago or a date.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only what was captured before then (a date includes that whole day).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Write to this file (created with mode 0600) instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A file export wrote, or - for stdin.
+    #[arg(value_name = "FILE", required_unless_present = "from_claude_mem")]
+    pub file: Option<PathBuf>,
+    /// Instead, thedotmack/claude-mem's database: its sessions, prompts, observations and
+    /// session summaries (default: ~/.claude-mem/claude-mem.db). It is only read.
+    #[arg(long, value_name = "DB", num_args = 0..=1, conflicts_with = "file")]
+    pub from_claude_mem: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -55,6 +55,12 @@ pub struct Compress {
     pub timeout: Duration,
 }
 
+/// Retention (see `store::retention`): days a session may stay idle before its tool calls keep
+/// only their digest, and before it is deleted whole; and the database's size cap.
+pub const DEFAULT_PAYLOAD_DAYS: u64 = 30;
+pub const DEFAULT_KEEP_DAYS: u64 = 365;
+pub const DEFAULT_MAX_DB_MB: u64 = 1024;
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub data_dir: PathBuf,
@@ -81,8 +87,41 @@ pub struct Config {
     /// `CLAUDE_MEM_EXCLUDE`: project directories where nothing is captured.
     pub exclude: Vec<DirGlob>,
     pub compress: Compress,
+    pub retention: Retention,
     /// Values that could not be used, for the log.
     pub warnings: Vec<String>,
+}
+
+/// The retention policy; `None` turns a rule off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// `CLAUDE_MEM_PAYLOAD_DAYS`: idle days after which a session's tool calls are reduced.
+    pub payload_days: Option<u64>,
+    /// `CLAUDE_MEM_KEEP_DAYS`: idle days after which a session is deleted whole.
+    pub keep_days: Option<u64>,
+    /// `CLAUDE_MEM_MAX_DB_MB`, in bytes: the most live data the database may hold.
+    pub max_db_bytes: Option<u64>,
+}
+
+impl Retention {
+    pub fn is_off(&self) -> bool {
+        self.payload_days.is_none() && self.keep_days.is_none() && self.max_db_bytes.is_none()
+    }
+
+    fn from_env(warnings: &mut Vec<String>) -> Retention {
+        // 0 turns a rule off; unset is the default.
+        let mut read = |name: &str, default: u64| match number(name, warnings) {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(default),
+        };
+        Retention {
+            payload_days: read("CLAUDE_MEM_PAYLOAD_DAYS", DEFAULT_PAYLOAD_DAYS),
+            keep_days: read("CLAUDE_MEM_KEEP_DAYS", DEFAULT_KEEP_DAYS),
+            max_db_bytes: read("CLAUDE_MEM_MAX_DB_MB", DEFAULT_MAX_DB_MB)
+                .map(|mb| mb.saturating_mul(1 << 20)),
+        }
+    }
 }
 
 impl Config {
@@ -144,6 +183,7 @@ impl Config {
         warnings.extend(bad);
         let redactor = Redactor::new(!off("CLAUDE_MEM_REDACT"), extra);
         let compress = compress(&mut warnings);
+        let retention = Retention::from_env(&mut warnings);
         let home = dirs::home_dir();
         let exclude = non_empty("CLAUDE_MEM_EXCLUDE")
             .unwrap_or_default()
@@ -169,6 +209,7 @@ impl Config {
             redactor,
             exclude,
             compress,
+            retention,
             warnings,
         }
     }
@@ -232,6 +273,12 @@ impl Config {
     /// points at the MCP tools only then, and learns it with one `stat`.
     pub fn mcp_marker(&self) -> PathBuf {
         self.data_dir.join("mcp-registered")
+    }
+
+    /// Touched when retention last found nothing more to do: a hook starts the maintenance
+    /// process for retention only when this is old (see `store::retention::due`).
+    pub fn retention_stamp(&self) -> PathBuf {
+        self.data_dir.join("retention-checked")
     }
 
     /// Held by the one maintenance process of this data dir.

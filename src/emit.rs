@@ -156,6 +156,30 @@ pub fn stdout_is_terminal() -> bool {
     io::stdout().is_terminal()
 }
 
+/// Whether a person can be asked a question: stdin and stderr are a terminal.
+pub fn can_ask() -> bool {
+    io::stdin().is_terminal() && stderr_is_terminal()
+}
+
+/// Asks `question` on stderr and reads one line from stdin: whether the answer is yes.
+pub fn confirm(question: &str) -> io::Result<bool> {
+    let mut err = io::stderr().lock();
+    err.write_all(question.as_bytes())?;
+    err.flush()?;
+    let mut answer = String::new();
+    io::stdin().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// Stdout for a command whose output is too large to hold in a [`Report`] (an export): what
+/// is written goes out as it comes, buffered.
+pub fn stdout() -> impl Write {
+    io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
+}
+
 fn stderr_is_terminal() -> bool {
     io::stderr().is_terminal()
 }

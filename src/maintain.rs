@@ -1,9 +1,11 @@
 //! `claude-mem maintain`: the work no hook may pay for, done in a process of its own. Hooks
 //! start it detached (see `detach`) when the WAL has grown past what a hook may checkpoint,
-//! when a private turn's deleted pages are still in the WAL, or when the spill folder holds
-//! more than a hook's slice. It applies every spilled write, checkpoints and truncates the WAL
-//! (waiting for readers to let go, as a hook never may), and exits: at once when there is
-//! nothing left, or when its time is up and a later hook will start it again.
+//! when a private turn's deleted pages are still in the WAL, when the spill folder holds
+//! more than a hook's slice, or at a session's end when retention is due. It applies every
+//! spilled write, applies a slice of the retention policy (`store::retention`, at most
+//! `retention::SLICE`), checkpoints and truncates the WAL (waiting for readers to let go, as a
+//! hook never may), and exits: at once when there is nothing left, or when its time is up and
+//! a later hook will start it again.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +14,8 @@ use anyhow::{Context, Result};
 use crate::config::Config;
 use crate::log::Log;
 use crate::spill::{self, FULL_SLICE};
+use crate::store::retention::{self, Scope};
+use crate::store::slices::{self, Slicer};
 use crate::store::{self, Store};
 use crate::{detach, fsutil};
 
@@ -32,6 +36,8 @@ pub struct Report {
     pub wal_after: u64,
     /// Another maintenance process holds the lock.
     pub busy: bool,
+    /// What the retention slice did, when one was due.
+    pub retention: Option<retention::Report>,
 }
 
 pub fn run(config: &Config) -> Result<Report> {
@@ -61,12 +67,16 @@ pub fn run(config: &Config) -> Result<Report> {
         wal_before: store::wal_bytes(config),
         ..Report::default()
     };
+    let mut retention_due = retention::due(config);
     loop {
         let scrub = config.scrub_flag().exists();
         let mut store = Store::open(config, Instant::now() + Duration::from_secs(5))?;
         let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
         report.applied += backlog.applied;
         report.waiting = backlog.waiting;
+        if std::mem::take(&mut retention_due) {
+            report.retention = retention_slice(config, &store, &log);
+        }
         let truncated = checkpoint(&store);
         if truncated && scrub {
             let _ = std::fs::remove_file(config.scrub_flag());
@@ -81,6 +91,57 @@ pub fn run(config: &Config) -> Result<Report> {
         std::thread::sleep(PAUSE);
     }
     Ok(report)
+}
+
+/// One slice of the retention policy: a few hundred milliseconds, in short transactions.
+fn retention_slice(config: &Config, store: &Store, log: &Log) -> Option<retention::Report> {
+    let slicer = Slicer {
+        tx: slices::TX,
+        until: Some(Instant::now() + retention::SLICE),
+        wait: Duration::from_secs(1),
+    };
+    let conn = store.conn();
+    let now = chrono::Utc::now();
+    let pass = retention::run(
+        conn,
+        &config.retention,
+        &Scope::default(),
+        now,
+        Some(&slicer),
+    )
+    .and_then(|report| {
+        retention::prune_tombstones(conn, config)?;
+        Ok(report)
+    });
+    match pass {
+        Ok(report) => {
+            retention::looked(config, report.finished);
+            if report.deleted.sessions + report.reduced.rows > 0 {
+                log.line(
+                    "INFO",
+                    &format!(
+                        "retention: deleted {} sessions, reduced {} tool calls ({} -> {} bytes); \
+                         {} bytes given back{}",
+                        report.deleted.sessions,
+                        report.reduced.rows,
+                        report.reduced.bytes,
+                        report.digest_bytes,
+                        report.freed_bytes,
+                        if report.finished {
+                            ""
+                        } else {
+                            "; more next time"
+                        }
+                    ),
+                );
+            }
+            Some(report)
+        }
+        Err(err) => {
+            log.line("WARN", &format!("retention: {err:#}"));
+            None
+        }
+    }
 }
 
 /// Copies the WAL back and truncates it, waiting a little for readers. Returns whether the WAL

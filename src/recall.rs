@@ -58,6 +58,13 @@ impl Recall {
         Ok(self.index.as_ref().expect("the index was just opened"))
     }
 
+    /// Brings the search index up to date again after this command changed the database (a
+    /// forget, a prune, a scrub): it takes out what was deleted or rewritten.
+    pub fn resync(&mut self) -> Result<()> {
+        self.index = None;
+        self.index().map(|_| ())
+    }
+
     /// What `id` names: a whole id as stored, or a unique prefix (6 characters at least) of an
     /// id or of the short id printed for it. Ambiguity is an error naming the candidates.
     pub fn resolve(&mut self, id: &str) -> Result<(Kind, String)> {
@@ -135,7 +142,7 @@ pub fn no_database(config: &Config) -> String {
     )
 }
 
-fn usage(message: String) -> anyhow::Error {
+pub fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
 }
 
@@ -171,8 +178,8 @@ pub fn bounds(
 
 /// A `since` or `until` as a stored timestamp: a duration ago (`90s`, `30m`, `12h`, `2d`,
 /// `1w`), a local date (`2026-11-01`: its start, or its end for `--until`), or an RFC 3339
-/// time.
-fn time_bound(flag: &str, value: &str, end_of_day: bool) -> Result<String> {
+/// time. Errors name it `flag`.
+pub fn time_bound(flag: &str, value: &str, end_of_day: bool) -> Result<String> {
     let now = Utc::now();
     let value = value.trim();
     let at = if let Some(ago) = duration_ago(value) {

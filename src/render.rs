@@ -273,9 +273,18 @@ pub fn count(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
-/// `n thing` or `n things`.
+/// `n thing` or `n things` (`n memory` or `n memories`).
 pub fn plural(n: i64, thing: &str) -> String {
-    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
+    if n == 1 {
+        return format!("{} {thing}", count(n));
+    }
+    // memory, summary, entry: -ies; day, key: -s.
+    match thing.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => {
+            format!("{} {stem}ies", count(n))
+        }
+        _ => format!("{} {thing}s", count(n)),
+    }
 }
 
 /// One JSON Lines line.
@@ -390,6 +399,10 @@ mod tests {
         assert_eq!(count(999), "999");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(plural(1, "prompt"), "1 prompt");
+        assert_eq!(plural(2, "memory"), "2 memories");
+        assert_eq!(plural(1, "summary"), "1 summary");
+        assert_eq!(plural(0, "summary request"), "0 summary requests");
+        assert_eq!(plural(3, "key"), "3 keys");
         assert_eq!(one_line("a\n  b\u{1b}[31m c", 4), "a b…");
     }
 }

@@ -766,5 +766,6 @@ fn the_incumbent_and_bad_variables_are_said_plainly() {
     let installed = "thedotmack/claude-mem is installed too";
     assert_eq!(status(&report, "incumbent", installed), "warn");
     assert!(fix(&report, "incumbent", installed).contains("claude plugin disable"));
+    assert!(fix(&report, "incumbent", installed).contains("import --from-claude-mem"));
     assert_eq!(status(&report, "environment", "CLAUDE_MEM_WAIT_MS"), "warn");
 }

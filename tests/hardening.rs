@@ -47,30 +47,6 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
-/// Every file under `dir` whose bytes contain `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        // A file may go while we look (maintenance at work): then it holds nothing any more.
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            found.extend(files_holding(&path, needle));
-        } else if meta.is_file() {
-            let bytes = std::fs::read(&path).unwrap_or_default();
-            if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                found.push(path);
-            }
-        }
-    }
-    found
-}
-
 fn skip(why: &str) {
     #[allow(clippy::print_stderr)] // the skip notice is for the person reading the test output
     {

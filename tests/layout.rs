@@ -111,7 +111,7 @@ fn an_earlier_releases_files_move_to_their_own_folder_once() {
     );
     assert_eq!(
         env.count("PRAGMA user_version"),
-        6,
+        7,
         "the moved database was upgraded"
     );
     assert!(env.log().starts_with("an old line\n"), "log: {}", env.log());
@@ -184,6 +184,10 @@ fn the_incumbents_database_is_never_touched_and_ours_lives_in_its_own_folder() {
         "{text}"
     );
     assert!(text.contains("Both record every tool call"), "{text}");
+    assert!(
+        text.contains("claude-mem import --from-claude-mem"),
+        "{text}"
+    );
     assert!(
         text.contains(&format!("Memory: {}", env.data_dir.display())),
         "{text}"

@@ -716,6 +716,7 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
             "DROP TRIGGER memories_tombstone; DROP TRIGGER summaries_tombstone;
              DROP TABLE memories; DROP TABLE summaries; DROP TABLE compress_calls;
              DROP TRIGGER user_prompts_tombstone; DROP TRIGGER pending_queue_tombstone;
+             DROP TRIGGER sessions_tombstone; ALTER TABLE sessions DROP COLUMN reduced_at;
              DROP TABLE tombstones; DROP TABLE meta;
              DROP INDEX pending_queue_retries; DROP INDEX pending_queue_raw_summaries;
              DROP INDEX pending_queue_leases;

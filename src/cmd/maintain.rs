@@ -4,6 +4,7 @@
 use anyhow::Result;
 
 use crate::config::Config;
+use crate::render;
 
 pub fn maintain() -> Result<String> {
     let config = Config::from_env();
@@ -20,6 +21,23 @@ pub fn maintain() -> Result<String> {
         report.wal_before,
         report.wal_after
     );
+    if let Some(r) = report
+        .retention
+        .as_ref()
+        .filter(|r| r.deleted.sessions + r.reduced.rows > 0 || r.freed_bytes > 0)
+    {
+        out.push_str(&format!(
+            "Retention: deleted {}, reduced {}, gave back {}{}.\n",
+            render::plural(r.deleted.sessions, "session"),
+            render::plural(r.reduced.rows, "tool call"),
+            render::bytes(r.freed_bytes),
+            if r.finished {
+                ""
+            } else {
+                "; more at the next session end (or claude-mem prune)"
+            }
+        ));
+    }
     if report.waiting > 0 {
         out.push_str(&format!(
             "{} still waiting (the database did not take them); see the log in {}.\n",

@@ -7,16 +7,23 @@
 mod completions;
 mod compress;
 mod doctor;
+mod export;
+mod forget;
+mod import;
 mod install;
 mod maintain;
 mod mcp;
+mod prune;
 mod queue;
+mod scrub;
 mod search;
 mod sessions;
 mod show;
 mod status;
 mod timeline;
 mod uninstall;
+
+use std::path::PathBuf;
 
 use anyhow::Result;
 
@@ -47,6 +54,11 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Doctor { fix, json } => doctor::doctor(fix, json),
         Command::Completions { shell } => Ok(completions::completions(shell)),
         Command::Mcp => mcp::serve(),
+        Command::Scrub { dry_run } => scrub::scrub(dry_run),
+        Command::Prune(args) => prune::prune(&args),
+        Command::Forget(args) => forget::forget(&args),
+        Command::Export(args) => export::export(&args),
+        Command::Import(args) => import::import(&args),
     }
 }
 
@@ -61,6 +73,24 @@ fn nothing_captured(config: &Config) -> Report {
 /// The project a read command is about, `None` for `--all` (see [`Recall::project`]).
 fn project(scope: &Scope, recall: &Recall) -> Result<Option<String>> {
     recall.project(scope.project.as_deref(), scope.all)
+}
+
+/// The scope of a command that takes only which project and when (no paging, no JSON).
+fn scope_of(
+    project: &Option<PathBuf>,
+    all: bool,
+    since: &Option<String>,
+    until: &Option<String>,
+) -> Scope {
+    Scope {
+        project: project.clone(),
+        all,
+        since: since.clone(),
+        until: until.clone(),
+        limit: 0,
+        offset: 0,
+        json: false,
+    }
 }
 
 /// A note for an empty answer: where it looked, and how to look wider.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::install::HOOKS;
 use crate::compress::pause::{self, Pause};
-use crate::config::Config;
+use crate::config::{Config, Retention};
 use crate::emit::Report;
 use crate::health::hooks::{self, HookFile, HookState, runs, unquote};
 use crate::health::log::Warnings;
@@ -19,6 +19,7 @@ use crate::settings::compat::ClaudeCode;
 use crate::store::compressed::Spend;
 use crate::store::fts::{Index, IndexInfo};
 use crate::store::read::{Reader, StoreStats};
+use crate::store::retention::{self, Outlook};
 
 /// The database as status found it, with what the compressor spent today.
 enum Database {
@@ -34,6 +35,7 @@ struct Status {
     files: Vec<HookFile>,
     optional: Vec<(&'static str, Option<String>)>,
     database: Database,
+    retention: Option<Outlook>,
     index: Result<Option<IndexInfo>>,
     spill: (usize, usize),
     warnings: Warnings,
@@ -42,13 +44,18 @@ struct Status {
 pub fn status(json: bool) -> Result<Report> {
     let config = Config::from_env();
     let files = hooks::files(&config, HOOKS);
-    let read = |r: Reader| Ok((r.stats()?, r.spend(&crate::compress::today())?));
+    let mut outlook = None;
+    let read = |r: Reader| {
+        outlook = retention::outlook(&r, &config.retention, chrono::Utc::now()).ok();
+        Ok((r.stats()?, r.spend(&crate::compress::today())?))
+    };
     let database = match Reader::open(&config).and_then(|r| r.map(read).transpose()) {
         Ok(None) => Database::Missing,
         Ok(Some((stats, spend))) => Database::Read(stats, spend),
         Err(err) => Database::Failed(format!("{err:#}")),
     };
     let status = Status {
+        retention: outlook,
         exe: std::env::current_exe().ok(),
         optional: hooks::missing_optional(&files, HOOKS, &ClaudeCode::detect()),
         files,
@@ -107,6 +114,7 @@ fn to_json(s: &Status) -> Value {
             "paused_until": paused.as_ref().map(|p| until(p.until)),
             "paused_because": paused.map(|p| p.why),
         },
+        "retention": retention_json(&config.retention, s.retention.as_ref()),
         "spill": {"waiting": s.spill.0, "quarantined": s.spill.1},
         "index": {
             "path": config.index_path(),
@@ -168,6 +176,13 @@ fn text(s: &Status, style: &Style) -> String {
             database_lines(&mut line, &db, stats, style);
             compress_line(&mut line, &s.config, stats, spend);
         }
+    }
+    if let Some(outlook) = &s.retention {
+        line(
+            "retention",
+            retention_text(&s.config.retention, outlook, style),
+            None,
+        );
     }
     data_lines(&mut line, s);
     t.render(style)
@@ -333,6 +348,59 @@ fn compress_line(
     };
     parts.push(when);
     line("compress", parts.join("; "), color);
+}
+
+/// The policy, the live data, and what it drops next.
+fn retention_text(policy: &Retention, o: &Outlook, style: &Style) -> String {
+    let mut out = format!(
+        "{}; live data {}",
+        super::prune::policy_text(policy),
+        render::bytes(o.live_bytes)
+    );
+    if o.reduce.sessions + o.delete.sessions > 0 {
+        let mut due = Vec::new();
+        if o.reduce.sessions > 0 {
+            due.push(format!(
+                "{} of {} to reduce",
+                render::plural(o.reduce.rows, "item"),
+                render::plural(o.reduce.sessions, "session")
+            ));
+        }
+        if o.delete.sessions > 0 {
+            due.push(format!(
+                "{} to delete",
+                render::plural(o.delete.sessions, "session")
+            ));
+        }
+        out.push_str(&format!(
+            "; due now: {} (at the next session end, or claude-mem prune)",
+            due.join(", ")
+        ));
+    } else if let Some(next) = &o.next_at {
+        out.push_str(&format!("; next due {}", style.moment(next)));
+    } else {
+        out.push_str("; nothing due");
+    }
+    if !o.incremental {
+        out.push_str("; the file cannot shrink until claude-mem prune converts it (once)");
+    }
+    out
+}
+
+fn retention_json(policy: &Retention, outlook: Option<&Outlook>) -> Value {
+    json!({
+        "payload_days": policy.payload_days,
+        "keep_days": policy.keep_days,
+        "max_db_bytes": policy.max_db_bytes,
+        "live_bytes": outlook.map(|o| o.live_bytes),
+        "incremental_vacuum": outlook.map(|o| o.incremental),
+        "due": outlook.map(|o| json!({
+            "reduce_sessions": o.reduce.sessions,
+            "reduce_items": o.reduce.rows,
+            "delete_sessions": o.delete.sessions,
+        })),
+        "next_due_at": outlook.and_then(|o| o.next_at.clone()),
+    })
 }
 
 fn queue_count(stats: &StoreStats, status: &str) -> i64 {

@@ -10,7 +10,7 @@ mod capture;
 mod cleanup;
 mod context;
 mod input;
-mod private_turn;
+pub(crate) mod private_turn;
 mod prompt;
 mod record;
 mod summary;
@@ -215,6 +215,10 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
     if hook == Hook::Cleanup {
         private_turn::forget_session(config, &write.session.session_id);
         notice::forget_session(config, &write.session.session_id);
+        // Retention runs in the maintenance process; whether it is due takes two stats.
+        if crate::store::retention::due(config) {
+            detach::maintain(config);
+        }
     }
     if let Some(store) = &recorded.store {
         start_compression(hook, config, store);

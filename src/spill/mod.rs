@@ -311,6 +311,46 @@ impl Pass<'_> {
     }
 }
 
+/// Removes the writes waiting in the spill folders, or set aside in the quarantine folder,
+/// that `covers` says belong to something forgotten; in the reserve's chunks their lines are
+/// overwritten with spaces. A file that cannot be read as a write is left. Returns how many
+/// writes went (with `remove` false, how many would go).
+pub fn forget(config: &Config, covers: &dyn Fn(&Write) -> bool, remove: bool) -> usize {
+    let mut dirs = vec![config.spill_dir(), config.quarantine_dir()];
+    let fallback = config.fallback_dir();
+    if fallback.is_dir() && fsutil::private_temp_dir(&fallback).is_ok() {
+        dirs.push(fallback.join("spill"));
+    }
+    let mut removed = 0;
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if reserve::is_used_chunk(&name) {
+                removed += reserve::forget(&path, covers, remove).unwrap_or(0);
+                continue;
+            }
+            // Spill files, and temp files of runs that died before renaming theirs.
+            if !(name.ends_with(".json") || name.contains(".json.tmp-")) {
+                continue;
+            }
+            let write = read_ours(&path, MAX_FILE_BYTES)
+                .ok()
+                .flatten()
+                .and_then(|bytes| serde_json::from_slice::<SpillFile<Write>>(&bytes).ok());
+            if write.is_some_and(|file| covers(&file.write))
+                && (!remove || fs::remove_file(&path).is_ok())
+            {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
 /// `<uuid>.json`; anything else, `<id>.v2.json` of a later format included, is not ours to read.
 fn is_current_format(name: &str) -> bool {
     name.strip_suffix(".json")

@@ -106,6 +106,43 @@ pub fn writes_in(path: &Path) -> io::Result<Vec<Write>> {
 pub fn release(path: &Path) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let _lock = lock(dir)?;
+    free(path)
+}
+
+/// Overwrites with spaces the writes of a chunk in use that `covers` names (forgotten before
+/// they could be applied); a chunk left with none is free again. Returns how many went (with
+/// `remove` false, how many would go).
+pub fn forget(path: &Path, covers: &dyn Fn(&Write) -> bool, remove: bool) -> io::Result<usize> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let _lock = lock(dir)?;
+    let file = open_chunk(path)?;
+    let mut bytes = Vec::with_capacity(CHUNK_BYTES);
+    (&file).read_to_end(&mut bytes)?;
+    let (mut offset, mut removed, mut left) = (0, 0, 0);
+    for line in bytes.split(|b| *b == b'\n') {
+        match serde_json::from_slice::<super::SpillFile<Write>>(line) {
+            Ok(kept) if covers(&kept.write) => {
+                if remove {
+                    write_at(&file, &vec![b' '; line.len()], offset as u64)?;
+                }
+                removed += 1;
+            }
+            Ok(_) => left += 1,
+            Err(_) => {}
+        }
+        offset += line.len() + 1;
+    }
+    if remove && removed > 0 {
+        file.sync_data()?;
+        if left == 0 {
+            free(path)?;
+        }
+    }
+    Ok(removed)
+}
+
+/// Blanks a chunk in use and gives it its free name (under the reserve's lock).
+fn free(path: &Path) -> io::Result<()> {
     let file = open_chunk(path)?;
     let end = end_of_data(&file)?.unwrap_or(CHUNK_BYTES);
     write_at(&file, &vec![b' '; end], 0)?;

@@ -13,10 +13,16 @@
 
 pub mod compressed;
 mod context;
+pub mod export;
+pub mod forget;
 pub mod fts;
 pub mod integrity;
 pub mod queue;
 pub mod read;
+pub mod retention;
+pub mod scrub;
+pub mod slices;
+mod wait;
 mod write;
 
 pub use context::{
@@ -45,6 +51,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v4.sql"),
     include_str!("v5.sql"),
     include_str!("v6.sql"),
+    include_str!("v7.sql"),
 ];
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).
@@ -114,7 +121,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags)
             .with_context(|| format!("cannot open the database {}", path.display()))?;
-        conn.busy_timeout(remaining(deadline))?;
+        wait::until(&mut conn, deadline)?;
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         conn.execute_batch(if config.synchronous_full {
             "PRAGMA synchronous = FULL"
@@ -209,8 +216,8 @@ impl Store {
     }
 
     /// Waits for locks at most until `deadline` from now on.
-    pub fn wait_until(&self, deadline: Instant) -> Result<()> {
-        Ok(self.conn.busy_timeout(remaining(deadline))?)
+    pub fn wait_until(&mut self, deadline: Instant) -> Result<()> {
+        Ok(wait::until(&mut self.conn, deadline)?)
     }
 
     pub fn conn(&self) -> &Connection {
@@ -372,7 +379,12 @@ fn check_version(version: i64, app_id: i64, path: &std::path::Path) -> Result<()
 /// another process may have migrated while this one waited.
 fn migrate(conn: &mut Connection) -> Result<()> {
     // Someone else's database must not even be switched to WAL.
-    refuse_foreign(conn)?;
+    if refuse_foreign(conn)? {
+        // A new file: freed pages can then be given back to the file system in small steps
+        // (see `retention`). SQLite takes this only before the first table, and before the
+        // switch to WAL, which writes the file's first page.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+    }
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         bail!("could not switch to WAL mode (journal_mode is {mode})");
@@ -394,8 +406,8 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 /// A database without our version stamp that already holds tables is someone else's.
 /// One statement, so one snapshot: read apart, the version could come from before another
 /// process's migration committed and the tables from after, and our own new database would
-/// look like someone else's.
-fn refuse_foreign(conn: &Connection) -> Result<()> {
+/// look like someone else's. Returns whether the file is empty (no tables yet).
+fn refuse_foreign(conn: &Connection) -> Result<bool> {
     let (version, app_id, tables): (i64, i64, i64) = conn.query_row(
         "SELECT (SELECT user_version FROM pragma_user_version),
                 (SELECT application_id FROM pragma_application_id),
@@ -409,7 +421,7 @@ fn refuse_foreign(conn: &Connection) -> Result<()> {
         )
         .into());
     }
-    Ok(())
+    Ok(tables == 0)
 }
 
 /// What the tests that pin each statement to an index share.

@@ -51,7 +51,7 @@ const FORGET_CAPTURES_BY_ID: &str = "DELETE FROM pending_queue
                   WHERE session_id = ?1 AND prompt_id = ?2 AND prompt_number IS NULL";
 const FORGET_SUMMARY_BY_ID: &str = "DELETE FROM pending_queue
                   WHERE kind = 'summary' AND session_id = ?1 AND prompt_id = ?2";
-const LAST_MESSAGE_AFTER_PURGE: &str = "UPDATE sessions SET last_assistant_message =
+pub(super) const LAST_MESSAGE_AFTER_PURGE: &str = "UPDATE sessions SET last_assistant_message =
                  (SELECT json_extract(raw_output, '$.last_assistant_message') FROM pending_queue
                    WHERE session_id = ?1 AND kind = 'summary' ORDER BY created_at DESC LIMIT 1)
              WHERE session_id = ?1";

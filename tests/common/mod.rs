@@ -3,6 +3,8 @@
 //! machine running the tests can leak in or be touched.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+pub mod memory;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -473,6 +475,30 @@ pub fn everything_on_disk(env: &Env) -> Vec<u8> {
         }
     }
     all
+}
+
+/// The files under `dir` that hold `needle`, at any depth.
+pub fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        // A file may go while we look (maintenance at work): then it holds nothing any more.
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            found.extend(files_holding(&path, needle));
+        } else if meta.is_file() {
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                found.push(path);
+            }
+        }
+    }
+    found
 }
 
 pub fn contains(haystack: &[u8], needle: &str) -> bool {

@@ -382,8 +382,9 @@ pub fn incumbent(config: &Config) -> Check {
         ),
     )
     .fix(format!(
-        "keep one: `claude plugin disable {}` (keeps this one) or `claude-mem uninstall-hooks` \
-         (keeps that one); neither touches the other's files",
+        "keep one: `claude plugin disable {}` (keeps this one; `claude-mem import \
+         --from-claude-mem` first copies its memory here) or `claude-mem uninstall-hooks` \
+         (keeps that one); neither changes the other's files",
         crate::incumbent::PLUGIN
     ))
 }

@@ -110,6 +110,58 @@ pub fn tool_call(tool_name: &str, raw_output: &str) -> Text {
     }
 }
 
+/// A tool call's `raw_output` reduced to what the index holds of it (retention keeps this of
+/// an old call): the input fields it is remembered by, each cut as the index cuts it (or, when
+/// it has none, all its input text as one `text`), and what it answered as one string, the
+/// start and end the index keeps. Its other members (`cwd`, `is_interrupt`, ...) stay; `digest`
+/// marks it and `digest_of` is the size of what it replaced. Indexing a digest gives the same
+/// text as indexing the whole call (tested), so search finds the call as before. `None` when
+/// it is a digest already, is not a JSON object, or would not be smaller.
+pub fn digest(raw_output: &str) -> Option<String> {
+    let mut raw: serde_json::Map<String, Value> = serde_json::from_str(raw_output).ok()?;
+    if raw.contains_key("digest") {
+        return None;
+    }
+    let input = raw.remove("tool_input").unwrap_or(Value::Null);
+    let (answer_key, answer) = match raw.remove("error") {
+        Some(error) => ("error", error),
+        None => (
+            "tool_response",
+            raw.remove("tool_response").unwrap_or(Value::Null),
+        ),
+    };
+    let mut given = Vec::new();
+    strings(&input, &mut given);
+    let mut kept = serde_json::Map::new();
+    for key in SALIENT {
+        if let Some(field) = input.get(key).and_then(Value::as_str) {
+            if !field.trim().is_empty() {
+                kept.insert(key.to_string(), bounded(field, FIELD_CHARS, 0).into());
+            }
+        }
+    }
+    if kept.is_empty() && !given.is_empty() {
+        kept.insert(
+            "text".into(),
+            bounded(&given.join("\n"), FIELD_CHARS, 0).into(),
+        );
+    }
+    let mut answered = Vec::new();
+    strings(&answer, &mut answered);
+    answered.retain(|s| !given.contains(s));
+    let body = bounded(&answered.join("\n"), ANSWER_HEAD_CHARS, ANSWER_TAIL_CHARS);
+    let mut out = serde_json::Map::new();
+    out.insert("tool_input".into(), Value::Object(kept));
+    if !body.is_empty() {
+        out.insert(answer_key.into(), body.into());
+    }
+    out.extend(raw);
+    out.insert("digest".into(), 1.into());
+    out.insert("digest_of".into(), raw_output.len().into());
+    let text = Value::Object(out).to_string();
+    (text.len() < raw_output.len()).then_some(text)
+}
+
 /// A tool call in one line: its first salient input field (the command, the file, ...).
 pub fn call_title(input: &Value) -> String {
     salient(input)
@@ -270,6 +322,74 @@ mod tests {
         let text = tool_call("mcp__db__query", raw);
         assert_eq!(text.head, "mcp__db__query\ndb\nselect 1");
         assert_eq!(text.title, "");
+    }
+
+    /// What retention keeps of an old call is found by the same words, under the same title.
+    #[test]
+    fn a_digest_indexes_as_the_whole_call() {
+        let long = |word: &str, n: usize| format!("{word} ").repeat(n);
+        let stdout: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let calls = [
+            (
+                "Bash",
+                serde_json::json!({"tool_input": {"command": format!("cargo test {}", long("x", 300)),
+                    "description": "Run tests"}, "tool_response": {"stdout": stdout,
+                    "stderr": "warning: unused"}, "lean": 1}),
+            ),
+            (
+                "Edit",
+                serde_json::json!({"tool_input": {"file_path": "/p/a.rs", "old_string": "beta",
+                    "new_string": long("gamma", 400)}, "tool_response": {"originalFile":
+                    long("OLD", 5000), "structuredPatch": [{"lines": ["-beta", "+gamma"]}]},
+                    "project_dir": "/p", "cwd": "/p"}),
+            ),
+            (
+                "mcp__db__query",
+                serde_json::json!({"tool_input": {"server": "db", "args": {"sql": long("select", 200)}},
+                    "tool_response": long("row", 3000)}),
+            ),
+            (
+                "Read",
+                serde_json::json!({"tool_input": {"file_path": "/p/big.rs"},
+                    "error": long("File does not exist.", 400), "is_interrupt": false}),
+            ),
+            (
+                "Grep",
+                serde_json::json!({"tool_input": {"pattern": "merge"}, "tool_response":
+                    {"content": long("src/merge.rs:1: merge", 200), "numFiles": 3},
+                    "truncated": ["tool_response"], "original_bytes": 9_000_000}),
+            ),
+        ];
+        for (tool, raw) in calls {
+            let raw = raw.to_string();
+            let reduced = digest(&raw).unwrap_or_else(|| panic!("{tool}: not reduced"));
+            assert!(reduced.len() < raw.len() / 2, "{tool}: {reduced}");
+            assert_eq!(tool_call(tool, &reduced), tool_call(tool, &raw), "{tool}");
+            let value: Value = serde_json::from_str(&reduced).unwrap();
+            assert_eq!(value["digest"], 1);
+            assert_eq!(value["digest_of"], raw.len());
+            assert_eq!(digest(&reduced), None, "{tool}: a digest is left alone");
+        }
+        let kept: Value = serde_json::from_str(
+            &digest(
+                &serde_json::json!({"tool_input":
+            {"file_path": "/p/big.rs"}, "error": long("gone", 500), "is_interrupt": true,
+            "cwd": "/q"})
+                .to_string(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (&kept["is_interrupt"], &kept["cwd"]),
+            (&Value::Bool(true), &Value::from("/q"))
+        );
+        assert!(kept.get("tool_response").is_none() && kept["error"].is_string());
+        assert_eq!(digest("[1,2]"), None);
+        assert_eq!(
+            digest(r#"{"tool_input":{"command":"ls"},"tool_response":"a"}"#),
+            None
+        );
     }
 
     #[test]

@@ -297,6 +297,31 @@ impl Index {
         Ok(Some(items))
     }
 
+    /// The newest tombstone of the database `main` that the index file has seen; `None` when
+    /// there is no index, or one that will rebuild anyway (of another database, damaged).
+    /// Reads only.
+    pub fn tombstones_seen(config: &Config, main: &Connection) -> Result<Option<i64>> {
+        let path = config.index_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        super::check_file(&path)?;
+        let value = |conn: &Connection, key: &str| -> Option<rusqlite::types::Value> {
+            conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .ok()
+        };
+        let Ok(index) = open_file_read_only(&path) else {
+            return Ok(None);
+        };
+        if value(&index, "store_id") != value(main, "store_id") {
+            return Ok(None);
+        }
+        Ok(match value(&index, "mark:tombstones") {
+            Some(rusqlite::types::Value::Integer(seen)) => Some(seen),
+            _ => None,
+        })
+    }
+
     /// What `status` says about the index file, without creating or changing it.
     pub fn info_at(config: &Config) -> Result<Option<IndexInfo>> {
         let path = config.index_path();

@@ -3,6 +3,9 @@
 //! Both tools would then record every tool call (Claude Code runs the hooks of both), each into
 //! its own store, and the other's background worker spends tokens on the same events. That is
 //! worth saying plainly at install time and in `doctor`; nothing here changes anything.
+//! What a user brings over from it: `import --from-claude-mem` (see [`import`]).
+
+pub mod import;
 
 use std::path::{Path, PathBuf};
 
@@ -74,7 +77,8 @@ impl Signs {
              Code runs the hooks of both, each writes its own store, and its worker also \
              summarizes with your Claude account. To keep only this one, disable it \
              (`claude plugin disable {PLUGIN}`); to keep only that one, run \
-             `claude-mem uninstall-hooks`. Its files are never touched by this claude-mem.\n",
+             `claude-mem uninstall-hooks`. Its files are never changed by this claude-mem; \
+             `claude-mem import --from-claude-mem` copies its memory here.\n",
             self.0.join("; ")
         ))
     }
@@ -86,7 +90,7 @@ pub fn incumbent_data_dir(config: &Config) -> PathBuf {
     config.legacy_dir.clone()
 }
 
-fn is_ours(config: &Config, db: &Path) -> bool {
+pub fn is_ours(config: &Config, db: &Path) -> bool {
     // Our own database of an earlier release, waiting to be moved, is not the incumbent's.
     db == config.legacy_db_path() && crate::layout::is_ours(db).unwrap_or(false)
 }

@@ -1,0 +1,90 @@
+//! `export`: the memory as JSON Lines (see `store::export` for the format), to stdout or to a
+//! file made private (mode 0600) and written whole or not at all. Filters as for `search`.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::{bounds, nothing_captured, scope_of};
+use crate::cli::ExportArgs;
+use crate::config::Config;
+use crate::emit::{self, Report};
+use crate::recall::{Recall, usage};
+use crate::store::export::{self, Filter};
+use crate::store::read::Kind;
+
+const WAIT: Duration = Duration::from_secs(5);
+
+pub fn export(args: &ExportArgs) -> Result<Report> {
+    let config = Config::from_env();
+    let Some(mut recall) = Recall::open(&config)? else {
+        return Ok(nothing_captured(&config));
+    };
+    let scope = scope_of(&args.project, args.all, &args.since, &args.until);
+    let (since, until) = bounds(&scope)?;
+    let session = match &args.session {
+        Some(id) => match recall.resolve(id)? {
+            (Kind::Session, id) => Some(id),
+            (kind, _) => {
+                return Err(usage(format!("{id} is a {}, not a session", kind.as_str())));
+            }
+        },
+        None => None,
+    };
+    // A session is exported whole wherever its project is, unless a project is named.
+    let project = match (&session, &args.project) {
+        (Some(_), None) => None,
+        _ => super::project(&scope, &recall)?,
+    };
+    let filter = Filter {
+        project,
+        session,
+        since,
+        until,
+    };
+    let conn = crate::store::open_read_only(&config, Instant::now() + WAIT)?
+        .context("the database went away")?;
+    let Some(path) = &args.output else {
+        let mut out = emit::stdout();
+        return match export::export(&conn, &filter, &mut out) {
+            Ok(counts) => Ok(Report {
+                note: Some(format!("exported {}", export::describe(&counts))),
+                ..Report::default()
+            }),
+            // The reader stopped early (`| head`): what it wanted, it got.
+            Err(err) if is_broken_pipe(&err) => Ok(Report::default()),
+            Err(err) => Err(err),
+        };
+    };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    // A temp file beside it is 0600 from the start and replaces the target only when whole.
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    let counts = {
+        let mut out = std::io::BufWriter::new(file.as_file_mut());
+        let counts = export::export(&conn, &filter, &mut out)?;
+        out.flush()?;
+        counts
+    };
+    file.as_file().sync_all()?;
+    file.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(format!(
+        "Exported {} to {}.\n",
+        export::describe(&counts),
+        path.display()
+    )
+    .into())
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,235 @@
+//! `forget`: deletes for good what a person names (see `store::forget`), after showing it and
+//! asking on a terminal. Then it reaches everything else that held it: events of it still
+//! waiting in the spill folder (removed there, never applied), the private-turn and notice marks
+//! of forgotten sessions, the search index (a sync, which takes the rows' text out), the WAL
+//! and the free pages.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::{bounds, scope_of};
+use crate::cli::ForgetArgs;
+use crate::config::Config;
+use crate::emit::{self, Report};
+use crate::recall::{Recall, usage};
+use crate::render::{self, Style};
+use crate::store::Store;
+use crate::store::forget::{self, Counts, Plan, Range, Target};
+use crate::store::read::{Kind, short_id};
+use crate::store::retention;
+use crate::store::slices::Slicer;
+use crate::{detach, fsutil, notice, spill};
+
+/// How long forget waits for the write lock and for readers to let go of the WAL.
+const WAIT: Duration = Duration::from_secs(10);
+/// Sessions listed by name in the question; the rest are counted.
+const LISTED: usize = 10;
+
+pub fn forget(args: &ForgetArgs) -> Result<Report> {
+    let config = Config::from_env();
+    let mut recall = Recall::open_for_item(&config)?;
+    let target = target(args, &mut recall)?;
+    // No one may apply a spilled event of what goes while it goes (a hook takes in spilled
+    // events only under this lock too).
+    let lock = detach::lock_waiting(&config.maintain_lock())
+        .context("another claude-mem maintain kept running")?;
+    let store = Store::open(&config, Instant::now() + WAIT)?;
+    let mut plan = forget::plan(store.conn(), &target)?;
+    let spilled = spill::forget(&config, &|write| plan.covers(write), false);
+    if plan.is_empty() && spilled == 0 {
+        return Ok("Nothing to forget.\n".to_string().into());
+    }
+    let mut what = describe(&plan, &target);
+    if spilled > 0 {
+        what.push_str(&format!(
+            "  {} waiting in the spill folder\n",
+            render::plural(spilled as i64, "event")
+        ));
+    }
+    if args.dry_run {
+        return Ok(format!("{what}Nothing was deleted (--dry-run).\n").into());
+    }
+    if !args.yes {
+        if !emit::can_ask() {
+            return Err(usage(
+                "forget deletes for good: run it on a terminal to be asked first, or add --yes"
+                    .into(),
+            ));
+        }
+        if !emit::confirm(&format!("{what}Forget this? [y/N] "))? {
+            return Ok("Nothing forgotten.\n".to_string().into());
+        }
+    }
+    let slicer = Slicer::command(WAIT);
+    let conn = store.conn();
+    forget::apply(conn, &mut plan, &slicer)?;
+    let spilled = spill::forget(&config, &|write| plan.covers(write), true);
+    for session in &plan.sessions {
+        crate::hook::private_turn::forget_session(&config, &session.session_id);
+        notice::forget_session(&config, &session.session_id);
+    }
+    if config.index_path().exists() {
+        recall.resync()?;
+    }
+    retention::prune_tombstones(conn, &config)?;
+    let wal_clean = retention::sweep(conn, &slicer, WAIT)?;
+    let mut out = String::new();
+    if !plan.is_empty() {
+        out.push_str(&format!("Forgot {}.\n", counts(&plan)));
+    }
+    if spilled > 0 {
+        out.push_str(&format!(
+            "Removed {} waiting in the spill folder.\n",
+            render::plural(spilled as i64, "event")
+        ));
+    }
+    if !wal_clean {
+        // Old copies of the pages stay in the WAL until a checkpoint can truncate it: the
+        // maintenance process keeps trying.
+        let _ = fsutil::create_private(&config.scrub_flag());
+        drop(store);
+        drop(lock);
+        detach::maintain(&config);
+        out.push_str(
+            "A reader holds the database: the maintenance process removes the old copies left \
+             in its WAL once it lets go.\n",
+        );
+    }
+    Ok(out.into())
+}
+
+/// What the arguments name.
+fn target(args: &ForgetArgs, recall: &mut Recall) -> Result<Target> {
+    if let Some(id) = &args.id {
+        let (kind, id) = recall.resolve(id)?;
+        return Ok(match kind {
+            Kind::Session => Target::Session(id),
+            Kind::Prompt => Target::Turn(id),
+            Kind::Observation | Kind::Message => Target::Item(id),
+            Kind::Memory => Target::Memory(id),
+            Kind::Summary => Target::Summary(id),
+        });
+    }
+    if let Some(id) = &args.session {
+        return match recall.resolve(id)? {
+            (Kind::Session, id) => Ok(Target::Session(id)),
+            (kind, _) => Err(usage(format!(
+                "{id} is a {}, not a session: forget {id} forgets it",
+                kind.as_str()
+            ))),
+        };
+    }
+    let scope = scope_of(&args.project, args.all, &args.since, &args.until);
+    let (since, until) = bounds(&scope)?;
+    Ok(Target::Range(Range {
+        project: super::project(&scope, recall)?,
+        since,
+        until,
+    }))
+}
+
+/// What goes, for the question (and for `--dry-run`).
+fn describe(plan: &Plan, target: &Target) -> String {
+    let style = Style::detect();
+    let mut out = match counts(plan) {
+        what if what.is_empty() => "This forgets:\n".to_string(),
+        what => format!("This forgets {what}:\n"),
+    };
+    for s in plan.sessions.iter().take(LISTED) {
+        out.push_str(&format!(
+            "  session {}  {}  {}  {}\n",
+            short_id(&s.session_id),
+            s.project_dir
+                .as_deref()
+                .map(render::path)
+                .unwrap_or_default(),
+            style.moment(&s.started_at),
+            items(&s.rows)
+        ));
+    }
+    if plan.sessions.len() > LISTED {
+        out.push_str(&format!(
+            "  and {} more\n",
+            render::plural((plan.sessions.len() - LISTED) as i64, "session")
+        ));
+    }
+    let staying = plan.staying();
+    match target {
+        Target::Session(_) => {}
+        Target::Turn(id) => out.push_str(&format!(
+            "  prompt {} and its turn: {}\n",
+            short_id(id),
+            items(&Counts {
+                prompts: 0,
+                ..staying
+            })
+        )),
+        Target::Item(id) => {
+            let made = items(&Counts {
+                memories: staying.memories,
+                summaries: staying.summaries,
+                ..Counts::default()
+            });
+            out.push_str(&format!(
+                "  {} {}{}\n",
+                if staying.messages > 0 {
+                    "message"
+                } else {
+                    "tool call"
+                },
+                short_id(id),
+                if made.is_empty() {
+                    made
+                } else {
+                    format!(", and what was made of it: {made}")
+                }
+            ));
+        }
+        Target::Memory(id) => out.push_str(&format!("  memory {}\n", short_id(id))),
+        Target::Summary(id) => out.push_str(&format!("  summary {}\n", short_id(id))),
+        Target::Range(range) if staying != Counts::default() => {
+            out.push_str(&format!(
+                "  from sessions that stay{}: {}\n",
+                range
+                    .since
+                    .as_deref()
+                    .map(|since| format!(" (since {})", style.moment(since)))
+                    .unwrap_or_default(),
+                items(&staying)
+            ));
+        }
+        Target::Range(_) => {}
+    }
+    out
+}
+
+fn counts(plan: &Plan) -> String {
+    let c = plan.counts();
+    let mut parts = Vec::new();
+    if c.sessions > 0 {
+        parts.push(render::plural(c.sessions, "session"));
+    }
+    let rest = items(&c);
+    if !rest.is_empty() {
+        parts.push(rest);
+    }
+    parts.join(", ")
+}
+
+/// "10 prompts, 100 tool calls, 10 messages, 9 memories, 1 summary", leaving out what there
+/// is none of (and the sessions).
+fn items(c: &Counts) -> String {
+    [
+        (c.prompts, "prompt"),
+        (c.calls, "tool call"),
+        (c.messages, "message"),
+        (c.memories, "memory"),
+        (c.summaries, "summary"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| render::plural(*n, what))
+    .collect::<Vec<_>>()
+    .join(", ")
+}

@@ -1,0 +1,87 @@
+//! `scrub`: today's privacy and secret rules applied to everything already stored (see
+//! `store::scrub`), and what they replaced then removed from every file that held it: the
+//! search index (a sync), the WAL and the free pages (`retention::sweep`). Events waiting in
+//! the spill folder are applied first, so that they are scrubbed too.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::nothing_captured;
+use crate::config::Config;
+use crate::emit::Report;
+use crate::log::Log;
+use crate::recall::Recall;
+use crate::render;
+use crate::store::retention;
+use crate::store::slices::Slicer;
+use crate::store::{self, Store, scrub};
+use crate::{detach, fsutil, spill};
+
+/// How long scrub waits for the write lock and for readers to let go of the WAL.
+const WAIT: Duration = Duration::from_secs(10);
+
+pub fn scrub(dry_run: bool) -> Result<Report> {
+    let config = Config::from_env();
+    let Some(mut recall) = Recall::open(&config)? else {
+        return Ok(nothing_captured(&config));
+    };
+    if dry_run {
+        let conn = store::open_read_only(&config, Instant::now() + WAIT)?
+            .context("the database went away")?;
+        let report = scrub::run(&conn, &config.redactor, None)?;
+        return Ok(text(&report, true).into());
+    }
+    let lock = detach::lock_waiting(&config.maintain_lock())
+        .context("another claude-mem maintain kept running")?;
+    let mut store = Store::open(&config, Instant::now() + WAIT)?;
+    spill::ingest(
+        &mut store,
+        &config,
+        &Log::new(&config, "scrub"),
+        spill::FULL_SLICE,
+    );
+    let slicer = Slicer::command(WAIT);
+    let report = scrub::run(store.conn(), &config.redactor, Some(&slicer))?;
+    let mut out = text(&report, false);
+    if report.rows_changed() == 0 {
+        return Ok(out.into());
+    }
+    if config.index_path().exists() {
+        recall.resync()?;
+    }
+    retention::prune_tombstones(store.conn(), &config)?;
+    let wal_clean = retention::sweep(store.conn(), &slicer, WAIT)?;
+    if !wal_clean {
+        let _ = fsutil::create_private(&config.scrub_flag());
+        drop(store);
+        drop(lock);
+        detach::maintain(&config);
+        out.push_str(
+            "A reader holds the database: the maintenance process removes the old copies left \
+             in its WAL once it lets go.\n",
+        );
+    }
+    Ok(out.into())
+}
+
+fn text(report: &scrub::Report, dry: bool) -> String {
+    if report.changed.is_empty() {
+        return format!(
+            "Nothing to scrub: no stored text has anything today's rules remove ({} checked).\n",
+            render::plural(report.rows_read, "text")
+        );
+    }
+    let what = report
+        .changed
+        .iter()
+        .map(|(label, n)| render::plural(*n, label))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{} {what}: {} redacted ({} checked).\n",
+        if dry { "Would scrub" } else { "Scrubbed" },
+        render::plural(report.redactions, "secret"),
+        render::plural(report.rows_read, "text")
+    )
+}

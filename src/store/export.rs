@@ -1,0 +1,769 @@
+//! Export and import: the memory as JSON Lines, to move it between machines or merge several.
+//!
+//! The format, `claude-mem/1`: a header line `{"format": "claude-mem/1", "exported_at": ...,
+//! "claude_mem": VERSION, "filters": {...}}`, then one record a line, each with a `type`:
+//! `session`, `prompt`, `private_turn`, `observation`, `summary_request`, `event`, `memory`,
+//! `summary`, and the columns of its table by name (JSON columns as JSON; a memory's `type`
+//! column is `memory_type`, `type` naming the record). Each session comes first, then its
+//! records. The compressor's spend ledger (`compress_calls`) is not exported: it is this
+//! machine's spending, not memory. Within format 1, fields are only ever added: a reader ignores fields it does not
+//! know; anything else (a record type it does not know) is a newer format.
+//!
+//! Import is idempotent: every record has its id (a UUID, or Claude Code's session id), and one
+//! already here is left as it is, so importing twice stores once and several files merge. What
+//! is read is not trusted: it is checked whole before anything is stored ([`parse`] of every
+//! line), and its text goes through today's privacy and secret rules (as `scrub` applies them)
+//! on the way in. [`Importer`] takes records from any source: the JSON Lines reader here, and
+//! later a reader of thedotmack/claude-mem's database.
+
+use std::io::Write;
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, Row, params};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::scrub::{clean_payload, clean_text};
+use super::slices::Slicer;
+use crate::clock;
+use crate::privacy::secrets::Redactor;
+
+/// The name every header carries, and the version of it this claude-mem writes and reads.
+pub const FORMAT_NAME: &str = "claude-mem";
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Header {
+    pub format: String,
+    #[serde(default)]
+    pub exported_at: Option<String>,
+    #[serde(default)]
+    pub claude_mem: Option<String>,
+    #[serde(default)]
+    pub filters: Option<serde_json::Value>,
+}
+
+/// Which rows an export holds (as `search` filters).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Filter {
+    pub project: Option<String>,
+    pub session: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Session {
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub cwd: Option<String>,
+    pub transcript_path: Option<String>,
+    pub source: Option<String>,
+    pub model: Option<String>,
+    pub status: String,
+    pub prompt_count: i64,
+    pub last_assistant_message: Option<String>,
+    pub started_at: String,
+    pub updated_at: String,
+    pub ended_at: Option<String>,
+    pub end_reason: Option<String>,
+    #[serde(default)]
+    pub reduced_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Prompt {
+    pub id: String,
+    pub session_id: String,
+    pub prompt_id: Option<String>,
+    pub prompt_number: i64,
+    pub prompt_text: String,
+    pub truncated: bool,
+    pub created_at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PrivateTurn {
+    pub prompt_id: String,
+    pub session_id: String,
+    pub created_at: String,
+}
+
+/// A queue row: an `observation` (a tool call) or a `summary_request` (a Stop).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Queued {
+    pub id: String,
+    pub session_id: String,
+    pub tool_use_id: Option<String>,
+    pub prompt_id: Option<String>,
+    pub prompt_number: Option<i64>,
+    pub event: String,
+    pub tool_name: Option<String>,
+    pub project_dir: Option<String>,
+    pub files_touched: Box<RawValue>,
+    pub raw_output: Box<RawValue>,
+    pub priority: i64,
+    pub status: String,
+    pub attempts: i64,
+    pub claimed_by: Option<String>,
+    pub claimed_at: Option<String>,
+    pub lease_until: Option<String>,
+    pub last_error: Option<String>,
+    pub payload_bytes: i64,
+    pub truncated: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub lease_token: Option<String>,
+    #[serde(default)]
+    pub retry_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Event {
+    pub id: String,
+    pub session_id: Option<String>,
+    pub event: String,
+    pub detail: Option<Box<RawValue>>,
+    pub created_at: String,
+}
+
+/// A memory the compressor made or an import brought (`memories`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Memory {
+    pub id: String,
+    pub key: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub prompt_number: Option<i64>,
+    /// The column `type`.
+    pub memory_type: String,
+    pub title: String,
+    pub subtitle: Option<String>,
+    pub narrative: String,
+    pub facts: Box<RawValue>,
+    pub concepts: Box<RawValue>,
+    pub files_read: Box<RawValue>,
+    pub files_modified: Box<RawValue>,
+    pub queue_ids: Box<RawValue>,
+    pub origin: String,
+    pub model: Option<String>,
+    pub extra: Option<Box<RawValue>>,
+    pub created_at: String,
+}
+
+/// A session summary the compressor made or an import brought (`summaries`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub id: String,
+    pub key: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub prompt_number: Option<i64>,
+    pub request: String,
+    pub investigated: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub notes: Option<String>,
+    pub files_read: Box<RawValue>,
+    pub files_edited: Box<RawValue>,
+    pub queue_ids: Box<RawValue>,
+    pub origin: String,
+    pub model: Option<String>,
+    pub extra: Option<Box<RawValue>>,
+    pub created_at: String,
+}
+
+/// One line of an export after the header.
+#[derive(Debug)]
+pub enum Record {
+    Session(Session),
+    Prompt(Prompt),
+    PrivateTurn(PrivateTurn),
+    Observation(Queued),
+    SummaryRequest(Queued),
+    Event(Event),
+    Memory(Memory),
+    Summary(Summary),
+}
+
+/// The record types, as the `type` field names them, in the order an export writes them.
+const TYPES: [&str; 8] = [
+    "session",
+    "prompt",
+    "private_turn",
+    "observation",
+    "summary_request",
+    "event",
+    "memory",
+    "summary",
+];
+
+impl Record {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Record::Session(_) => TYPES[0],
+            Record::Prompt(_) => TYPES[1],
+            Record::PrivateTurn(_) => TYPES[2],
+            Record::Observation(_) => TYPES[3],
+            Record::SummaryRequest(_) => TYPES[4],
+            Record::Event(_) => TYPES[5],
+            Record::Memory(_) => TYPES[6],
+            Record::Summary(_) => TYPES[7],
+        }
+    }
+
+    /// One line: `{"type": ..., the columns...}`.
+    fn line(&self) -> Result<String> {
+        let body = match self {
+            Record::Session(r) => serde_json::to_string(r)?,
+            Record::Prompt(r) => serde_json::to_string(r)?,
+            Record::PrivateTurn(r) => serde_json::to_string(r)?,
+            Record::Observation(r) | Record::SummaryRequest(r) => serde_json::to_string(r)?,
+            Record::Event(r) => serde_json::to_string(r)?,
+            Record::Memory(r) => serde_json::to_string(r)?,
+            Record::Summary(r) => serde_json::to_string(r)?,
+        };
+        Ok(format!(
+            "{{\"type\":\"{}\",{}\n",
+            self.type_name(),
+            &body[1..]
+        ))
+    }
+}
+
+/// Reads the header line: the format must be one this claude-mem reads.
+pub fn parse_header(line: &str) -> Result<Header> {
+    let header: Header = serde_json::from_str(line)
+        .ok()
+        .filter(|h: &Header| h.format.starts_with(&format!("{FORMAT_NAME}/")))
+        .context("it is not a claude-mem export (its first line is no claude-mem/N header)")?;
+    let version = header.format[FORMAT_NAME.len() + 1..].parse::<u32>().ok();
+    match version {
+        Some(v) if v <= FORMAT_VERSION => Ok(header),
+        _ => bail!(
+            "it is in format {}, newer than this claude-mem reads ({FORMAT_NAME}/{FORMAT_VERSION}): \
+             upgrade claude-mem",
+            header.format
+        ),
+    }
+}
+
+/// Reads one record line.
+pub fn parse(line: &str) -> Result<Record> {
+    #[derive(Deserialize)]
+    struct Tag {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    let tag: Tag = serde_json::from_str(line).context("not a JSON object with a \"type\"")?;
+    let record = match tag.kind.as_str() {
+        "session" => Record::Session(serde_json::from_str(line)?),
+        "prompt" => Record::Prompt(serde_json::from_str(line)?),
+        "private_turn" => Record::PrivateTurn(serde_json::from_str(line)?),
+        "observation" => Record::Observation(serde_json::from_str(line)?),
+        "summary_request" => Record::SummaryRequest(serde_json::from_str(line)?),
+        "event" => Record::Event(serde_json::from_str(line)?),
+        "memory" => Record::Memory(serde_json::from_str(line)?),
+        "summary" => Record::Summary(serde_json::from_str(line)?),
+        other => bail!("a record of type {other:?}, which this claude-mem does not know"),
+    };
+    check(&record)?;
+    Ok(record)
+}
+
+/// What the database's constraints would refuse half-way, refused before anything is stored.
+fn check(record: &Record) -> Result<()> {
+    let bad = |what: &str, value: &dyn std::fmt::Debug| bail!("{what} cannot be {value:?}");
+    match record {
+        Record::Session(s) if !["active", "closed"].contains(&s.status.as_str()) => {
+            bad("a session's status", &s.status)
+        }
+        Record::Observation(q) | Record::SummaryRequest(q) => {
+            if !(0..=2).contains(&q.priority) {
+                return bad("priority", &q.priority);
+            }
+            if !["raw", "claimed", "done", "failed"].contains(&q.status.as_str()) {
+                return bad("status", &q.status);
+            }
+            serde_json::from_str::<Vec<String>>(q.files_touched.get())
+                .context("files_touched must be an array of paths")?;
+            Ok(())
+        }
+        Record::Memory(m) => {
+            let lists = [
+                ("facts", &*m.facts),
+                ("concepts", &*m.concepts),
+                ("files_read", &*m.files_read),
+                ("files_modified", &*m.files_modified),
+                ("queue_ids", &*m.queue_ids),
+            ];
+            made(&m.origin, &lists, m.extra.as_deref())
+        }
+        Record::Summary(s) => {
+            let lists = [
+                ("files_read", &*s.files_read),
+                ("files_edited", &*s.files_edited),
+                ("queue_ids", &*s.queue_ids),
+            ];
+            made(&s.origin, &lists, s.extra.as_deref())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A memory's or summary's origin is one the table takes, its lists are arrays of strings (as
+/// every reader of them expects) and its `extra` an object.
+fn made(origin: &str, lists: &[(&str, &RawValue)], extra: Option<&RawValue>) -> Result<()> {
+    if !["compressor", "import"].contains(&origin) {
+        bail!("origin cannot be {origin:?}");
+    }
+    for (name, list) in lists {
+        serde_json::from_str::<Vec<String>>(list.get())
+            .with_context(|| format!("{name} must be an array of strings"))?;
+    }
+    if let Some(extra) = extra {
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(extra.get())
+            .context("extra must be an object")?;
+    }
+    Ok(())
+}
+
+/// How many records of each type, in [`TYPES`] order.
+pub type Counts = [i64; TYPES.len()];
+
+/// Writes the header and every record `filter` selects; returns how many of each type.
+pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result<Counts> {
+    let header = Header {
+        format: format!("{FORMAT_NAME}/{FORMAT_VERSION}"),
+        exported_at: Some(clock::now()),
+        claude_mem: Some(env!("CARGO_PKG_VERSION").to_string()),
+        filters: Some(serde_json::to_value(filter)?),
+    };
+    writeln!(out, "{}", serde_json::to_string(&header)?)?;
+    let mut counts = [0; TYPES.len()];
+    let since = filter.since.as_deref().unwrap_or("");
+    let until = filter.until.as_deref().unwrap_or("~");
+    let sessions: Vec<Session> = conn
+        .prepare(EXPORT_SESSIONS)?
+        .query_map(
+            params![filter.project, filter.session, filter.since, filter.until],
+            session,
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    for s in sessions {
+        let id = s.session_id.clone();
+        let active_before = filter
+            .since
+            .as_ref()
+            .is_some_and(|since| s.updated_at < *since);
+        let mut records = vec![Record::Session(s)];
+        let mut read = |sql: &str, row: fn(&Row) -> rusqlite::Result<Record>| -> Result<()> {
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map(params![id, since, until], row)?;
+            for record in rows {
+                records.push(record?);
+            }
+            Ok(())
+        };
+        read(EXPORT_PROMPTS, prompt)?;
+        read(EXPORT_PRIVATE_TURNS, private_turn)?;
+        read(EXPORT_QUEUE, queued)?;
+        read(EXPORT_EVENTS, event)?;
+        read(EXPORT_MEMORIES, memory)?;
+        read(EXPORT_SUMMARIES, summary)?;
+        // A session still open but idle since before the range: nothing of it is in it.
+        if active_before && records.len() == 1 {
+            continue;
+        }
+        for record in &records {
+            out.write_all(record.line()?.as_bytes())?;
+            counts[TYPES
+                .iter()
+                .position(|t| *t == record.type_name())
+                .unwrap_or(0)] += 1;
+        }
+    }
+    out.flush()?;
+    Ok(counts)
+}
+
+/// The sessions of the filter, those active within its range (?3 to ?4) included.
+const EXPORT_SESSIONS: &str = "SELECT * FROM sessions
+     WHERE (?1 IS NULL OR project_dir = ?1) AND (?2 IS NULL OR session_id = ?2)
+       AND (?3 IS NULL OR updated_at >= ?3 OR status = 'active')
+       AND (?4 IS NULL OR started_at < ?4)
+     ORDER BY started_at, rowid";
+const EXPORT_PROMPTS: &str = "SELECT * FROM user_prompts
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY prompt_number";
+const EXPORT_PRIVATE_TURNS: &str = "SELECT * FROM private_turns
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at";
+const EXPORT_QUEUE: &str = "SELECT * FROM pending_queue
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY rowid";
+const EXPORT_EVENTS: &str = "SELECT * FROM event_log
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
+const EXPORT_MEMORIES: &str = "SELECT * FROM memories
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
+const EXPORT_SUMMARIES: &str = "SELECT * FROM summaries
+     WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
+
+fn session(r: &Row) -> rusqlite::Result<Session> {
+    Ok(Session {
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        cwd: r.get("cwd")?,
+        transcript_path: r.get("transcript_path")?,
+        source: r.get("source")?,
+        model: r.get("model")?,
+        status: r.get("status")?,
+        prompt_count: r.get("prompt_count")?,
+        last_assistant_message: r.get("last_assistant_message")?,
+        started_at: r.get("started_at")?,
+        updated_at: r.get("updated_at")?,
+        ended_at: r.get("ended_at")?,
+        end_reason: r.get("end_reason")?,
+        reduced_at: r.get("reduced_at")?,
+    })
+}
+
+fn prompt(r: &Row) -> rusqlite::Result<Record> {
+    Ok(Record::Prompt(Prompt {
+        id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        prompt_id: r.get("prompt_id")?,
+        prompt_number: r.get("prompt_number")?,
+        prompt_text: r.get("prompt_text")?,
+        truncated: r.get("truncated")?,
+        created_at: r.get("created_at")?,
+    }))
+}
+
+fn private_turn(r: &Row) -> rusqlite::Result<Record> {
+    Ok(Record::PrivateTurn(PrivateTurn {
+        prompt_id: r.get("prompt_id")?,
+        session_id: r.get("session_id")?,
+        created_at: r.get("created_at")?,
+    }))
+}
+
+/// Stored JSON as it is; text that is not JSON (never written by claude-mem) as a string.
+fn json(text: String) -> Box<RawValue> {
+    RawValue::from_string(text.clone()).unwrap_or_else(|_| {
+        RawValue::from_string(serde_json::Value::String(text).to_string())
+            .expect("a JSON string is JSON")
+    })
+}
+
+fn queued(r: &Row) -> rusqlite::Result<Record> {
+    let row = Queued {
+        id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        tool_use_id: r.get("tool_use_id")?,
+        prompt_id: r.get("prompt_id")?,
+        prompt_number: r.get("prompt_number")?,
+        event: r.get("event")?,
+        tool_name: r.get("tool_name")?,
+        project_dir: r.get("project_dir")?,
+        files_touched: json(r.get("files_touched")?),
+        raw_output: json(r.get("raw_output")?),
+        priority: r.get("priority")?,
+        status: r.get("status")?,
+        attempts: r.get("attempts")?,
+        claimed_by: r.get("claimed_by")?,
+        claimed_at: r.get("claimed_at")?,
+        lease_until: r.get("lease_until")?,
+        last_error: r.get("last_error")?,
+        payload_bytes: r.get("payload_bytes")?,
+        truncated: r.get("truncated")?,
+        created_at: r.get("created_at")?,
+        updated_at: r.get("updated_at")?,
+        lease_token: r.get("lease_token")?,
+        retry_at: r.get("retry_at")?,
+    };
+    Ok(if r.get::<_, String>("kind")? == "summary" {
+        Record::SummaryRequest(row)
+    } else {
+        Record::Observation(row)
+    })
+}
+
+fn event(r: &Row) -> rusqlite::Result<Record> {
+    Ok(Record::Event(Event {
+        id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        event: r.get("event")?,
+        detail: r.get::<_, Option<String>>("detail")?.map(json),
+        created_at: r.get("created_at")?,
+    }))
+}
+
+fn memory(r: &Row) -> rusqlite::Result<Record> {
+    Ok(Record::Memory(Memory {
+        id: r.get("id")?,
+        key: r.get("key")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        prompt_number: r.get("prompt_number")?,
+        memory_type: r.get("type")?,
+        title: r.get("title")?,
+        subtitle: r.get("subtitle")?,
+        narrative: r.get("narrative")?,
+        facts: json(r.get("facts")?),
+        concepts: json(r.get("concepts")?),
+        files_read: json(r.get("files_read")?),
+        files_modified: json(r.get("files_modified")?),
+        queue_ids: json(r.get("queue_ids")?),
+        origin: r.get("origin")?,
+        model: r.get("model")?,
+        extra: r.get::<_, Option<String>>("extra")?.map(json),
+        created_at: r.get("created_at")?,
+    }))
+}
+
+fn summary(r: &Row) -> rusqlite::Result<Record> {
+    Ok(Record::Summary(Summary {
+        id: r.get("id")?,
+        key: r.get("key")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        prompt_number: r.get("prompt_number")?,
+        request: r.get("request")?,
+        investigated: r.get("investigated")?,
+        learned: r.get("learned")?,
+        completed: r.get("completed")?,
+        next_steps: r.get("next_steps")?,
+        notes: r.get("notes")?,
+        files_read: json(r.get("files_read")?),
+        files_edited: json(r.get("files_edited")?),
+        queue_ids: json(r.get("queue_ids")?),
+        origin: r.get("origin")?,
+        model: r.get("model")?,
+        extra: r.get::<_, Option<String>>("extra")?.map(json),
+        created_at: r.get("created_at")?,
+    }))
+}
+
+/// Stores records, each once: what is here already (by id, or a memory or summary by its
+/// `key`) is left as it is. Its text is cleaned with today's rules first.
+pub struct Importer<'a> {
+    pub redactor: &'a Redactor,
+    /// Per type ([`TYPES`] order): records stored, and records that were here already.
+    pub stored: Counts,
+    pub present: Counts,
+}
+
+impl<'a> Importer<'a> {
+    pub fn new(redactor: &'a Redactor) -> Importer<'a> {
+        Importer {
+            redactor,
+            stored: [0; TYPES.len()],
+            present: [0; TYPES.len()],
+        }
+    }
+
+    /// Stores the records `next` hands out, in the slicer's short transactions; `next` returns
+    /// `None` at the end.
+    pub fn run(
+        &mut self,
+        conn: &Connection,
+        slicer: &Slicer,
+        mut next: impl FnMut() -> Result<Option<Record>>,
+    ) -> Result<()> {
+        slicer.run(conn, |tx| match next()? {
+            Some(record) => {
+                self.store(tx, &record)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        })?;
+        Ok(())
+    }
+
+    fn store(&mut self, conn: &Connection, record: &Record) -> Result<()> {
+        let r = self.redactor;
+        let inserted = match record {
+            Record::Session(s) => conn.prepare_cached(INSERT_SESSION)?.execute(params![
+                s.session_id,
+                s.project_dir,
+                s.cwd,
+                s.transcript_path,
+                s.source,
+                s.model,
+                s.status,
+                s.prompt_count,
+                s.last_assistant_message
+                    .as_deref()
+                    .map(|m| clean_text(r, m)),
+                s.started_at,
+                s.updated_at,
+                s.ended_at,
+                s.end_reason,
+                s.reduced_at
+            ])?,
+            Record::Prompt(p) => conn.prepare_cached(INSERT_PROMPT)?.execute(params![
+                p.id,
+                p.session_id,
+                p.prompt_id,
+                p.prompt_number,
+                clean_text(r, &p.prompt_text),
+                p.truncated,
+                p.created_at
+            ])?,
+            Record::PrivateTurn(t) => conn
+                .prepare_cached(INSERT_PRIVATE_TURN)?
+                .execute(params![t.prompt_id, t.session_id, t.created_at])?,
+            Record::Observation(q) | Record::SummaryRequest(q) => {
+                let kind = match record {
+                    Record::SummaryRequest(_) => "summary",
+                    _ => "observation",
+                };
+                conn.prepare_cached(INSERT_QUEUED)?.execute(params![
+                    q.id,
+                    kind,
+                    q.session_id,
+                    q.tool_use_id,
+                    q.prompt_id,
+                    q.prompt_number,
+                    q.event,
+                    q.tool_name,
+                    q.project_dir,
+                    q.files_touched.get(),
+                    clean_payload(r, q.tool_name.as_deref(), q.raw_output.get()),
+                    q.priority,
+                    q.status,
+                    q.attempts,
+                    q.claimed_by,
+                    q.claimed_at,
+                    q.lease_until,
+                    q.last_error.as_deref().map(|e| clean_text(r, e)),
+                    q.payload_bytes,
+                    q.truncated,
+                    q.created_at,
+                    q.updated_at,
+                    q.lease_token,
+                    q.retry_at
+                ])?
+            }
+            Record::Event(e) => conn.prepare_cached(INSERT_EVENT)?.execute(params![
+                e.id,
+                e.session_id,
+                e.event,
+                e.detail.as_deref().map(|d| clean_payload(r, None, d.get())),
+                e.created_at
+            ])?,
+            Record::Memory(m) => store_memory(conn, r, m)?,
+            Record::Summary(s) => store_summary(conn, r, s)?,
+        };
+        let at = TYPES
+            .iter()
+            .position(|t| *t == record.type_name())
+            .unwrap_or(0);
+        if inserted > 0 {
+            self.stored[at] += 1;
+        } else {
+            self.present[at] += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Stores a memory, its prose and JSON texts cleaned as `scrub` cleans them; returns whether
+/// it was new.
+fn store_memory(conn: &Connection, r: &Redactor, m: &Memory) -> Result<usize> {
+    Ok(conn.prepare_cached(INSERT_MEMORY)?.execute(params![
+        m.id,
+        m.key,
+        m.session_id,
+        m.project_dir,
+        m.prompt_number,
+        m.memory_type,
+        clean_text(r, &m.title),
+        m.subtitle.as_deref().map(|t| clean_text(r, t)),
+        clean_text(r, &m.narrative),
+        clean_payload(r, None, m.facts.get()),
+        clean_payload(r, None, m.concepts.get()),
+        m.files_read.get(),
+        m.files_modified.get(),
+        m.queue_ids.get(),
+        m.origin,
+        m.model,
+        m.extra.as_deref().map(|e| clean_payload(r, None, e.get())),
+        m.created_at
+    ])?)
+}
+
+/// Stores a summary, cleaned as [`store_memory`] cleans a memory.
+fn store_summary(conn: &Connection, r: &Redactor, s: &Summary) -> Result<usize> {
+    Ok(conn.prepare_cached(INSERT_SUMMARY)?.execute(params![
+        s.id,
+        s.key,
+        s.session_id,
+        s.project_dir,
+        s.prompt_number,
+        clean_text(r, &s.request),
+        clean_text(r, &s.investigated),
+        clean_text(r, &s.learned),
+        clean_text(r, &s.completed),
+        clean_text(r, &s.next_steps),
+        s.notes.as_deref().map(|t| clean_text(r, t)),
+        s.files_read.get(),
+        s.files_edited.get(),
+        s.queue_ids.get(),
+        s.origin,
+        s.model,
+        s.extra.as_deref().map(|e| clean_payload(r, None, e.get())),
+        s.created_at
+    ])?)
+}
+
+const INSERT_SESSION: &str = "INSERT OR IGNORE INTO sessions (session_id, project_dir, cwd,
+        transcript_path, source, model, status, prompt_count, last_assistant_message,
+        started_at, updated_at, ended_at, end_reason, reduced_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+const INSERT_PROMPT: &str = "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_id,
+        prompt_number, prompt_text, truncated, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+const INSERT_PRIVATE_TURN: &str =
+    "INSERT OR IGNORE INTO private_turns (prompt_id, session_id, created_at) VALUES (?1, ?2, ?3)";
+const INSERT_QUEUED: &str = "INSERT OR IGNORE INTO pending_queue (id, kind, session_id,
+        tool_use_id, prompt_id, prompt_number, event, tool_name, project_dir, files_touched,
+        raw_output, priority, status, attempts, claimed_by, claimed_at, lease_until, last_error,
+        payload_bytes, truncated, created_at, updated_at, lease_token, retry_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+             ?19, ?20, ?21, ?22, ?23, ?24)";
+const INSERT_EVENT: &str = "INSERT OR IGNORE INTO event_log (id, session_id, event, detail,
+        created_at) VALUES (?1, ?2, ?3, ?4, ?5)";
+const INSERT_MEMORY: &str = "INSERT OR IGNORE INTO memories (id, key, session_id, project_dir,
+        prompt_number, type, title, subtitle, narrative, facts, concepts, files_read,
+        files_modified, queue_ids, origin, model, extra, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_id, project_dir,
+        prompt_number, request, investigated, learned, completed, next_steps, notes, files_read,
+        files_edited, queue_ids, origin, model, extra, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+
+/// What a count of records says: "3 sessions, 30 prompts, ...", the types there are any of.
+pub fn describe(counts: &Counts) -> String {
+    const NAMES: [&str; TYPES.len()] = [
+        "session",
+        "prompt",
+        "private turn",
+        "tool call",
+        "summary request",
+        "event",
+        "memory",
+        "summary",
+    ];
+    let parts: Vec<String> = counts
+        .iter()
+        .zip(NAMES)
+        .filter(|(n, _)| **n > 0)
+        .map(|(n, name)| crate::render::plural(*n, name))
+        .collect();
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join(", ")
+    }
+}

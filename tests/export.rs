@@ -1,0 +1,501 @@
+//! `claude-mem export` and `import` through the real binary: a round trip between two fresh
+//! data dirs gives the same rows; importing twice stores once; files of a newer format or with
+//! a bad line store nothing; what is read goes through the privacy and secret rules.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use common::memory::*;
+use common::*;
+use serde_json::{Value, json};
+
+const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";
+const B: &str = "22222222-2222-4222-8222-bbbbbbbbbbbb";
+const OLD: &str = "33333333-3333-4333-8333-333333333333";
+const TOKEN: &str = "ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i";
+
+/// Every row of the tables an export carries, each value as text, in a stable order.
+fn rows(env: &Env) -> Vec<Vec<String>> {
+    let db = env.db();
+    let mut all = Vec::new();
+    for (table, key) in [
+        ("sessions", "session_id"),
+        ("user_prompts", "id"),
+        ("private_turns", "prompt_id"),
+        ("pending_queue", "id"),
+        ("event_log", "id"),
+        ("memories", "id"),
+        ("summaries", "id"),
+    ] {
+        let mut stmt = db
+            .prepare(&format!("SELECT * FROM {table} ORDER BY {key}"))
+            .unwrap();
+        let columns = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                (0..columns)
+                    .map(|i| Ok(format!("{:?}", r.get::<_, rusqlite::types::Value>(i)?)))
+                    .collect::<rusqlite::Result<Vec<String>>>()
+            })
+            .unwrap();
+        all.push(vec![table.to_string()]);
+        all.extend(rows.map(Result::unwrap));
+    }
+    all
+}
+
+/// A memory of every kind of row: two projects, a private turn, a failed call, an acked item,
+/// a session that ended, and an old one whose calls retention reduced.
+fn memory(env: &Env) {
+    session(env, A, PROJECT, &["alpha1", "alpha2"]);
+    session(env, B, "/home/dev/other", &["beta1"]);
+    session(env, OLD, PROJECT, &["old1"]);
+    assert_ack(&env.hook(
+        "capture",
+        &event(
+            "PostToolUse",
+            OLD,
+            PROJECT,
+            json!({"prompt_id": "old", "tool_name": "Bash", "tool_use_id": "long",
+                   "tool_input": {"command": "cargo test"},
+                   "tool_response": {"stdout": "test ok\n".repeat(2000), "stderr": ""}}),
+        ),
+    ));
+    age(env, OLD, 40);
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            A,
+            PROJECT,
+            json!({"prompt_id": "hidden", "prompt": "<private>no</private>"}),
+        ),
+    ));
+    assert_ack(&env.hook(
+        "capture",
+        &event(
+            "PostToolUseFailure",
+            A,
+            PROJECT,
+            json!({"prompt_id": "visible", "tool_name": "Read", "tool_use_id": "failed",
+                   "tool_input": {"file_path": "/home/dev/shop/nope.rs"},
+                   "error": "File does not exist.", "is_interrupt": false}),
+        ),
+    ));
+    let claimed = ok(&run(env, &["queue", "claim", "--limit", "1"]));
+    let item: Value = serde_json::from_str(claimed.lines().next().unwrap()).unwrap();
+    ok(&run(
+        env,
+        &[
+            "queue",
+            "ack",
+            "--token",
+            item["lease_token"].as_str().unwrap(),
+            item["id"].as_str().unwrap(),
+        ],
+    ));
+    ok(&run(env, &["prune"]));
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE raw_output LIKE '%\"digest\":1%'"),
+        1,
+        "the old session's call is a digest"
+    );
+    assert_ack(&env.hook(
+        "cleanup",
+        &event(
+            "SessionEnd",
+            B,
+            "/home/dev/other",
+            json!({"reason": "other"}),
+        ),
+    ));
+    env.wait_for_maintenance();
+}
+
+/// A `memory` record of session [`A`] as an import from elsewhere would have it, with
+/// `changed` fields replaced.
+fn memory_record(changed: Value) -> Value {
+    let mut record = json!({"type": "memory", "id": "01950000-0000-7000-8000-0000000000a1",
+        "key": "import/elsewhere/1", "session_id": A, "project_dir": PROJECT,
+        "prompt_number": 1, "memory_type": "decision", "title": "Keep the queue in SQLite",
+        "subtitle": "xisubtitle", "narrative": "xinarrative", "facts": ["xifact"],
+        "concepts": ["trade-off"], "files_read": [], "files_modified": ["/home/dev/shop/a.rs"],
+        "queue_ids": [], "origin": "import", "model": null,
+        "extra": {"discovery_tokens": 1200, "text": "xiextra"},
+        "created_at": "2026-01-01T00:00:02.000Z"});
+    record
+        .as_object_mut()
+        .unwrap()
+        .extend(changed.as_object().unwrap().clone());
+    record
+}
+
+/// A `summary` record of session [`A`], with `changed` fields replaced.
+fn summary_record(changed: Value) -> Value {
+    let mut record = json!({"type": "summary", "id": "01950000-0000-7000-8000-0000000000b1",
+        "key": "import/elsewhere/s1", "session_id": A, "project_dir": PROJECT,
+        "prompt_number": 1, "request": "xirequest", "investigated": "", "learned": "xilearned",
+        "completed": "", "next_steps": "", "notes": "xinotes", "files_read": [],
+        "files_edited": [], "queue_ids": [], "origin": "import", "model": null,
+        "extra": null, "created_at": "2026-01-01T00:00:03.000Z"});
+    record
+        .as_object_mut()
+        .unwrap()
+        .extend(changed.as_object().unwrap().clone());
+    record
+}
+
+fn import(env: &Env, file: &Path) -> std::process::Output {
+    run(env, &["import", file.to_str().unwrap()])
+}
+
+#[test]
+fn a_round_trip_between_two_fresh_data_dirs_gives_the_same_rows() {
+    let source = Env::new();
+    memory(&source);
+    let file = source.root.path().join("memory.jsonl");
+    let said = ok(&run(
+        &source,
+        &["export", "--all", "--output", file.to_str().unwrap()],
+    ));
+    assert!(
+        said.starts_with(
+            "Exported 3 sessions, 4 prompts, 1 private turn, 6 tool calls, 4 summary requests"
+        ),
+        "{said}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let target = Env::new();
+    let said = ok(&import(&target, &file));
+    assert!(said.starts_with("Imported 3 sessions, 4 prompts"), "{said}");
+    assert_eq!(rows(&target), rows(&source));
+    // Twice stores once.
+    let said = ok(&import(&target, &file));
+    assert_eq!(
+        said,
+        format!(
+            "Imported nothing from {}; all of it was here already.\n",
+            file.display()
+        )
+    );
+    assert_eq!(rows(&target), rows(&source));
+    // What was imported is found, shown and forgotten like what was captured.
+    assert_eq!(found(&target, "alpha2command"), ["Bash"]);
+
+    // From stdin, and merged into a memory of its own.
+    let merged = Env::new();
+    session(
+        &merged,
+        "44444444-4444-4444-8444-444444444444",
+        PROJECT,
+        &["own1"],
+    );
+    let mut child = merged
+        .command()
+        .args(["import", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        &std::fs::read(&file).unwrap(),
+    )
+    .unwrap();
+    let said = ok(&child.wait_with_output().unwrap());
+    assert!(said.contains("from stdin"), "{said}");
+    assert_eq!(merged.count("SELECT COUNT(*) FROM sessions"), 4);
+    assert_eq!(found(&merged, "own1command"), ["Bash"]);
+    assert_eq!(found(&merged, "beta1command"), ["Bash"]);
+}
+
+#[test]
+fn an_export_is_a_header_then_one_record_a_line_filtered_like_search() {
+    let env = Env::new();
+    memory(&env);
+    let lines = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["export"];
+        all.extend_from_slice(args);
+        ok(&run(&env, &all))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let this_project = lines(&[]);
+    assert_eq!(this_project[0]["format"], "claude-mem/1");
+    assert_eq!(this_project[0]["filters"]["project"], PROJECT);
+    let sessions = |records: &[Value]| -> Vec<String> {
+        records
+            .iter()
+            .filter(|r| r["type"] == "session")
+            .map(|r| r["session_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(sessions(&this_project), [OLD, A]);
+    let call = this_project
+        .iter()
+        .find(|r| r["type"] == "observation" && r["tool_name"] == "Bash")
+        .unwrap();
+    assert!(call["raw_output"].is_object() && call["files_touched"].is_array());
+    assert_eq!(sessions(&lines(&["--all"])), [OLD, A, B]);
+    assert_eq!(sessions(&lines(&["--session", short(B)])), [B]);
+    let recent = lines(&["--all", "--since", "1d"]);
+    assert_eq!(sessions(&recent), [A, B]);
+    let types: Vec<&str> = recent[1..]
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "session",
+        "prompt",
+        "private_turn",
+        "observation",
+        "summary_request",
+        "event",
+    ] {
+        assert!(types.contains(&kind), "{kind} in {types:?}");
+    }
+}
+
+#[test]
+fn a_newer_format_or_a_bad_line_is_refused_and_nothing_is_stored() {
+    let source = Env::new();
+    memory(&source);
+    let good = ok(&run(&source, &["export", "--all"]));
+    let lines: Vec<&str> = good.lines().collect();
+    let dir = source.root.path();
+    let write = |name: &str, text: String| -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let with_line = |n: usize, line: &str| {
+        let mut changed = lines.clone();
+        changed[n - 1] = line;
+        changed.join("\n")
+    };
+    let cases = [
+        (
+            write("newer.jsonl", with_line(1, r#"{"format":"claude-mem/2"}"#)),
+            "newer than this claude-mem reads (claude-mem/1): upgrade claude-mem",
+        ),
+        (
+            write("other.jsonl", "{\"hello\": 1}\n".into()),
+            "not a claude-mem export",
+        ),
+        (write("empty.jsonl", String::new()), "is empty"),
+        (
+            write("torn.jsonl", with_line(3, r#"{"type":"prompt","id":"x","#)),
+            "line 3: ",
+        ),
+        (
+            write(
+                "missing.jsonl",
+                with_line(4, r#"{"type":"prompt","id":"x"}"#),
+            ),
+            "line 4: missing field",
+        ),
+        (
+            write(
+                "unknown.jsonl",
+                with_line(5, r#"{"type":"widget","id":"x"}"#),
+            ),
+            "line 5: a record of type \"widget\"",
+        ),
+        (
+            write(
+                "memory.jsonl",
+                with_line(
+                    2,
+                    &memory_record(json!({"origin": "elsewhere"})).to_string(),
+                ),
+            ),
+            "line 2: origin cannot be \"elsewhere\"",
+        ),
+        (
+            write(
+                "facts.jsonl",
+                with_line(2, &memory_record(json!({"facts": "one fact"})).to_string()),
+            ),
+            "line 2: facts must be an array of strings",
+        ),
+        (
+            write(
+                "priority.jsonl",
+                with_line(
+                    lines.len(),
+                    &lines
+                        .iter()
+                        .find(|l| l.contains("\"type\":\"observation\""))
+                        .unwrap()
+                        .replace("\"priority\":0", "\"priority\":7")
+                        .replace("\"priority\":1", "\"priority\":7")
+                        .replace("\"priority\":2", "\"priority\":7"),
+                ),
+            ),
+            "priority cannot be 7",
+        ),
+    ];
+    let fresh = Env::new();
+    let before = rows(&source);
+    for (file, says) in &cases {
+        let err = failed(&import(&fresh, file), 1);
+        assert!(err.contains(says), "{}: {err}", file.display());
+        assert!(!fresh.data_dir.exists(), "nothing was created");
+        // Into a memory that has rows: not one changes.
+        failed(&import(&source, file), 1);
+        assert_eq!(rows(&source), before);
+    }
+}
+
+#[test]
+fn what_is_imported_goes_through_the_privacy_and_secret_rules() {
+    let env = Env::new();
+    let file = env.root.path().join("leaky.jsonl");
+    let header = json!({"format": "claude-mem/1"});
+    let session = json!({"type": "session", "session_id": A, "project_dir": PROJECT,
+        "cwd": PROJECT, "transcript_path": null, "source": "startup", "model": null,
+        "status": "closed", "prompt_count": 1, "last_assistant_message": format!("use {TOKEN}"),
+        "started_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z",
+        "ended_at": null, "end_reason": null});
+    let prompt = json!({"type": "prompt", "id": "01950000-0000-7000-8000-000000000001",
+        "session_id": A, "prompt_id": "p1", "prompt_number": 1,
+        "prompt_text": format!("deploy with {TOKEN} <private>zanzibarquux</private>"),
+        "truncated": false, "created_at": "2026-01-01T00:00:00.000Z"});
+    let call = json!({"type": "observation", "id": "01950000-0000-7000-8000-000000000002",
+        "session_id": A, "tool_use_id": "t1", "prompt_id": "p1", "prompt_number": 1,
+        "event": "PostToolUse", "tool_name": "Read", "project_dir": PROJECT,
+        "files_touched": ["/home/dev/shop/.env"],
+        "raw_output": {"tool_input": {"file_path": "/home/dev/shop/.env"},
+                       "tool_response": {"file": {"content": "DB_PASSWORD=quetzalcoatl77"}}},
+        "priority": 2, "status": "raw", "attempts": 0, "claimed_by": null, "claimed_at": null,
+        "lease_until": null, "last_error": null, "payload_bytes": 100, "truncated": false,
+        "created_at": "2026-01-01T00:00:01.000Z", "updated_at": "2026-01-01T00:00:01.000Z"});
+    let memory = memory_record(json!({
+        "narrative": format!("pushed with {TOKEN}"),
+        "facts": [format!("the token is {TOKEN}"), "<private>zanzibarfact</private>"],
+        "extra": {"text": format!("raw {TOKEN}")}}));
+    let summary = summary_record(json!({"learned": format!("the token {TOKEN} works")}));
+    std::fs::write(
+        &file,
+        format!("{header}\n{session}\n{prompt}\n{call}\n{memory}\n{summary}\n"),
+    )
+    .unwrap();
+    let said = ok(&import(&env, &file));
+    assert_eq!(
+        said,
+        format!(
+            "Imported 1 session, 1 prompt, 1 tool call, 1 memory, 1 summary from {}.\n",
+            file.display()
+        )
+    );
+    for secret in [TOKEN, "zanzibarquux", "quetzalcoatl77", "zanzibarfact"] {
+        assert_eq!(files_holding(&env.data_dir, secret), Vec::<PathBuf>::new());
+    }
+    let stored: String = env
+        .db()
+        .query_row("SELECT prompt_text FROM user_prompts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, "deploy with [REDACTED:github-token] ");
+    assert_eq!(
+        ids(&env, "SELECT narrative || ' ' || facts FROM memories"),
+        [r#"pushed with [REDACTED:github-token] ["the token is [REDACTED:github-token]",""]"#]
+    );
+    assert!(contains(
+        &std::fs::read(env.db_path()).unwrap(),
+        "[REDACTED:secret-file]"
+    ));
+}
+
+/// What the compressor made, and what an import brought, go both ways whole: every column of
+/// every memory and summary, each after its session.
+#[cfg(unix)]
+#[test]
+fn memories_and_summaries_go_both_ways_equal_in_every_column() {
+    let source = Env::new();
+    session(&source, A, PROJECT, &["alpha1", "alpha2"]);
+    compress(
+        &source,
+        A,
+        &[
+            common::memory::memory("alpha1", &[1, 2]),
+            common::memory::memory("alpha2", &[3, 4]),
+        ],
+        summary("alphasum"),
+    );
+    session(&source, B, "/home/dev/other", &["beta1"]);
+    compress(
+        &source,
+        B,
+        &[common::memory::memory("beta1", &[1, 2])],
+        summary("betasum"),
+    );
+    // One from elsewhere, with the columns the compressor leaves empty.
+    let file = source.root.path().join("elsewhere.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n{}\n",
+            json!({"format": "claude-mem/1"}),
+            memory_record(json!({})),
+            summary_record(json!({}))
+        ),
+    )
+    .unwrap();
+    assert!(ok(&import(&source, &file)).starts_with("Imported 1 memory, 1 summary from "));
+
+    let exported = ok(&run(&source, &["export", "--all"]));
+    let records: Vec<Value> = exported
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut of_b: Vec<&str> = records
+        .iter()
+        .skip_while(|r| r["session_id"] != B)
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    of_b.dedup();
+    assert_eq!(
+        of_b,
+        [
+            "session",
+            "prompt",
+            "observation",
+            "summary_request",
+            "event",
+            "memory",
+            "summary"
+        ]
+    );
+    let imported = records
+        .iter()
+        .find(|r| r["type"] == "memory" && r["origin"] == "import")
+        .unwrap();
+    assert_eq!(imported["memory_type"], "decision");
+    assert_eq!(imported["extra"]["discovery_tokens"], 1200);
+    assert!(imported["facts"].is_array() && imported["queue_ids"].is_array());
+
+    let target = Env::new();
+    let copy = target.root.path().join("memory.jsonl");
+    std::fs::write(&copy, &exported).unwrap();
+    let said = ok(&import(&target, &copy));
+    assert!(said.contains(", 4 memories, 3 summaries from "), "{said}");
+    assert_eq!(rows(&target), rows(&source));
+    assert_eq!(target.count("SELECT COUNT(*) FROM memories"), 4);
+    // Twice stores once; found as where they came from.
+    assert!(ok(&import(&target, &copy)).contains("all of it was here already"));
+    assert_eq!(rows(&target), rows(&source));
+    assert_eq!(found(&target, "alpha2narrative"), ["memory"]);
+    assert_eq!(found(&target, "xinarrative"), ["memory"]);
+    assert_eq!(found(&target, "betasumlearned"), ["summary"]);
+}

@@ -1,0 +1,485 @@
+//! `claude-mem forget` through the real binary: by each kind of id and by session, project and
+//! time; what is forgotten is in no file afterwards (database, WAL, search index and its WAL,
+//! spill folder, quarantine, reserve, private marks); on a terminal it asks first.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use common::memory::*;
+use common::*;
+use serde_json::json;
+
+const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";
+const B: &str = "22222222-2222-4222-8222-bbbbbbbbbbbb";
+
+fn capture(session: &str, word: &str) -> Vec<u8> {
+    event(
+        "PostToolUse",
+        session,
+        PROJECT,
+        json!({"prompt_id": format!("{session}-late"), "tool_name": "Bash",
+               "tool_use_id": format!("{session}-{word}"),
+               "tool_input": {"command": format!("echo {word}")},
+               "tool_response": {"stdout": word, "stderr": ""}}),
+    )
+}
+
+/// A reserve chunk in use, as a full disk leaves one: the writes' lines, then spaces.
+fn reserve_chunk(path: &Path, lines: &[&[u8]]) {
+    let mut chunk = Vec::new();
+    for line in lines {
+        chunk.push(b'\n');
+        chunk.extend_from_slice(line);
+    }
+    chunk.resize(256 * 1024, b' ');
+    std::fs::write(path, chunk).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_forgotten_session_is_in_no_file() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["alpha1", "alpha2"]);
+    session(&env, B, PROJECT, &["beta1"]);
+    // A private turn of A leaves a mark beside the database.
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            A,
+            PROJECT,
+            json!({"prompt_id": "secret-turn", "prompt": "<private>alphahidden</private>"}),
+        ),
+    ));
+    let marks = env.data_dir.join("private");
+    assert_eq!(files_in(&marks).len(), 1);
+    assert_eq!(found(&env, "alpha1command"), ["Bash"], "the index holds it");
+
+    // Events of both sessions wait in the spill folder; a copy of A's was set aside, and a
+    // full disk left A's (and B's) in reserve chunks.
+    drop(env.spill_captures(&[capture(A, "alphaspill"), capture(B, "betaspill")]));
+    let read = |word: &str| {
+        let path = env
+            .spilled()
+            .into_iter()
+            .find(|p| contains(&std::fs::read(p).unwrap(), word))
+            .unwrap();
+        (path.clone(), std::fs::read(path).unwrap())
+    };
+    let ((a_path, a), (_, b)) = (read("alphaspill"), read("betaspill"));
+    let quarantine = env.data_dir.join("spill-quarantine");
+    std::fs::create_dir_all(&quarantine).unwrap();
+    std::fs::write(quarantine.join(a_path.file_name().unwrap()), &a).unwrap();
+    let spill = env.data_dir.join("spill");
+    for chunk in [".reserve-0", ".reserve-1"] {
+        std::fs::remove_file(spill.join(chunk)).unwrap();
+    }
+    reserve_chunk(&spill.join(".reserve-0.used"), &[&a]);
+    reserve_chunk(&spill.join(".reserve-1.used"), &[&a, &b]);
+
+    let out = ok(&run(&env, &["forget", short(A), "--yes"]));
+    assert_eq!(
+        out,
+        "Forgot 1 session, 2 prompts, 2 tool calls, 2 messages.\n\
+         Removed 4 events waiting in the spill folder.\n"
+    );
+    for word in ["alpha", "aaaaaaaaaaaa"] {
+        assert_eq!(
+            files_holding(env.root.path(), word),
+            Vec::<std::path::PathBuf>::new()
+        );
+    }
+    assert!(files_in(&marks).is_empty(), "the private mark went too");
+    // The other session is all there, its spilled event and its reserved one included.
+    assert_eq!(found(&env, "beta1command"), ["Bash"]);
+    assert!(contains(
+        &std::fs::read(spill.join(".reserve-1.used")).unwrap(),
+        "betaspill"
+    ));
+    assert!(
+        spill.join(".reserve-0").exists(),
+        "an emptied chunk is free again"
+    );
+    assert_eq!(env.spilled().len(), 1);
+    assert!(found(&env, "alpha1command").is_empty());
+    failed(&run(&env, &["show", short(A)]), 1);
+}
+
+#[test]
+fn a_prompt_takes_its_turn_along_and_a_call_or_message_only_itself() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["gamma1", "gamma2"]);
+    let prompt = ids(&env, "SELECT id FROM user_prompts ORDER BY prompt_number")[0].clone();
+    let out = ok(&run(&env, &["forget", short(&prompt), "--yes"]));
+    assert_eq!(out, "Forgot 1 prompt, 1 tool call, 1 message.\n");
+    assert_eq!(env.count("SELECT COUNT(*) FROM user_prompts"), 1);
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
+
+    let call = ids(
+        &env,
+        "SELECT id FROM pending_queue WHERE kind = 'observation'",
+    )[0]
+    .clone();
+    assert_eq!(
+        ok(&run(&env, &["forget", &call, "--yes"])),
+        "Forgot 1 tool call.\n"
+    );
+    let message = ids(&env, "SELECT id FROM pending_queue WHERE kind = 'summary'")[0].clone();
+    assert_eq!(
+        ok(&run(&env, &["forget", short(&message), "--yes"])),
+        "Forgot 1 message.\n"
+    );
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM sessions WHERE last_assistant_message IS NULL"),
+        1,
+        "the session no longer repeats the message"
+    );
+    for word in ["gamma1", "gamma2command", "gamma2output", "gamma2message"] {
+        assert_eq!(
+            files_holding(&env.data_dir, word),
+            Vec::<std::path::PathBuf>::new()
+        );
+    }
+    assert_eq!(found(&env, "gamma2prompt"), ["prompt"]);
+}
+
+#[test]
+fn a_project_or_a_time_range_goes_and_nothing_else() {
+    let env = Env::new();
+    let (old, new, other) = (
+        "33333333-3333-4333-8333-333333333333",
+        "44444444-4444-4444-8444-444444444444",
+        "55555555-5555-4555-8555-555555555555",
+    );
+    session(&env, old, "/p1", &["old1"]);
+    age(&env, old, 10);
+    session(&env, new, "/p1", &["new1"]);
+    session(&env, other, "/p2", &["new2"]);
+    // The old session was resumed today.
+    assert_ack(&env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            old,
+            "/p1",
+            json!({"prompt_id": "late", "prompt": "and late1prompt too"}),
+        ),
+    ));
+
+    let out = ok(&run(
+        &env,
+        &["forget", "--since", "2d", "--project", "/p1", "--yes"],
+    ));
+    assert_eq!(
+        out,
+        "Forgot 1 session, 2 prompts, 1 tool call, 1 message.\n"
+    );
+    assert_eq!(found(&env, "old1prompt"), ["prompt"]);
+    assert!(found(&env, "late1prompt").is_empty());
+    assert!(found(&env, "new1command").is_empty());
+    assert_eq!(found(&env, "new2command"), ["Bash"]);
+
+    let out = ok(&run(&env, &["forget", "--project", "/p2", "--yes"]));
+    assert_eq!(out, "Forgot 1 session, 1 prompt, 1 tool call, 1 message.\n");
+    assert!(found(&env, "new2command").is_empty());
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 1);
+    for word in ["late1", "new1", "new2"] {
+        assert_eq!(
+            files_holding(&env.data_dir, word),
+            Vec::<std::path::PathBuf>::new()
+        );
+    }
+    assert_eq!(
+        ok(&run(&env, &["forget", "--since", "1h", "--all", "--yes"])),
+        "Nothing to forget.\n"
+    );
+}
+
+/// Asserts that no file of the data dir (or the temp dir) holds any of `words`, and that
+/// search finds none.
+fn gone(env: &Env, words: &[&str]) {
+    let disk = everything_on_disk(env);
+    for word in words {
+        assert!(!contains(&disk, word), "{word} is on disk");
+        assert!(found(env, word).is_empty(), "{word} is found");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_forgotten_session_takes_its_memories_and_summaries() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["zeta1", "zeta2"]);
+    compress(
+        &env,
+        A,
+        &[memory("zeta1", &[1, 2]), memory("zeta2", &[3, 4])],
+        summary("zetasum"),
+    );
+    session(&env, B, PROJECT, &["eta1"]);
+    compress(&env, B, &[memory("eta1", &[1, 2])], summary("etasum"));
+    assert_eq!(found(&env, "zeta1narrative"), ["memory"]);
+    assert_eq!(found(&env, "zetasumlearned"), ["summary"]);
+
+    let dry = ok(&run(&env, &["forget", short(A), "--dry-run"]));
+    assert!(
+        dry.starts_with(
+            "This forgets 1 session, 2 prompts, 2 tool calls, 2 messages, 2 memories, \
+             1 summary:\n  session aaaaaaaa"
+        ) && dry.contains("  2 prompts, 2 tool calls, 2 messages, 2 memories, 1 summary\n"),
+        "{dry}"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", short(A), "--yes"])),
+        "Forgot 1 session, 2 prompts, 2 tool calls, 2 messages, 2 memories, 1 summary.\n"
+    );
+    gone(
+        &env,
+        &[
+            "zeta1title",
+            "zeta2narrative",
+            "zeta1fact",
+            "zetasumrequest",
+            "zetasumlearned",
+            "zetasumnext",
+        ],
+    );
+    assert_eq!(env.count("SELECT COUNT(*) FROM memories"), 1);
+    assert_eq!(found(&env, "eta1narrative"), ["memory"]);
+    assert_eq!(found(&env, "etasumlearned"), ["summary"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_memory_or_summary_goes_by_its_id_and_with_the_rows_it_was_made_from() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["theta1", "theta2", "theta3"]);
+    compress(
+        &env,
+        A,
+        &[
+            memory("theta1", &[1, 2]),
+            memory("theta2", &[3, 4]),
+            memory("theta3", &[5, 6]),
+        ],
+        summary("thetasum"),
+    );
+    let memory_of = |word: &str| {
+        ids(
+            &env,
+            &format!("SELECT id FROM memories WHERE title = '{word}title'"),
+        )[0]
+        .clone()
+    };
+    let summary = ids(&env, "SELECT id FROM summaries")[0].clone();
+    assert_eq!(
+        ok(&run(&env, &["forget", short(&summary), "--yes"])),
+        "Forgot 1 summary.\n"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", &memory_of("theta3"), "--yes"])),
+        "Forgot 1 memory.\n"
+    );
+    gone(&env, &["thetasumlearned", "theta3narrative"]);
+    // A prompt takes its turn, and the memory made from it.
+    let prompt = ids(&env, "SELECT id FROM user_prompts ORDER BY prompt_number")[0].clone();
+    let dry = ok(&run(&env, &["forget", short(&prompt), "--dry-run"]));
+    assert!(
+        dry.contains(&format!(
+            "  prompt {} and its turn: 1 tool call, 1 message, 1 memory\n",
+            short(&prompt)
+        )),
+        "{dry}"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", short(&prompt), "--yes"])),
+        "Forgot 1 prompt, 1 tool call, 1 message, 1 memory.\n"
+    );
+    gone(&env, &["theta1narrative"]);
+    // A tool call takes the memory made from it.
+    let call = ids(
+        &env,
+        "SELECT id FROM pending_queue WHERE kind = 'observation' ORDER BY created_at",
+    )[0]
+    .clone();
+    let dry = ok(&run(&env, &["forget", &call, "--dry-run"]));
+    assert!(
+        dry.contains(&format!(
+            "  tool call {}, and what was made of it: 1 memory\n",
+            short(&call)
+        )),
+        "{dry}"
+    );
+    assert_eq!(
+        ok(&run(&env, &["forget", &call, "--yes"])),
+        "Forgot 1 tool call, 1 memory.\n"
+    );
+    gone(&env, &["theta2narrative"]);
+    assert_eq!(env.count("SELECT COUNT(*) FROM memories"), 0);
+    assert_eq!(found(&env, "theta3prompt"), ["prompt"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_range_takes_the_memories_made_in_it_and_those_made_from_what_goes() {
+    let env = Env::new();
+    let (old, new) = (
+        "33333333-3333-4333-8333-333333333333",
+        "44444444-4444-4444-8444-444444444444",
+    );
+    session(&env, old, "/p1", &["old1"]);
+    compress(&env, old, &[memory("old1", &[1, 2])], summary("oldsum"));
+    age(&env, old, 10);
+    // The old session was resumed today, and that turn compressed too.
+    for (hook, name, extra) in [
+        (
+            "prompt",
+            "UserPromptSubmit",
+            json!({"prompt": "and late1prompt too"}),
+        ),
+        (
+            "capture",
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": "late",
+                   "tool_input": {"command": "ls late1command"},
+                   "tool_response": {"stdout": "x", "stderr": ""}}),
+        ),
+        (
+            "summary",
+            "Stop",
+            json!({"last_assistant_message": "late1message"}),
+        ),
+    ] {
+        let mut extra = extra;
+        extra["prompt_id"] = json!("late");
+        assert_ack(&env.hook(hook, &event(name, old, "/p1", extra)));
+    }
+    compress(&env, old, &[memory("late1", &[1, 2])], summary("latesum"));
+    session(&env, new, "/p1", &["new1"]);
+    compress(&env, new, &[memory("new1", &[1, 2])], summary("newsum"));
+
+    let out = ok(&run(
+        &env,
+        &["forget", "--since", "2d", "--project", "/p1", "--yes"],
+    ));
+    assert_eq!(
+        out,
+        "Forgot 1 session, 2 prompts, 2 tool calls, 2 messages, 2 memories, 2 summaries.\n"
+    );
+    gone(
+        &env,
+        &[
+            "late1narrative",
+            "latesumlearned",
+            "new1narrative",
+            "newsumlearned",
+        ],
+    );
+    assert_eq!(found(&env, "old1narrative"), ["memory"]);
+    assert_eq!(found(&env, "oldsumlearned"), ["summary"]);
+}
+
+#[test]
+fn bad_arguments_are_one_line_errors() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["eps"]);
+    let prompt = ids(&env, "SELECT id FROM user_prompts")[0].clone();
+    for (args, code, says) in [
+        (vec!["forget"], 2, "required"),
+        (vec!["forget", "--all", "--yes"], 2, "required"),
+        (
+            vec!["forget", A, "--project", "/p", "--yes"],
+            2,
+            "cannot be used",
+        ),
+        (
+            vec!["forget", "--since", "yesterday", "--yes"],
+            2,
+            "--since",
+        ),
+        (vec!["forget", "nosuchid", "--yes"], 1, "no session"),
+        (
+            vec!["forget", "--session", &prompt, "--yes"],
+            2,
+            "not a session",
+        ),
+    ] {
+        let err = failed(&run(&env, &args), code);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_it_asks_first_and_elsewhere_it_needs_yes() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["delta"]);
+    let err = failed(&run(&env, &["forget", short(A)]), 2);
+    assert!(err.contains("--yes"), "{err}");
+    let dry = ok(&run(&env, &["forget", short(A), "--dry-run"]));
+    assert!(
+        dry.starts_with(
+            "This forgets 1 session, 1 prompt, 1 tool call, 1 message:\n  session aaaaaaaa"
+        ) && dry.ends_with("Nothing was deleted (--dry-run).\n"),
+        "{dry}"
+    );
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 1);
+
+    let (out, shown) = on_terminal(&env, &["forget", short(A)], "n\n");
+    assert_eq!(ok(&out), "Nothing forgotten.\n");
+    assert!(
+        shown.contains("session aaaaaaaa") && shown.contains("Forget this? [y/N]"),
+        "{shown}"
+    );
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 1);
+
+    let (out, _) = on_terminal(&env, &["forget", short(A)], "y\n");
+    assert_eq!(
+        ok(&out),
+        "Forgot 1 session, 1 prompt, 1 tool call, 1 message.\n"
+    );
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 0);
+}
+
+/// Runs `claude-mem <args>` with a terminal as stdin and stderr, `answer` typed in advance;
+/// returns its output and what the terminal showed.
+#[cfg(target_os = "linux")]
+fn on_terminal(env: &Env, args: &[&str], answer: &str) -> (Output, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+    // SAFETY: posix_openpt and friends on a fresh descriptor; the slave's path is read at once.
+    let (master, slave) = unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(master >= 0);
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let name = std::ffi::CStr::from_ptr(libc::ptsname(master))
+            .to_string_lossy()
+            .into_owned();
+        (std::fs::File::from_raw_fd(master), name)
+    };
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&slave)
+        .unwrap();
+    (&master).write_all(answer.as_bytes()).unwrap();
+    let child = {
+        let mut command = env.command();
+        command
+            .args(args)
+            .env("CLAUDE_PROJECT_DIR", PROJECT)
+            .stdin(tty.try_clone().unwrap())
+            .stderr(tty)
+            .stdout(Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let out = child.wait_with_output().unwrap();
+    // Every end of the terminal but this one is closed now: read to the end (EIO).
+    let mut shown = Vec::new();
+    let _ = (&master).read_to_end(&mut shown);
+    (out, String::from_utf8_lossy(&shown).into_owned())
+}

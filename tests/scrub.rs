@@ -1,0 +1,204 @@
+//! `claude-mem scrub` through the real binary: secrets stored under older rules (rows an
+//! earlier release wrote, a pattern added since the hooks captured it) are redacted, and what
+//! they were is then in no file of the data dir: database, WAL, search index and its WAL.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use common::memory::*;
+use common::*;
+use serde_json::json;
+
+const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";
+const TOKEN: &str = "ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i";
+/// A secret of the user's own kind: only `CLAUDE_MEM_REDACT_EXTRA=acme_live_*` finds it.
+const ACME: &str = "acme_live_7Hk2pQ9xL4";
+/// The content of a secret file, which no other rule would find.
+const ENV_FILE: &str = "greeting=quetzalcoatl77";
+
+fn scrub(env: &Env, args: &[&str]) -> Output {
+    env.command()
+        .arg("scrub")
+        .args(args)
+        .env("CLAUDE_MEM_REDACT_EXTRA", "acme_live_*")
+        .output()
+        .unwrap()
+}
+
+fn nowhere(env: &Env, secret: &str) {
+    assert_eq!(
+        files_holding(env.root.path(), secret),
+        Vec::<PathBuf>::new(),
+        "{secret}"
+    );
+}
+
+#[test]
+fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["kappa"]);
+    // Captured by the hooks before the user added the pattern that finds it.
+    let acme_call = |id: &str| {
+        event(
+            "PostToolUse",
+            A,
+            PROJECT,
+            json!({"prompt_id": "acme", "tool_name": "Bash", "tool_use_id": id,
+                   "tool_input": {"command": format!("deploy {ACME} lambdacmd")},
+                   "tool_response": {"stdout": "deployed", "stderr": ""}}),
+        )
+    };
+    assert_ack(&env.hook("capture", &acme_call("acme-1")));
+    // Written by an earlier release whose rules let them through.
+    env.db()
+        .execute_batch(&format!(
+            "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+             VALUES ('01950000-0000-7000-8000-000000000001', '{A}', 9,
+                     'deploy omegaword with {TOKEN} now', '2026-01-01T00:00:00.000Z');
+             INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name,
+                 raw_output, last_error, created_at, updated_at)
+             VALUES ('01950000-0000-7000-8000-000000000002', '{A}', 'old-read', 'PostToolUse',
+                     'Read', '{{\"tool_input\":{{\"file_path\":\"/home/dev/shop/.env\"}},
+                     \"tool_response\":{{\"file\":{{\"content\":\"{ENV_FILE}\"}}}}}}',
+                     'the consumer saw {TOKEN}', '2026-01-01T00:00:00.000Z',
+                     '2026-01-01T00:00:00.000Z');
+             UPDATE sessions SET last_assistant_message = 'Done with {TOKEN}';
+             UPDATE event_log SET detail = '{{\"note\":\"{TOKEN}\"}}' WHERE event = 'stop';"
+        ))
+        .unwrap();
+    // The index holds them too, and an event with one waits in the spill folder.
+    assert_eq!(found(&env, "omegaword"), ["prompt"]);
+    assert_eq!(found(&env, "lambdacmd"), ["Bash"]);
+    drop(env.spill_captures(&[acme_call("acme-2")]));
+    for secret in [TOKEN, ACME, ENV_FILE] {
+        assert!(!files_holding(&env.data_dir, secret).is_empty(), "{secret}");
+    }
+
+    let dry = ok(&scrub(&env, &["--dry-run"]));
+    assert!(
+        dry.starts_with(
+            "Would scrub 1 prompt, 2 tool calls, 1 error, 1 session, 1 event: 6 secrets redacted"
+        ),
+        "{dry}"
+    );
+    assert!(
+        !files_holding(&env.data_dir, TOKEN).is_empty(),
+        "a dry run changes nothing"
+    );
+
+    let done = ok(&scrub(&env, &[]));
+    assert!(
+        done.starts_with(
+            "Scrubbed 1 prompt, 3 tool calls, 1 error, 1 session, 1 event: 7 secrets redacted ("
+        ),
+        "{done}"
+    );
+    for secret in [TOKEN, ACME, ENV_FILE] {
+        nowhere(&env, secret);
+    }
+    assert!(
+        env.spilled().is_empty(),
+        "the spilled event was scrubbed in the database"
+    );
+    // Found as before by the rest of their text.
+    assert_eq!(found(&env, "omegaword"), ["prompt"]);
+    assert_eq!(found(&env, "lambdacmd"), ["Bash", "Bash"]);
+    let stored: String = env
+        .db()
+        .query_row(
+            "SELECT prompt_text FROM user_prompts WHERE prompt_number = 9",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, "deploy omegaword with [REDACTED:github-token] now");
+    assert!(contains(
+        &std::fs::read(env.db_path()).unwrap(),
+        "[REDACTED:secret-file]"
+    ));
+
+    assert!(
+        ok(&scrub(&env, &[])).starts_with("Nothing to scrub"),
+        "a second scrub finds nothing"
+    );
+}
+
+/// What the compressor made of captures that held a secret before the rule that finds it:
+/// every text of a memory and a summary is redacted, the search index follows.
+#[cfg(unix)]
+#[test]
+fn secrets_in_memories_and_summaries_are_redacted_and_gone_from_every_file() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["nu1"]);
+    let mut planted = memory("nu1", &[1, 2]);
+    planted["title"] = json!(format!("nu1title {ACME}"));
+    planted["narrative"] = json!(format!("Deployed with {ACME}: nu1narrative"));
+    planted["facts"] = json!([format!("the key is {ACME}"), "nu1fact"]);
+    let mut leaky = summary("nusum");
+    leaky["learned"] = json!(format!("nusumlearned {ACME}"));
+    compress(&env, A, &[planted], leaky);
+    assert_eq!(found(&env, "nu1narrative"), ["memory"]);
+    assert!(!files_holding(&env.data_dir, ACME).is_empty());
+
+    let dry = ok(&scrub(&env, &["--dry-run"]));
+    assert!(
+        dry.starts_with("Would scrub 1 memory, 1 summary: 4 secrets redacted"),
+        "{dry}"
+    );
+    let done = ok(&scrub(&env, &[]));
+    assert!(
+        done.starts_with("Scrubbed 1 memory, 1 summary: 4 secrets redacted ("),
+        "{done}"
+    );
+    nowhere(&env, ACME);
+    assert_eq!(
+        ids(&env, "SELECT narrative FROM memories"),
+        ["Deployed with [REDACTED:custom]: nu1narrative"]
+    );
+    // Found as before by the rest of their text.
+    assert_eq!(found(&env, "nu1narrative"), ["memory"]);
+    assert_eq!(found(&env, "nu1fact"), ["memory"]);
+    assert_eq!(found(&env, "nusumlearned"), ["summary"]);
+}
+
+/// Regression: taking in spilled events left the connection waiting for nothing, so a hook
+/// holding the write lock for a moment made scrub fail with "database is locked".
+#[cfg(unix)]
+#[test]
+fn scrub_waits_for_a_writer_that_holds_the_lock_a_moment() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["mu"]);
+    env.db()
+        .execute(
+            &format!("UPDATE user_prompts SET prompt_text = 'use {TOKEN}'"),
+            [],
+        )
+        .unwrap();
+    drop(env.spill_captures(&[event(
+        "PostToolUse",
+        A,
+        PROJECT,
+        json!({"tool_name": "Bash", "tool_use_id": "spilled",
+               "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a"}}),
+    )]));
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let child = env
+        .command()
+        .arg("scrub")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for scrub to reach its own writes, short of a hook's budget.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    holder.execute_batch("ROLLBACK").unwrap();
+    let done = ok(&child.wait_with_output().unwrap());
+    assert!(
+        done.starts_with("Scrubbed 1 prompt: 1 secret redacted"),
+        "{done}"
+    );
+    nowhere(&env, TOKEN);
+}

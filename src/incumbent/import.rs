@@ -23,9 +23,9 @@ use rusqlite::{Connection, OpenFlags, Transaction, params};
 use serde_json::{Map, Value as JsonValue, json};
 
 use crate::config::Config;
-use crate::privacy;
-use crate::store::Store;
+use crate::render;
 use crate::store::slices::Slicer;
+use crate::store::{Store, scrub};
 
 /// Rows of theirs read at once.
 const PAGE: usize = 500;
@@ -33,7 +33,7 @@ const PAGE: usize = 500;
 const WAIT: Duration = Duration::from_secs(10);
 
 /// What an import brought, and what was there already.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Imported {
     pub sessions: Counted,
     pub prompts: Counted,
@@ -41,7 +41,7 @@ pub struct Imported {
     pub summaries: Counted,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counted {
     /// Rows stored now.
     pub new: usize,
@@ -258,7 +258,8 @@ impl Cells {
 
     /// Their text at `at` as we would have stored it (see [`clean`]).
     fn clean(&self, config: &Config, at: usize) -> Option<String> {
-        self.text(at).map(|t| clean(config, &t).into_owned())
+        self.text(at)
+            .map(|t| scrub::clean_text(&config.redactor, &t).into_owned())
     }
 }
 
@@ -296,16 +297,15 @@ impl Import<'_> {
                 return Ok(());
             };
             after = last.int(0).unwrap_or(i64::MAX);
-            let mut next = 0;
-            let mut inserted = Vec::with_capacity(page.len());
+            let (mut next, mut tally) = (0, Counted::default());
             Slicer::command(WAIT).run(self.ours, |tx| {
-                inserted.push(store(tx, self, &page[next])?);
+                tally.add(store(tx, self, &page[next])?);
                 next += 1;
                 Ok(next < page.len())
             })?;
-            for n in inserted {
-                counted(&mut self.imported).add(n);
-            }
+            let total = counted(&mut self.imported);
+            total.new += tally.new;
+            total.present += tally.present;
             if page.len() < PAGE {
                 return Ok(());
             }
@@ -467,10 +467,10 @@ impl Import<'_> {
                         title,
                         row.clean(config, at("subtitle")),
                         narrative,
-                        json_list(row.clean(config, at("facts"))),
-                        json_list(row.clean(config, at("concepts"))),
-                        json_list(row.clean(config, at("files_read"))),
-                        json_list(row.clean(config, at("files_modified"))),
+                        list(config, row.text(at("facts"))),
+                        list(config, row.text(at("concepts"))),
+                        list(config, row.text(at("files_read"))),
+                        list(config, row.text(at("files_modified"))),
                         row.text(at("generated_by_model")),
                         object(extra),
                         row.text(at("created_at")).unwrap_or_else(crate::clock::now),
@@ -538,24 +538,14 @@ impl Import<'_> {
                         text(at("completed")),
                         text(at("next_steps")),
                         row.clean(config, at("notes")),
-                        json_list(row.clean(config, at("files_read"))),
-                        json_list(row.clean(config, at("files_edited"))),
+                        list(config, row.text(at("files_read"))),
+                        list(config, row.text(at("files_edited"))),
                         object(extras(config, row, 2 + MAPPED.len(), &extra)),
                         row.text(at("created_at")).unwrap_or_else(crate::clock::now),
                     ],
                 )?)
             },
         )
-    }
-}
-
-/// Their text, as we would have stored it: private parts out, secrets redacted.
-fn clean<'a>(config: &Config, text: &'a str) -> std::borrow::Cow<'a, str> {
-    match privacy::strip(text) {
-        std::borrow::Cow::Borrowed(text) => config.redactor.redact(text),
-        std::borrow::Cow::Owned(text) => {
-            std::borrow::Cow::Owned(config.redactor.redact(&text).into_owned())
-        }
     }
 }
 
@@ -566,7 +556,7 @@ fn extras(config: &Config, row: &Cells, from: usize, names: &[String]) -> Map<St
         let value = match &row.0[from + offset] {
             Value::Integer(n) => json!(n),
             Value::Real(x) => json!(x),
-            Value::Text(t) => json!(clean(config, t)),
+            Value::Text(t) => json!(scrub::clean_text(&config.redactor, t)),
             Value::Null | Value::Blob(_) => continue,
         };
         map.insert(name.clone(), value);
@@ -578,27 +568,22 @@ fn object(map: Map<String, JsonValue>) -> Option<String> {
     (!map.is_empty()).then(|| JsonValue::Object(map).to_string())
 }
 
-/// A JSON array from their text: theirs are JSON arrays as text; anything else becomes a list
-/// of its one value.
-fn json_list(text: Option<String>) -> String {
-    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
-        return "[]".into();
+/// A JSON array from their text, cleaned as any stored JSON document is: theirs are JSON
+/// arrays as text; anything else becomes a list of its one value.
+fn list(config: &Config, text: Option<String>) -> String {
+    let list = match text.filter(|t| !t.trim().is_empty()) {
+        None => return "[]".into(),
+        Some(text) => match serde_json::from_str::<JsonValue>(&text) {
+            Ok(JsonValue::Array(_)) => text,
+            _ => json!([text]).to_string(),
+        },
     };
-    match serde_json::from_str::<JsonValue>(&text) {
-        Ok(JsonValue::Array(items)) => JsonValue::Array(items).to_string(),
-        _ => json!([text]).to_string(),
-    }
+    scrub::clean_payload(&config.redactor, None, &list).into_owned()
 }
 
 fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut title: String = line.chars().take(120).collect();
-    if title.is_empty() {
-        title = "(untitled)".into();
+    match text.lines().find(|l| !l.trim().is_empty()) {
+        Some(line) => render::one_line(line, 120),
+        None => "(untitled)".into(),
     }
-    title
 }

@@ -11,10 +11,9 @@
 //! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`.
 //! Other builds of the binary (a profile experiment, a prototype) run the same cases in the same
 //! rounds, without budgets: `HOOKS_BENCH_COMPARE=label=/path/to/claude-mem,... cargo bench
-//! --bench hooks`. Static linking of the C runtime cannot be set in Cargo.toml; its build is
-//! `RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target
-//! x86_64-unknown-linux-gnu`, compared that way. The floor stays a default build throughout, so
-//! ratios from different builds compare.
+//! --bench hooks`. On Linux the binary links the C runtime statically (`.cargo/config.toml`),
+//! as `cargo install` builds it; the floor stays a default (dynamically linked) build, the cost
+//! of starting any Rust program, so ratios from different builds compare.
 //!
 //! Budgets (median of the case / median of the floor, on the 2-core dev machine):
 //! no-op (a PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB

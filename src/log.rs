@@ -52,12 +52,11 @@ impl Log {
     /// event was kept): falls back to the temp-dir log, creating it if need be.
     pub fn important(&self, level: &str, message: &str) {
         let line = self.format(level, message);
-        if append(&self.path, &line).is_err() {
-            if let Some(dir) = self.fallback.parent() {
-                if crate::fsutil::private_temp_dir(dir).is_ok() {
-                    let _ = append(&self.fallback, &line);
-                }
-            }
+        if append(&self.path, &line).is_err()
+            && let Some(dir) = self.fallback.parent()
+            && crate::fsutil::private_temp_dir(dir).is_ok()
+        {
+            let _ = append(&self.fallback, &line);
         }
         if self.debug {
             emit::debug(&line);

@@ -1089,10 +1089,10 @@ fn fake_ollama(stream: std::net::TcpStream) -> Value {
         if line.trim().is_empty() {
             break;
         }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().unwrap();
-            }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap();
         }
     }
     let mut body = vec![0; length];

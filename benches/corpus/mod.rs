@@ -305,7 +305,7 @@ fn call(rng: &mut Rng, project: &str, i: usize) -> (&'static str, Value, Value) 
         .collect();
     match (i + rng.next() as usize) % 5 {
         0 => {
-            let failing = rng.next() % 4 == 0;
+            let failing = rng.next().is_multiple_of(4);
             let stdout: String = (0..30)
                 .map(|t| format!("test {m}::tests::{f}_{t} ... ok\n"))
                 .collect();

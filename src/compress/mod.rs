@@ -423,10 +423,10 @@ impl Work<'_> {
         let context = compressed::session_context(conn, session_id, EARLIER_SHOWN)?;
         let mut prompts = std::collections::BTreeMap::new();
         for number in items.iter().filter_map(|i| i.prompt_number) {
-            if let std::collections::btree_map::Entry::Vacant(slot) = prompts.entry(number) {
-                if let Some(text) = compressed::prompt_text(conn, session_id, number)? {
-                    slot.insert(text);
-                }
+            if let std::collections::btree_map::Entry::Vacant(slot) = prompts.entry(number)
+                && let Some(text) = compressed::prompt_text(conn, session_id, number)?
+            {
+                slot.insert(text);
             }
         }
         Ok(digest::Session {

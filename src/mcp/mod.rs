@@ -77,11 +77,11 @@ pub fn serve(
             Line::Text(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
             Line::Text(bytes) => server.handle(&bytes),
         };
-        if let Some(answer) = answer {
-            if send(&answer).is_err() {
-                // The client no longer reads: nobody is left to serve.
-                return Ok(());
-            }
+        if let Some(answer) = answer
+            && send(&answer).is_err()
+        {
+            // The client no longer reads: nobody is left to serve.
+            return Ok(());
         }
     }
     Ok(())

@@ -51,14 +51,14 @@ pub fn parse(line: &[u8]) -> Incoming {
         return invalid(Value::Null, INVALID_REQUEST, why);
     };
     let id = message.remove("id");
-    if let Some(id) = &id {
-        if !(id.is_string() || id.is_i64() || id.is_u64()) {
-            return invalid(
-                Value::Null,
-                INVALID_REQUEST,
-                "an id is a string or an integer",
-            );
-        }
+    if let Some(id) = &id
+        && !(id.is_string() || id.is_i64() || id.is_u64())
+    {
+        return invalid(
+            Value::Null,
+            INVALID_REQUEST,
+            "an id is a string or an integer",
+        );
     }
     let id_or_null = id.clone().unwrap_or(Value::Null);
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {

@@ -433,12 +433,11 @@ fn escape_at(bytes: &[u8], at: usize) -> Option<(char, usize)> {
         b't' => '\t',
         b'u' => {
             let unit = hex_unit(bytes, at)?;
-            if (0xD800..0xDC00).contains(&unit) {
-                if let Some(low @ 0xDC00..0xE000) = hex_unit(bytes, at + 6) {
-                    let code =
-                        0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
-                    return Some((char::from_u32(code)?, at + 12));
-                }
+            if (0xD800..0xDC00).contains(&unit)
+                && let Some(low @ 0xDC00..0xE000) = hex_unit(bytes, at + 6)
+            {
+                let code = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                return Some((char::from_u32(code)?, at + 12));
             }
             return Some((char::from_u32(unit.into()).unwrap_or('\u{fffd}'), at + 6));
         }

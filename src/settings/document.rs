@@ -49,13 +49,13 @@ impl Document {
         }
         // Claude Code keeps the last of two equal keys; writing the file back would drop the
         // other one without a word. Refuse instead.
-        if let Err(err) = serde_json::from_str::<UniqueKeys>(text) {
-            if err.is_data() {
-                bail!(
-                    "{}; Claude Code uses only the last one: remove the other and run again",
-                    err
-                );
-            }
+        if let Err(err) = serde_json::from_str::<UniqueKeys>(text)
+            && err.is_data()
+        {
+            bail!(
+                "{}; Claude Code uses only the last one: remove the other and run again",
+                err
+            );
         }
         let value: Value = serde_json::from_str(text).map_err(|err| match jsonc_feature(text) {
             Some((feature, at)) => {

@@ -60,13 +60,13 @@ fn check_handler(path: &str, handler: &Value) -> Result<()> {
             bail!("its \"{path}.{field}\" value is empty{REJECTED}");
         }
     }
-    if let Some(timeout) = handler.get("timeout") {
-        if !timeout.as_f64().is_some_and(|seconds| seconds > 0.0) {
-            bail!(
-                "its \"{path}.timeout\" value is {}, not a number of seconds above 0{REJECTED}",
-                describe(timeout)
-            );
-        }
+    if let Some(timeout) = handler.get("timeout")
+        && !timeout.as_f64().is_some_and(|seconds| seconds > 0.0)
+    {
+        bail!(
+            "its \"{path}.timeout\" value is {}, not a number of seconds above 0{REJECTED}",
+            describe(timeout)
+        );
     }
     if let Some(args) = handler.get("args") {
         let path = format!("{path}.args");

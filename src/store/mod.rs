@@ -111,11 +111,11 @@ impl Store {
         }
         let path = config.db_path();
         // Created by us so it is 0600 from the start; SQLite gives its WAL the same mode.
-        if let Err(err) = fsutil::create_private(&path) {
-            if err.kind() != std::io::ErrorKind::AlreadyExists {
-                let why = format!("cannot create the database {}", path.display());
-                return Err(refused_if_permanent(err, why));
-            }
+        if let Err(err) = fsutil::create_private(&path)
+            && err.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            let why = format!("cannot create the database {}", path.display());
+            return Err(refused_if_permanent(err, why));
         }
         check_file(&path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;

@@ -109,25 +109,25 @@ impl Schema {
                 fail(format!("expected {types:?}, found {value}"));
             }
         }
-        if let Some(Value::Array(allowed)) = schema.get("enum") {
-            if !allowed.contains(value) {
-                fail(format!("{value} is not one of {allowed:?}"));
-            }
+        if let Some(Value::Array(allowed)) = schema.get("enum")
+            && !allowed.contains(value)
+        {
+            fail(format!("{value} is not one of {allowed:?}"));
         }
-        if let Some(constant) = schema.get("const") {
-            if constant != value {
-                fail(format!("{value} is not {constant}"));
-            }
+        if let Some(constant) = schema.get("const")
+            && constant != value
+        {
+            fail(format!("{value} is not {constant}"));
         }
-        if let (Some(s), Some(min)) = (value.as_str(), schema.get("minLength")) {
-            if (s.chars().count() as u64) < min.as_u64().unwrap_or(0) {
-                fail(format!("{value} is shorter than {min}"));
-            }
+        if let (Some(s), Some(min)) = (value.as_str(), schema.get("minLength"))
+            && (s.chars().count() as u64) < min.as_u64().unwrap_or(0)
+        {
+            fail(format!("{value} is shorter than {min}"));
         }
-        if let (Some(s), Some(max)) = (value.as_str(), schema.get("maxLength")) {
-            if s.chars().count() as u64 > max.as_u64().unwrap_or(u64::MAX) {
-                fail(format!("{value} is longer than {max}"));
-            }
+        if let (Some(s), Some(max)) = (value.as_str(), schema.get("maxLength"))
+            && s.chars().count() as u64 > max.as_u64().unwrap_or(u64::MAX)
+        {
+            fail(format!("{value} is longer than {max}"));
         }
         if let Some(n) = value.as_f64() {
             let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
@@ -200,20 +200,20 @@ impl Schema {
                 self.check(sub, value, at, errors);
             }
         }
-        if let Some(Value::Array(subs)) = schema.get("anyOf") {
-            if !subs.iter().any(passes) {
-                errors.push(format!("{at}: matches none of anyOf for {value}"));
-            }
+        if let Some(Value::Array(subs)) = schema.get("anyOf")
+            && !subs.iter().any(passes)
+        {
+            errors.push(format!("{at}: matches none of anyOf for {value}"));
         }
-        if let Some(Value::Array(subs)) = schema.get("oneOf") {
-            if subs.iter().filter(|s| passes(s)).count() != 1 {
-                errors.push(format!("{at}: does not match exactly one of oneOf"));
-            }
+        if let Some(Value::Array(subs)) = schema.get("oneOf")
+            && subs.iter().filter(|s| passes(s)).count() != 1
+        {
+            errors.push(format!("{at}: does not match exactly one of oneOf"));
         }
-        if let Some(sub) = schema.get("not") {
-            if passes(sub) {
-                errors.push(format!("{at}: matches a `not` schema"));
-            }
+        if let Some(sub) = schema.get("not")
+            && passes(sub)
+        {
+            errors.push(format!("{at}: matches a `not` schema"));
         }
     }
 }

@@ -35,12 +35,12 @@ pub fn find() -> Option<PathBuf> {
     }
     let dir = cache_dir();
     let claude = dir.join("node_modules/.bin/claude");
-    if !claude.exists() {
-        if let Err(why) = npm_install(&dir) {
-            return skip(&format!(
-                "Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}"
-            ));
-        }
+    if !claude.exists()
+        && let Err(why) = npm_install(&dir)
+    {
+        return skip(&format!(
+            "Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}"
+        ));
     }
     match version_of(&claude) {
         Ok(version) if version.starts_with(CLAUDE_CODE_VERSION) => Some(claude),

@@ -23,10 +23,11 @@ pub fn repair(
 ) -> Vec<Repaired> {
     let mut todo: Vec<(&'static str, Repair)> = Vec::new();
     for check in checks {
-        if let Some(repair) = &check.repair {
-            if !tried.contains(repair) && !todo.iter().any(|(_, r)| r == repair) {
-                todo.push((check.name, repair.clone()));
-            }
+        if let Some(repair) = &check.repair
+            && !tried.contains(repair)
+            && !todo.iter().any(|(_, r)| r == repair)
+        {
+            todo.push((check.name, repair.clone()));
         }
     }
     // A file ours are taken out of (another file has them) is not registered again.

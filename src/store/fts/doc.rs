@@ -134,10 +134,10 @@ pub fn digest(raw_output: &str) -> Option<String> {
     strings(&input, &mut given);
     let mut kept = serde_json::Map::new();
     for key in SALIENT {
-        if let Some(field) = input.get(key).and_then(Value::as_str) {
-            if !field.trim().is_empty() {
-                kept.insert(key.to_string(), bounded(field, FIELD_CHARS, 0).into());
-            }
+        if let Some(field) = input.get(key).and_then(Value::as_str)
+            && !field.trim().is_empty()
+        {
+            kept.insert(key.to_string(), bounded(field, FIELD_CHARS, 0).into());
         }
     }
     if kept.is_empty() && !given.is_empty() {

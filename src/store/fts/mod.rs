@@ -146,10 +146,10 @@ impl Index {
     }
 
     fn open_at(path: &Path) -> Result<Index> {
-        if let Err(err) = fsutil::create_private(path) {
-            if err.kind() != std::io::ErrorKind::AlreadyExists {
-                return Err(err.into());
-            }
+        if let Err(err) = fsutil::create_private(path)
+            && err.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            return Err(err.into());
         }
         // Ours: a regular file of the user's (SQLite would follow a link, block on a FIFO).
         super::check_file(path)?;

@@ -60,19 +60,19 @@ fn excerpt(text: String, matches: Vec<(usize, usize)>) -> (String, Vec<(usize, u
     };
     // Near the end, the window moves back so that it is full.
     let mut start = back(first, BEFORE).min(back(text.len(), WIDTH));
-    if start > 0 {
-        if let Some(space) = text[start..first].find(' ') {
-            start += space + 1;
-        }
+    if start > 0
+        && let Some(space) = text[start..first].find(' ')
+    {
+        start += space + 1;
     }
     let mut end = text[start..]
         .char_indices()
         .nth(WIDTH)
         .map_or(text.len(), |(i, _)| start + i);
-    if end < text.len() {
-        if let Some(space) = text[start..end].rfind(' ').filter(|&s| start + s > first) {
-            end = start + space;
-        }
+    if end < text.len()
+        && let Some(space) = text[start..end].rfind(' ').filter(|&s| start + s > first)
+    {
+        end = start + space;
     }
     let lead = if start > 0 { "…" } else { "" };
     let tail = if end < text.len() { "…" } else { "" };

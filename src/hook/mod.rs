@@ -202,6 +202,7 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
     if private_turn::covers(config, write) {
         return HookOutput::Ack.into();
     }
+    crate::store::lean::for_one_write();
     private_turn::mark(config, write);
     private_turn::end_turn(config, write);
     if hook == Hook::Context {

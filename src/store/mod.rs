@@ -17,6 +17,7 @@ pub mod export;
 pub mod forget;
 pub mod fts;
 pub mod integrity;
+pub mod lean;
 pub mod queue;
 pub mod read;
 pub mod retention;

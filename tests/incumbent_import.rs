@@ -322,3 +322,33 @@ fn while_its_worker_runs_what_is_in_its_wal_comes_too() {
     assert_eq!(files_in(path.parent().unwrap()), names_before);
     drop(worker);
 }
+
+/// A list column that is not valid JSON is kept as text, and its secrets are redacted all the same.
+#[test]
+fn a_malformed_list_of_it_still_loses_its_secrets() {
+    let env = Env::default_data_dir();
+    let (path, conn) = incumbent_db(&env, "schema-v13.sql");
+    session(&conn, SHOP, "mem-shop", "shop");
+    conn.execute(
+        "INSERT INTO observations (memory_session_id, project, type, title, narrative, facts,
+             concepts, files_read, files_modified, prompt_number, created_at, created_at_epoch)
+         VALUES ('mem-shop', 'shop', 'change', 'Deploy script', 'It deploys.', ?1, '[]', '[]',
+             '[]', 1, '2026-10-01T09:05:00.000Z', 0)",
+        [format!("[\"deploy with {TOKEN}\", ")],
+    )
+    .unwrap();
+    drop(conn);
+
+    let out = import(&env, &["--from-claude-mem", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout(&out).contains("1 memory"), "{}", stdout(&out));
+    let facts: String = env
+        .db()
+        .query_row("SELECT facts FROM memories", [], |r| r.get(0))
+        .unwrap();
+    assert!(facts.contains("[REDACTED:"), "{facts}");
+    assert!(
+        !contains(&everything_on_disk(&env), TOKEN),
+        "the token reached our files"
+    );
+}

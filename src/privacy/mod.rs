@@ -66,7 +66,8 @@ fn strip_tags<'a>(text: &'a str, names: &[&'static str]) -> Cow<'a, str> {
 /// or value, becomes `""` and every number or boolean `null`: the document keeps its shape and
 /// stays valid JSON (several keys of one object may then read `""`, which parsers accept,
 /// keeping the last). Without a shape, returned untouched, without a walk, when it cannot hold
-/// a tag or a secret; text that is not JSON and might hold a tag becomes `null` (fail closed).
+/// a tag or a secret; text that is not JSON and might hold a tag becomes `null` (fail closed),
+/// other text that is not JSON has its secrets redacted as plain text.
 ///
 /// `keep` is how many bytes of the result the caller keeps (`usize::MAX` for all): as what is
 /// written is never revisited, the work may stop once more than that is known, and the answer
@@ -92,7 +93,9 @@ pub fn clean_json<'a>(
     match json::rewrite(json, &mut cleaner, keep) {
         Ok(clean) => clean,
         Err(_) if tags => Cow::Borrowed("null"),
-        Err(_) => Cow::Borrowed(json),
+        // Not JSON (a list an older tool stored malformed, a hand-made import): its secrets are
+        // still found in the text as it stands.
+        Err(_) => redactor.redact(json),
     }
 }
 
@@ -254,6 +257,18 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(strip(input), *want, "input: {input:?}");
         }
+    }
+
+    /// Regression: text that was not JSON came back whole, secrets included, whatever the
+    /// rules (an incumbent database's malformed list, an import, an old truncated payload).
+    #[test]
+    fn text_that_is_not_json_still_loses_its_secrets() {
+        let redactor = Redactor::new(true, Vec::new());
+        let broken = r#"["deploy with AKIAZ7QK2M4N5P6R7S2T", "#;
+        let clean = clean_json(broken, &redactor, None, usize::MAX);
+        assert_eq!(clean, r#"["deploy with [REDACTED:aws-access-key]", "#);
+        let off = Redactor::new(false, Vec::new());
+        assert_eq!(clean_json(broken, &off, None, usize::MAX), broken);
     }
 
     #[test]

@@ -202,3 +202,34 @@ fn scrub_waits_for_a_writer_that_holds_the_lock_a_moment() {
     );
     nowhere(&env, TOKEN);
 }
+
+/// Regression: the error text of a compression call (which may quote the model's answer) was
+/// left as stored.
+#[test]
+fn a_compression_calls_error_is_scrubbed_too() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["nu1"]);
+    env.db()
+        .execute(
+            "INSERT INTO compress_calls (id, day, batch, items, tokens, estimated, outcome,
+                 error, created_at, updated_at)
+             VALUES ('c1', '2026-11-20', 'b1', 3, 900, 0, 'failed', ?1,
+                 '2026-11-20T10:00:00.000Z', '2026-11-20T10:00:00.000Z')",
+            [format!(
+                "the model answered with an error: cannot use {ACME}"
+            )],
+        )
+        .unwrap();
+    assert!(!files_holding(&env.data_dir, ACME).is_empty());
+
+    let done = ok(&scrub(&env, &[]));
+    assert!(
+        done.starts_with("Scrubbed 1 error: 1 secret redacted ("),
+        "{done}"
+    );
+    nowhere(&env, ACME);
+    assert_eq!(
+        ids(&env, "SELECT error FROM compress_calls"),
+        ["the model answered with an error: cannot use [REDACTED:custom]"]
+    );
+}

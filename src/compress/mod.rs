@@ -405,13 +405,15 @@ impl Work<'_> {
 
     /// Enters in the ledger what a call used and how it ended.
     fn settle(&self, called: &Called, outcome: &str, error: Option<&str>) -> Result<()> {
+        // The error may quote the model's answer, which is made of the user's captures.
+        let error = error.map(|e| crate::store::scrub::clean_text(&self.config.redactor, e));
         compressed::settle_call(
             self.store.conn(),
             called.id,
             called.judged.model.as_deref(),
             &called.judged.usage,
             outcome,
-            error,
+            error.as_deref(),
             Utc::now(),
         )
     }

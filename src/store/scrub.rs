@@ -114,6 +114,14 @@ const COLUMNS: &[Column] = &[
         indexed: false,
     },
     Column {
+        table: "compress_calls",
+        next: "SELECT rowid, 'error', NULL, error FROM compress_calls
+                WHERE rowid > ?1 AND error IS NOT NULL ORDER BY rowid LIMIT 1",
+        update: "UPDATE compress_calls SET error = ?2 WHERE rowid = ?1",
+        forms: &[Form::Text],
+        indexed: false,
+    },
+    Column {
         table: "sessions",
         next: "SELECT rowid, 'session', NULL, last_assistant_message FROM sessions
                 WHERE rowid > ?1 AND last_assistant_message IS NOT NULL ORDER BY rowid LIMIT 1",

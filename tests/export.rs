@@ -499,3 +499,59 @@ fn memories_and_summaries_go_both_ways_equal_in_every_column() {
     assert_eq!(found(&target, "xinarrative"), ["memory"]);
     assert_eq!(found(&target, "betasumlearned"), ["summary"]);
 }
+
+/// Regression: a memory or summary imported without its session (a file that has no session
+/// record for it) had no session row, and `forget --project` and even `forget --all` left it.
+#[test]
+fn what_was_imported_without_its_session_is_forgotten_with_its_project() {
+    let env = Env::new();
+    memory(&env);
+    const GONE: &str = "99999999-9999-4999-8999-999999999999";
+    let file = env.root.path().join("partial.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n{}\n",
+            json!({"format": "claude-mem/1"}),
+            memory_record(json!({"session_id": GONE, "narrative": "orphannarrative"})),
+            summary_record(json!({"session_id": GONE, "learned": "orphanlearned"}))
+        ),
+    )
+    .unwrap();
+    assert!(ok(&import(&env, &file)).starts_with("Imported 1 memory, 1 summary from "));
+    let left = |env: &Env| -> (i64, i64) {
+        env.db()
+            .query_row(
+                "SELECT (SELECT COUNT(*) FROM memories WHERE session_id = ?1),
+                        (SELECT COUNT(*) FROM summaries WHERE session_id = ?1)",
+                [GONE],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+    };
+
+    ok(&run(
+        &env,
+        &["forget", "--project", "/home/dev/other", "--yes"],
+    ));
+    assert_eq!(left(&env), (1, 1), "another project's forget took them");
+
+    let said = ok(&run(&env, &["forget", "--project", PROJECT, "--yes"]));
+    assert!(
+        said.contains("1 memory") && said.contains("1 summary"),
+        "{said}"
+    );
+    assert_eq!(left(&env), (0, 0));
+    assert_eq!(
+        files_holding(&env.data_dir, "orphannarrative"),
+        Vec::<PathBuf>::new()
+    );
+
+    // And of every project, by time, they go too.
+    assert!(ok(&import(&env, &file)).starts_with("Imported 1 memory, 1 summary from "));
+    ok(&run(
+        &env,
+        &["forget", "--all", "--since", "2000-01-01", "--yes"],
+    ));
+    assert_eq!(left(&env), (0, 0));
+}

@@ -231,6 +231,15 @@ const RANGE_MEMORIES: &str = "SELECT id, session_id FROM memories
 const RANGE_SUMMARIES: &str = "SELECT id, session_id FROM summaries
      WHERE session_id IN (SELECT session_id FROM sessions WHERE ?1 IS NULL OR project_dir = ?1)
        AND created_at >= ?2 AND created_at < ?3";
+/// Memories and summaries without a session row (imported from a file that had no record of
+/// their session), of the project (?1, by their own project_dir, or any) made within a range:
+/// no session takes them with it.
+const ORPHAN_MEMORIES: &str = "SELECT id FROM memories m
+     WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = m.session_id)
+       AND (?1 IS NULL OR m.project_dir = ?1) AND m.created_at >= ?2 AND m.created_at < ?3";
+const ORPHAN_SUMMARIES: &str = "SELECT id FROM summaries m
+     WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = m.session_id)
+       AND (?1 IS NULL OR m.project_dir = ?1) AND m.created_at >= ?2 AND m.created_at < ?3";
 /// A session's memories and summaries, with what they were made from.
 const SESSION_MEMORIES: &str = "SELECT id, queue_ids, prompt_number FROM memories
      WHERE session_id = ?1";
@@ -277,6 +286,7 @@ pub fn plan(conn: &Connection, target: &Target) -> Result<Plan> {
             if range.bounded() {
                 range_rows(conn, range, &mut plan)?;
             }
+            orphans(conn, range, &mut plan)?;
             plan.reach.range = Some(range.clone());
         }
     }
@@ -467,6 +477,21 @@ fn range_rows(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
         let (id, kind, session) = row?;
         if !whole.contains(&session) {
             plan.queue_row(id, &kind, session);
+        }
+    }
+    Ok(())
+}
+
+/// Adds the range's memories and summaries that have no session row.
+fn orphans(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
+    let (project, since, until) = range.params();
+    for (sql, into) in [
+        (ORPHAN_MEMORIES, &mut plan.memories),
+        (ORPHAN_SUMMARIES, &mut plan.summaries),
+    ] {
+        let mut stmt = conn.prepare(sql)?;
+        for id in stmt.query_map(params![project, since, until], |r| r.get::<_, String>(0))? {
+            into.push(id?);
         }
     }
     Ok(())

@@ -500,8 +500,8 @@ fn memories_and_summaries_go_both_ways_equal_in_every_column() {
     assert_eq!(found(&target, "betasumlearned"), ["summary"]);
 }
 
-/// Regression: a memory or summary imported without its session (a file that has no session
-/// record for it) had no session row, and `forget --project` and even `forget --all` left it.
+/// Regression: what was imported without its session (a file that has no session record for
+/// it) had no session row, and `forget --project` and even `forget --all` left it.
 #[test]
 fn what_was_imported_without_its_session_is_forgotten_with_its_project() {
     let env = Env::new();
@@ -518,14 +518,33 @@ fn what_was_imported_without_its_session_is_forgotten_with_its_project() {
         ),
     )
     .unwrap();
-    assert!(ok(&import(&env, &file)).starts_with("Imported 1 memory, 1 summary from "));
-    let left = |env: &Env| -> (i64, i64) {
+    // With a tool call and a prompt of that session, as such a file brings them.
+    let orphans = |env: &Env| {
+        assert!(ok(&import(env, &file)).starts_with("Imported 1 memory, 1 summary from "));
+        env.db()
+            .execute_batch(&format!(
+                "INSERT OR IGNORE INTO pending_queue (id, session_id, event, tool_name, project_dir,
+                     raw_output, created_at, updated_at)
+                 VALUES ('01950000-0000-7000-8000-0000000000c1', '{GONE}', 'PostToolUse',
+                     'Bash', '{PROJECT}', '{{\"tool_input\":\"orphancall\"}}',
+                     '2026-01-01T00:00:04.000Z', '2026-01-01T00:00:04.000Z');
+                 INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_number, prompt_text,
+                     created_at)
+                 VALUES ('01950000-0000-7000-8000-0000000000d1', '{GONE}', 1, 'orphanprompt',
+                     '2026-01-01T00:00:01.000Z');"
+            ))
+            .unwrap();
+    };
+    orphans(&env);
+    let left = |env: &Env| -> (i64, i64, i64, i64) {
         env.db()
             .query_row(
                 "SELECT (SELECT COUNT(*) FROM memories WHERE session_id = ?1),
-                        (SELECT COUNT(*) FROM summaries WHERE session_id = ?1)",
+                        (SELECT COUNT(*) FROM summaries WHERE session_id = ?1),
+                        (SELECT COUNT(*) FROM pending_queue WHERE session_id = ?1),
+                        (SELECT COUNT(*) FROM user_prompts WHERE session_id = ?1)",
                 [GONE],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .unwrap()
     };
@@ -534,24 +553,32 @@ fn what_was_imported_without_its_session_is_forgotten_with_its_project() {
         &env,
         &["forget", "--project", "/home/dev/other", "--yes"],
     ));
-    assert_eq!(left(&env), (1, 1), "another project's forget took them");
+    assert_eq!(
+        left(&env),
+        (1, 1, 1, 1),
+        "another project's forget took them"
+    );
 
+    // The project's forget takes what names the project; a prompt names none.
     let said = ok(&run(&env, &["forget", "--project", PROJECT, "--yes"]));
     assert!(
         said.contains("1 memory") && said.contains("1 summary"),
         "{said}"
     );
-    assert_eq!(left(&env), (0, 0));
-    assert_eq!(
-        files_holding(&env.data_dir, "orphannarrative"),
-        Vec::<PathBuf>::new()
-    );
+    assert_eq!(left(&env), (0, 0, 0, 1));
+    for text in ["orphannarrative", "orphancall"] {
+        assert_eq!(files_holding(&env.data_dir, text), Vec::<PathBuf>::new());
+    }
 
-    // And of every project, by time, they go too.
-    assert!(ok(&import(&env, &file)).starts_with("Imported 1 memory, 1 summary from "));
+    // A forget of every project, by time, takes all of them.
+    orphans(&env);
     ok(&run(
         &env,
         &["forget", "--all", "--since", "2000-01-01", "--yes"],
     ));
-    assert_eq!(left(&env), (0, 0));
+    assert_eq!(left(&env), (0, 0, 0, 0));
+    assert_eq!(
+        files_holding(&env.data_dir, "orphanprompt"),
+        Vec::<PathBuf>::new()
+    );
 }

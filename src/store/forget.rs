@@ -231,15 +231,31 @@ const RANGE_MEMORIES: &str = "SELECT id, session_id FROM memories
 const RANGE_SUMMARIES: &str = "SELECT id, session_id FROM summaries
      WHERE session_id IN (SELECT session_id FROM sessions WHERE ?1 IS NULL OR project_dir = ?1)
        AND created_at >= ?2 AND created_at < ?3";
-/// Memories and summaries without a session row (imported from a file that had no record of
-/// their session), of the project (?1, by their own project_dir, or any) made within a range:
-/// no session takes them with it.
+/// Memories and summaries without a session row, of the project (?1, by their own
+/// project_dir, or any) made within a range.
 const ORPHAN_MEMORIES: &str = "SELECT id FROM memories m
      WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = m.session_id)
        AND (?1 IS NULL OR m.project_dir = ?1) AND m.created_at >= ?2 AND m.created_at < ?3";
 const ORPHAN_SUMMARIES: &str = "SELECT id FROM summaries m
      WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = m.session_id)
        AND (?1 IS NULL OR m.project_dir = ?1) AND m.created_at >= ?2 AND m.created_at < ?3";
+/// Tool calls and messages without a session row, of the project (by their own project_dir)
+/// made within a range.
+const ORPHAN_QUEUE: &str = "SELECT q.id, q.kind, q.session_id FROM pending_queue q
+     WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = q.session_id)
+       AND (?1 IS NULL OR q.project_dir = ?1) AND q.created_at >= ?2 AND q.created_at < ?3";
+/// Prompts, events and private turns without a session row carry no project: only a forget of
+/// every project (?1 NULL) reaches them.
+const ORPHAN_PROMPTS: &str = "SELECT p.id FROM user_prompts p
+     WHERE ?1 IS NULL AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = p.session_id)
+       AND p.created_at >= ?2 AND p.created_at < ?3";
+const ORPHAN_EVENTS: &str = "SELECT e.id FROM event_log e
+     WHERE ?1 IS NULL AND e.session_id IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = e.session_id)
+       AND e.created_at >= ?2 AND e.created_at < ?3";
+const ORPHAN_PRIVATE_TURNS: &str = "SELECT t.prompt_id FROM private_turns t
+     WHERE ?1 IS NULL AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = t.session_id)
+       AND t.created_at >= ?2 AND t.created_at < ?3";
 /// A session's memories and summaries, with what they were made from.
 const SESSION_MEMORIES: &str = "SELECT id, queue_ids, prompt_number FROM memories
      WHERE session_id = ?1";
@@ -482,10 +498,14 @@ fn range_rows(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
     Ok(())
 }
 
-/// Adds the range's memories and summaries that have no session row.
+/// Adds the range's rows that have no session row (imported from a file that had no record
+/// of their session): no session takes them with it.
 fn orphans(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
     let (project, since, until) = range.params();
     for (sql, into) in [
+        (ORPHAN_PROMPTS, &mut plan.prompts),
+        (ORPHAN_EVENTS, &mut plan.events),
+        (ORPHAN_PRIVATE_TURNS, &mut plan.private_turns),
         (ORPHAN_MEMORIES, &mut plan.memories),
         (ORPHAN_SUMMARIES, &mut plan.summaries),
     ] {
@@ -493,6 +513,14 @@ fn orphans(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
         for id in stmt.query_map(params![project, since, until], |r| r.get::<_, String>(0))? {
             into.push(id?);
         }
+    }
+    let mut stmt = conn.prepare(ORPHAN_QUEUE)?;
+    let rows = stmt.query_map(params![project, since, until], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+    })?;
+    for row in rows {
+        let (id, kind, session) = row?;
+        plan.queue_row(id, &kind, session);
     }
     Ok(())
 }

@@ -125,6 +125,27 @@ pub struct Index {
     conn: Connection,
 }
 
+/// The connection's settings, the file turned to WAL on first use. Two readers that create the
+/// index at once both read the new file and then both need its exclusive lock to turn it to
+/// WAL: SQLite fails one of them at once with SQLITE_BUSY instead of letting both wait for
+/// ever, and the busy timeout does not apply. That one tries again, once the other is done.
+fn set_up(conn: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;",
+        ) {
+            Err(err)
+                if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && started.elapsed() < BUSY_WAIT =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            done => return done,
+        }
+    }
+}
+
 impl Index {
     /// Opens the index file, creating it (mode 0600) or rebuilding it when it is not one of
     /// ours in this layout. A damaged file is deleted and made anew: it is only a cache.
@@ -159,9 +180,7 @@ impl Index {
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_WAIT)?;
         // The first statements read the file: a damaged one fails here, recognisably.
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;",
-        )?;
+        set_up(&conn)?;
         tokenizer::register(&conn)?;
         let index = Index { conn };
         index.in_write(|conn| {

@@ -134,6 +134,7 @@ fn report(writer: Writer, tally: &Tally) -> String {
 }
 
 fn assert_nothing_lost(writer: Writer, duration: Duration) {
+    let _turn = super::heavy();
     let tally = race(&super::this_binary(), writer, duration);
     let line = report(writer, &tally);
     assert!(tally.written > 100, "the writer hardly ran: {line}");

@@ -481,7 +481,20 @@ fn range_rows(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    let mut stmt = conn.prepare(RANGE_QUEUE)?;
+    queue_rows(conn, RANGE_QUEUE, range, &whole, plan)
+}
+
+/// Adds the queue rows `sql` finds in the range (id, kind, session), but for those of the
+/// sessions in `whole`, which go with their session.
+fn queue_rows(
+    conn: &Connection,
+    sql: &str,
+    range: &Range,
+    whole: &HashSet<String>,
+    plan: &mut Plan,
+) -> Result<()> {
+    let (project, since, until) = range.params();
+    let mut stmt = conn.prepare(sql)?;
     let rows = stmt.query_map(params![project, since, until], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -514,15 +527,8 @@ fn orphans(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
             into.push(id?);
         }
     }
-    let mut stmt = conn.prepare(ORPHAN_QUEUE)?;
-    let rows = stmt.query_map(params![project, since, until], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
-    })?;
-    for row in rows {
-        let (id, kind, session) = row?;
-        plan.queue_row(id, &kind, session);
-    }
-    Ok(())
+    // Their sessions are none of those that go whole: they have no row.
+    queue_rows(conn, ORPHAN_QUEUE, range, &HashSet::new(), plan)
 }
 
 /// Deletes what `plan` covers, overwriting what is freed. Returns whether it finished before

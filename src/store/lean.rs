@@ -6,7 +6,13 @@
 //! virtual machine: the default set-up cost a 1 KB capture some 60 faults before its first
 //! statement. A hook takes memory as it needs it instead.
 
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
 use rusqlite::ffi;
+
+/// Zero slots, zero size, off: the options' integer arguments, typed as SQLite reads them.
+const NONE: c_int = 0;
 
 /// Sets SQLite's process-wide memory options for a hook. Takes effect only before SQLite
 /// initializes, that is before the process opens its first connection; later calls are
@@ -16,17 +22,13 @@ pub fn for_one_write() {
     // initialization nothing else uses SQLite in this (single-threaded) hook process, and
     // after it SQLite returns SQLITE_MISUSE without acting.
     unsafe {
-        ffi::sqlite3_config(
-            ffi::SQLITE_CONFIG_LOOKASIDE,
-            0 as std::ffi::c_int,
-            0 as std::ffi::c_int,
-        );
+        ffi::sqlite3_config(ffi::SQLITE_CONFIG_LOOKASIDE, NONE, NONE);
         ffi::sqlite3_config(
             ffi::SQLITE_CONFIG_PAGECACHE,
-            std::ptr::null_mut::<std::ffi::c_void>(),
-            0 as std::ffi::c_int,
-            0 as std::ffi::c_int,
+            ptr::null_mut::<c_void>(),
+            NONE,
+            NONE,
         );
-        ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int);
+        ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, NONE);
     }
 }

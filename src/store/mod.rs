@@ -133,7 +133,8 @@ impl Store {
             .with_context(|| format!("cannot read the database {}", path.display()))?;
         check_version(version, app_id, &path)?;
         if version < SCHEMA_VERSION {
-            migrate(&mut conn).with_context(|| format!("cannot set up {}", path.display()))?;
+            migrate(&mut conn, deadline)
+                .with_context(|| format!("cannot set up {}", path.display()))?;
         }
         let mut wal_path = path.into_os_string();
         wal_path.push("-wal");
@@ -378,7 +379,7 @@ fn check_version(version: i64, app_id: i64, path: &std::path::Path) -> Result<()
 
 /// Brings the schema up to date in one exclusive transaction. Re-reads the version inside it:
 /// another process may have migrated while this one waited.
-fn migrate(conn: &mut Connection) -> Result<()> {
+fn migrate(conn: &mut Connection, deadline: Instant) -> Result<()> {
     // Someone else's database must not even be switched to WAL.
     if refuse_foreign(conn)? {
         // A new file: freed pages can then be given back to the file system in small steps
@@ -386,7 +387,10 @@ fn migrate(conn: &mut Connection) -> Result<()> {
         // switch to WAL, which writes the file's first page.
         conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
     }
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    // Two hooks creating the database at once: one turns it to WAL, then the other.
+    let mode: String = wait::past_deadlock(deadline, || {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+    })?;
     if !mode.eq_ignore_ascii_case("wal") {
         bail!("could not switch to WAL mode (journal_mode is {mode})");
     }

@@ -7,11 +7,14 @@
 //! waited their whole second during a scrub, and one spilled its event. Looking every
 //! millisecond, a hook gets the lock at the end of the slice it arrived in; the slices leave a
 //! gap for it ([`crate::store::slices`]).
+//!
+//! Where waiting could deadlock SQLite fails at once instead, whatever the busy handler:
+//! [`past_deadlock`] tries again.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, ErrorCode};
 
 thread_local! {
     /// The deadline of this thread's wait: a busy handler is a plain function, and the hook's
@@ -32,5 +35,27 @@ fn look_again(_tries: i32) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// Runs `step` again, every 5 ms until `deadline`, while SQLite fails it with SQLITE_BUSY
+/// without calling the busy handler. It does so when two connections that both read a new
+/// file then both need its exclusive lock to turn it to WAL: letting both wait would deadlock.
+/// The one that failed let go of its lock when `step` returned, so the other gets through, and
+/// then the retry does too.
+pub fn past_deadlock<T>(
+    deadline: Instant,
+    mut step: impl FnMut() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    loop {
+        match step() {
+            Err(err)
+                if err.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            done => return done,
+        }
     }
 }

@@ -125,25 +125,14 @@ pub struct Index {
     conn: Connection,
 }
 
-/// The connection's settings, the file turned to WAL on first use. Two readers that create the
-/// index at once both read the new file and then both need its exclusive lock to turn it to
-/// WAL: SQLite fails one of them at once with SQLITE_BUSY instead of letting both wait for
-/// ever, and the busy timeout does not apply. That one tries again, once the other is done.
+/// The connection's settings, the file turned to WAL on first use (by one of two readers that
+/// create the index at once, then by the other: see [`super::wait::past_deadlock`]).
 fn set_up(conn: &Connection) -> rusqlite::Result<()> {
-    let started = std::time::Instant::now();
-    loop {
-        match conn.execute_batch(
+    super::wait::past_deadlock(std::time::Instant::now() + BUSY_WAIT, || {
+        conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;",
-        ) {
-            Err(err)
-                if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
-                    && started.elapsed() < BUSY_WAIT =>
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            done => return done,
-        }
-    }
+        )
+    })
 }
 
 impl Index {

@@ -724,6 +724,73 @@ fn errors_that_are_not_the_batchs_give_the_items_back_and_pause() {
     assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
 }
 
+/// What Claude Code 2.1.330 prints for `claude -p --output-format json` with no login
+/// (`is_error: true`, `api_error_status: null`, "Not logged in · Please run /login").
+const NOT_LOGGED_IN: &str = include_str!("fixtures/compress/not-logged-in.json");
+
+/// Issue 16: "Not logged in" has no API status, and was taken for a bad batch: an attempt
+/// counted on every item at each run (the hooks start one after every session, so a lapsed
+/// login failed them all for good), and exit 0. It is known by its words: the items go back
+/// untouched, compression pauses, and the command exits 1 with one line saying what to do.
+#[test]
+fn not_logged_in_gives_the_items_back_pauses_and_exits_1() {
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    fs::write(model.join("reply"), NOT_LOGGED_IN).unwrap();
+    for _ in 0..6 {
+        let out = compress(&env, &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("(Not logged in · Please run /login); 6 items wait, no attempt counted")
+                && err.contains(
+                    "log in again (run claude, then /login), then run claude-mem compress"
+                ),
+            "{err}"
+        );
+        assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+    }
+    assert_eq!(
+        rows(&env, "SELECT DISTINCT outcome FROM compress_calls"),
+        [json!(["unreachable"])]
+    );
+    // Paused for an hour: the hooks' runs call nothing meanwhile.
+    let status = ok(&env.command().arg("status").output().unwrap());
+    assert!(
+        status.contains("(Not logged in · Please run /login)"),
+        "{status}"
+    );
+    let before = calls(&model).len();
+    assert_clean(&compress(&env, &["--auto"]));
+    assert_eq!(calls(&model).len(), before);
+    // Logged in again: a run by hand compresses it all.
+    fs::remove_file(model.join("reply")).unwrap();
+    ok(&compress(&env, &[]));
+    assert_eq!(queue_states(&env), [json!(["done", 0, 0])]);
+    assert!(!env.data_dir.join("compress.paused").exists());
+}
+
+/// A program that dies saying why on stderr, without the JSON: the same words count.
+#[test]
+fn a_command_that_cannot_reach_its_model_gives_the_items_back() {
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    let script = model.join("offline.sh");
+    fs::write(
+        &script,
+        "#!/bin/sh\ncat >/dev/null\necho 'urlopen error [Errno 111] Connection refused' >&2\nexit 1\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
+    let out = compress(&env, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("check the network"), "{err}");
+    assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+}
+
 /// When the day's budget has no room for the next batch, its items wait (released, not
 /// failed) and compression pauses until the next day; what was spent is on the ledger and in
 /// `status`.
@@ -1144,11 +1211,18 @@ mod real_cli {
     }
 
     fn cli() -> Option<Cli> {
+        let Cli { env, mock } = logged_out()?;
+        let env = env.with("ANTHROPIC_API_KEY", "sk-ant-compress-dummy");
+        Some(Cli { env, mock })
+    }
+
+    /// The CLI with no login at all (and the mock as its API all the same, so that a login it
+    /// found elsewhere would reach nothing real).
+    fn logged_out() -> Option<Cli> {
         let claude = claude_cli::find()?;
         let mock = MockApi::start(Duration::from_secs(600)).unwrap();
         let env = Env::new()
             .with("CLAUDE_MEM_CLAUDE_BIN", claude.to_str().unwrap())
-            .with("ANTHROPIC_API_KEY", "sk-ant-compress-dummy")
             .with("ANTHROPIC_BASE_URL", &mock.base_url())
             .with("DISABLE_TELEMETRY", "1")
             .with("DISABLE_AUTOUPDATER", "1")
@@ -1355,6 +1429,24 @@ mod real_cli {
         assert!(told, "the next session's context did not carry the memory");
         // The compressor its end started is done before the mock goes away.
         wait_until(|| env.count("SELECT COUNT(*) FROM summaries") == 2);
+    }
+
+    /// Issue 16 with the real CLI: no login is not the batch's fault.
+    #[test]
+    fn without_a_login_the_items_wait_untouched_and_the_command_says_to_log_in() {
+        let Some(Cli { env, mock }) = logged_out() else {
+            return;
+        };
+        working_session(&env, "s1");
+        let out = compress(&env, &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("Not logged in") && err.contains("run claude, then /login"),
+            "{err}"
+        );
+        assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+        assert!(mock.requests().is_empty(), "{:#?}", mock.requests());
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //!   the ack is refused, so the late answer is not stored (the new holder stores its own).
 
 mod answer;
+pub mod cause;
 mod digest;
 mod model;
 pub mod pause;
@@ -34,6 +35,7 @@ use crate::store::Store;
 use crate::store::compressed::{self, Batch as Stored, Call, Saved, Spend};
 use crate::store::queue::{self, Backoff, Claim, Item, MAX_LEASE, MIN_LEASE};
 use crate::{clock, detach};
+use cause::Cause;
 use verdict::{Asked, Verdict};
 
 pub use model::describe as model_description;
@@ -72,9 +74,9 @@ pub enum Stop {
     Budget,
     /// No model program could be started.
     Unavailable(String),
-    /// The model answered with an error that is not the batch's fault (login, rate limit,
-    /// overload).
-    Unreachable(String),
+    /// The model answered with an error that is not the batch's fault (login, credit, rate
+    /// limit, overload, network): what it is about, and the error.
+    Unreachable(cause::Cause, String),
     /// Several batches in a row failed.
     Failing(String),
     /// Started by a hook while paused.
@@ -342,12 +344,14 @@ impl Work<'_> {
             judged: &judged,
         };
         match &judged.verdict {
-            Verdict::GiveBack(stop, pause_for) => {
+            Verdict::GiveBack(cause, why) => {
                 self.settle(&called, judged.outcome, judged.error.as_deref())?;
                 self.give_back(&batch)?;
-                let why = judged.error.as_deref().unwrap_or("");
-                pause::set_for(self.config, *pause_for, why);
-                self.stop(stop.clone());
+                pause::set_for(self.config, *cause, why);
+                self.stop(match cause {
+                    Cause::Unavailable => Stop::Unavailable(why.clone()),
+                    _ => Stop::Unreachable(*cause, why.clone()),
+                });
                 Ok(())
             }
             Verdict::Fail(why) => {
@@ -500,6 +504,7 @@ impl Work<'_> {
             pause::set(
                 self.config,
                 next_midnight(),
+                Cause::Budget,
                 "the daily token budget is spent",
             );
         }

@@ -195,7 +195,7 @@ pub fn reserve(conn: &Connection, call: &Call, cap: u64, now: DateTime<Utc>) -> 
 }
 
 /// Settles a pending call with what it used and how it ended (`stored`, `invalid`, `failed`,
-/// `timeout`, `unavailable`).
+/// `timeout`, `unavailable`, `unreachable`).
 pub fn settle_call(
     conn: &Connection,
     id: &str,

@@ -851,6 +851,54 @@ fn the_daily_budget_stops_compression_and_the_rest_waits_for_tomorrow() {
     assert!(!env.data_dir.join("compress.paused").exists());
 }
 
+/// Issue 16: usage numbers from a model program are not ours. 2^64 − 1 tokens was recorded as
+/// −1 (and panicked a debug build); rows of 2^63 made SQLite's `sum` overflow, so every
+/// `compress` and `status` failed for the rest of the day. A report is held to a billion
+/// tokens of each kind, and the ledger is read safely whatever rows it already holds.
+#[test]
+fn absurd_usage_numbers_are_clamped_and_never_break_the_ledger() {
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    fs::write(model.join("tokens"), u64::MAX.to_string()).unwrap();
+    ok(&compress(&env, &[]));
+    assert_eq!(
+        rows(&env, "SELECT input_tokens, tokens FROM compress_calls"),
+        [json!([1_000_000_000_i64, 1_000_000_100_i64])]
+    );
+    // Rows an earlier release stored: 2^64 − 1 as −1, 2^63 as −2^63, and worse.
+    let day: String = env
+        .db()
+        .query_row("SELECT day FROM compress_calls", [], |r| r.get(0))
+        .unwrap();
+    for (n, tokens) in [-1, i64::MIN, i64::MAX, i64::MAX].into_iter().enumerate() {
+        env.db()
+            .execute(
+                "INSERT INTO compress_calls (id, day, batch, items, tokens, estimated, outcome,
+                                             created_at, updated_at)
+                 VALUES (?1, ?2, 'b', 1, ?3, 0, 'stored', '', '')",
+                rusqlite::params![format!("old{n}"), day, tokens],
+            )
+            .unwrap();
+    }
+    let json: Value = serde_json::from_str(&ok(&env
+        .command()
+        .args(["status", "--json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    let today = json["compress"]["today"]["tokens"].as_i64().unwrap();
+    assert!(today >= 1_000_000_100, "{json}");
+    ok(&env.command().arg("status").output().unwrap());
+    // The budget is spent: the next session waits for tomorrow, said plainly.
+    working_session(&env, "s2");
+    let out = ok(&compress(&env, &[]));
+    assert!(
+        out.contains("today's budget of 300,000 tokens is spent"),
+        "{out}"
+    );
+    assert_eq!(calls(&model).len(), 1);
+}
+
 /// Waits for `path` to exist, at most `limit`.
 fn wait_for(path: &Path, limit: Duration) {
     let started = Instant::now();

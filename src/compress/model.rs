@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::store::compressed::Usage;
+use crate::store::compressed::{MAX_COST_USD, MAX_TOKENS, Usage};
 
 /// More than any answer needs; a larger output is cut (and will not parse).
 const MAX_STDOUT: u64 = 16 << 20;
@@ -238,14 +238,28 @@ fn parse(stdout: &str) -> Option<Reply> {
     })
 }
 
+/// The usage as reported, each number within what a call can use (`compressed::MAX_TOKENS`,
+/// `MAX_COST_USD`): a program's report is not ours, and 2^64 − 1 tokens must neither wrap
+/// around nor overflow the day's sum. A float counts as its whole part; a negative number, or
+/// anything else, as nothing.
 fn usage(usage: &Value, result: &Value) -> Usage {
-    let n = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let n = |key: &str| {
+        let value = usage.get(key);
+        value
+            .and_then(Value::as_u64)
+            .or_else(|| value.and_then(Value::as_f64).map(|f| f.max(0.0) as u64))
+            .unwrap_or(0)
+            .min(MAX_TOKENS)
+    };
     Usage {
         input: n("input_tokens"),
         output: n("output_tokens"),
         cache_read: n("cache_read_input_tokens"),
         cache_write: n("cache_creation_input_tokens"),
-        cost_usd: result.get("total_cost_usd").and_then(Value::as_f64),
+        cost_usd: result
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .map(|c| c.clamp(0.0, MAX_COST_USD)),
         estimated: false,
     }
 }
@@ -329,6 +343,28 @@ mod tests {
             Some("error_max_turns")
         );
         assert_eq!(parse("not json"), None);
+    }
+
+    #[test]
+    fn absurd_usage_is_held_within_what_a_call_can_use() {
+        let out = json!({"structured_output": {}, "total_cost_usd": 1e300,
+            "usage": {"input_tokens": u64::MAX, "output_tokens": 1e30,
+                      "cache_read_input_tokens": -5, "cache_creation_input_tokens": "many"}});
+        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        assert_eq!(
+            (
+                usage.input,
+                usage.output,
+                usage.cache_read,
+                usage.cache_write
+            ),
+            (MAX_TOKENS, MAX_TOKENS, 0, 0)
+        );
+        assert_eq!(usage.tokens(), 2 * MAX_TOKENS);
+        assert_eq!(usage.cost_usd, Some(MAX_COST_USD));
+        let out = json!({"usage": {"input_tokens": 12.7}, "total_cost_usd": -1});
+        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        assert_eq!((usage.input, usage.cost_usd), (12, Some(0.0)));
     }
 
     #[test]

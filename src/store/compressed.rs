@@ -160,19 +160,37 @@ pub struct Usage {
     pub estimated: bool,
 }
 
+/// The most tokens of one kind a call is taken to have used, and the most it cost: more than
+/// any model's context, far below what overflows a sum. A program reporting more (2^64 − 1,
+/// 2^63) is believed up to here, so its call still spends the day's budget.
+pub const MAX_TOKENS: u64 = 1_000_000_000;
+pub const MAX_COST_USD: f64 = 1_000.0;
+/// The most one ledger row counts for in a day's sum: all four kinds at their maximum.
+const MAX_ROW_TOKENS: i64 = 4 * MAX_TOKENS as i64;
+
 impl Usage {
     /// Every token read and written, cached ones included: what the budget counts.
     pub fn tokens(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
+        [self.input, self.output, self.cache_read, self.cache_write]
+            .into_iter()
+            .map(|n| n.min(MAX_TOKENS))
+            .sum()
     }
+}
+
+/// A count as stored: at most [`MAX_TOKENS`].
+fn stored(n: u64) -> i64 {
+    n.min(MAX_TOKENS) as i64
 }
 
 /// Records `call` as pending if the day's spend leaves room for its estimate under `cap`;
 /// returns whether it did (nothing is written when it does not fit).
 pub fn reserve(conn: &Connection, call: &Call, cap: u64, now: DateTime<Utc>) -> Result<bool> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let spent: i64 = tx.query_row(SPENT_TOKENS, [call.day], |r| r.get(0))?;
-    if spent.max(0) as u64 + call.estimate > cap {
+    let spent: f64 = tx.query_row(SPENT_TOKENS, params![call.day, MAX_ROW_TOKENS], |r| {
+        r.get(0)
+    })?;
+    if (spent as u64).saturating_add(call.estimate) > cap {
         return Ok(false);
     }
     let at = clock::stamp(now);
@@ -186,7 +204,7 @@ pub fn reserve(conn: &Connection, call: &Call, cap: u64, now: DateTime<Utc>) -> 
             call.batch,
             call.items as i64,
             call.model,
-            call.estimate as i64,
+            call.estimate.min(MAX_ROW_TOKENS as u64) as i64,
             at
         ],
     )?;
@@ -213,11 +231,14 @@ pub fn settle_call(
         params![
             id,
             usage.tokens() as i64,
-            usage.input as i64,
-            usage.output as i64,
-            usage.cache_read as i64,
-            usage.cache_write as i64,
-            usage.cost_usd,
+            stored(usage.input),
+            stored(usage.output),
+            stored(usage.cache_read),
+            stored(usage.cache_write),
+            usage
+                .cost_usd
+                .filter(|c| c.is_finite())
+                .map(|c| c.clamp(0.0, MAX_COST_USD)),
             usage.estimated,
             outcome,
             error,
@@ -236,14 +257,18 @@ pub struct Spend {
     pub calls: i64,
 }
 
+/// What was spent on `day`. Each row counts within the bounds a call can reach, and the sums
+/// are SQLite's `total` (a float, which never raises "integer overflow" as `sum` does): rows an
+/// earlier release stored from absurd reports (2^64 − 1 as −1, 2^63 as −2^63) cannot make the
+/// day unreadable.
 pub fn spent(conn: &Connection, day: &str) -> Result<Spend> {
     Ok(conn.query_row(
-        "SELECT coalesce(sum(tokens), 0), coalesce(sum(cost_usd), 0), count(*)
+        "SELECT total(min(max(tokens, 0), ?2)), total(min(max(cost_usd, 0), ?3)), count(*)
            FROM compress_calls WHERE day = ?1",
-        [day],
+        params![day, MAX_ROW_TOKENS, MAX_COST_USD],
         |r| {
             Ok(Spend {
-                tokens: r.get(0)?,
+                tokens: r.get::<_, f64>(0)? as i64,
                 cost_usd: r.get(1)?,
                 calls: r.get(2)?,
             })
@@ -394,7 +419,8 @@ const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_
         prompt_number, request, investigated, learned, completed, next_steps, files_read,
         files_edited, queue_ids, origin, model, created_at)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'compressor', ?14, ?15)";
-const SPENT_TOKENS: &str = "SELECT coalesce(sum(tokens), 0) FROM compress_calls WHERE day = ?1";
+const SPENT_TOKENS: &str =
+    "SELECT total(min(max(tokens, 0), ?2)) FROM compress_calls WHERE day = ?1";
 const MEMORY_COLUMNS: &str = "SELECT id, session_id, project_dir, prompt_number, type, title,
         subtitle, narrative, facts, concepts, files_read, files_modified, queue_ids, origin,
         model, created_at FROM memories";

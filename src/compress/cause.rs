@@ -104,6 +104,11 @@ impl Cause {
         }
     }
 
+    /// Whether it lasts until the user does something.
+    pub fn needs_you(self) -> bool {
+        matches!(self, Cause::Unavailable | Cause::Login | Cause::Account)
+    }
+
     /// What to do, in a few words.
     pub fn remedy(self) -> &'static str {
         match self {

@@ -15,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::queue::{self, Outcome};
 use crate::clock;
+use crate::config::Config;
 
 /// A typed observation to store.
 #[derive(Debug, Clone, PartialEq)]
@@ -276,6 +277,56 @@ pub fn spent(conn: &Connection, day: &str) -> Result<Spend> {
     )?)
 }
 
+/// A call that ended, as the ledger has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    /// stored, invalid, failed, timeout, unavailable, unreachable or superseded.
+    pub outcome: String,
+    pub error: Option<String>,
+    /// When it ended.
+    pub at: String,
+}
+
+/// Compression as `doctor` judges it: the latest calls that ended, newest first, the queue's
+/// items by state, and what `day` spent.
+#[derive(Debug, Clone)]
+pub struct Outlook {
+    pub calls: Vec<Settled>,
+    pub queue: queue::Stats,
+    pub today: Spend,
+}
+
+/// Reads the [`Outlook`] from the database file as it is: read-only, and without what opening
+/// it for a command may do first (moving an earlier release's files, upgrading the schema),
+/// which `doctor` reports instead. The database must be healthy and have the ledger (v6).
+pub fn outlook(config: &Config, day: &str, now: DateTime<Utc>) -> Result<Outlook> {
+    let conn = super::read::open_file_read_only(&config.db_path())?;
+    Ok(Outlook {
+        calls: latest_calls(&conn, LATEST_CALLS)?,
+        queue: queue::stats(&conn, now)?,
+        today: spent(&conn, day)?,
+    })
+}
+
+/// How many of the latest calls `doctor` looks at.
+const LATEST_CALLS: usize = 10;
+
+/// The latest `limit` calls that ended, newest first: the ledger walked back in the order the
+/// calls were made, which stops after `limit` of them.
+fn latest_calls(conn: &Connection, limit: usize) -> Result<Vec<Settled>> {
+    let calls = conn
+        .prepare_cached(LATEST)?
+        .query_map([limit as i64], |r| {
+            Ok(Settled {
+                outcome: r.get(0)?,
+                error: r.get(1)?,
+                at: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(calls)
+}
+
 /// A stored memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Memory {
@@ -421,6 +472,8 @@ const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'compressor', ?14, ?15)";
 const SPENT_TOKENS: &str =
     "SELECT total(min(max(tokens, 0), ?2)) FROM compress_calls WHERE day = ?1";
+const LATEST: &str = "SELECT outcome, error, updated_at FROM compress_calls
+  WHERE outcome <> 'pending' ORDER BY rowid DESC LIMIT ?1";
 const MEMORY_COLUMNS: &str = "SELECT id, session_id, project_dir, prompt_number, type, title,
         subtitle, narrative, facts, concepts, files_read, files_modified, queue_ids, origin,
         model, created_at FROM memories";
@@ -516,6 +569,24 @@ mod tests {
         let spend = spent(&conn, "2023-11-14").unwrap();
         assert_eq!((spend.tokens, spend.calls), (750, 2));
         assert_eq!(spent(&conn, "2023-11-15").unwrap(), Spend::default());
+    }
+
+    #[test]
+    fn the_latest_calls_that_ended_come_newest_first() {
+        let conn = testing::database();
+        for (n, id) in ["a", "b", "c"].into_iter().enumerate() {
+            assert!(reserve(&conn, &call(id, 10), 1000, t(n as i64)).unwrap());
+        }
+        let usage = Usage::default();
+        settle_call(&conn, "a", None, &usage, "stored", None, t(5)).unwrap();
+        settle_call(&conn, "b", None, &usage, "timeout", Some("late"), t(6)).unwrap();
+        let calls = latest_calls(&conn, 10).unwrap();
+        let seen: Vec<_> = calls
+            .iter()
+            .map(|c| (c.outcome.as_str(), c.error.as_deref()))
+            .collect();
+        assert_eq!(seen, [("timeout", Some("late")), ("stored", None)]);
+        assert_eq!(latest_calls(&conn, 1).unwrap().len(), 1);
     }
 
     fn claimed(conn: &Connection, ids: &[&str], at: i64) -> String {

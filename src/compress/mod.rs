@@ -19,8 +19,11 @@
 mod answer;
 pub mod cause;
 mod digest;
+#[cfg(target_os = "linux")]
+pub mod guard;
 mod model;
 pub mod pause;
+mod process;
 mod rows;
 mod verdict;
 

@@ -54,7 +54,7 @@ const CLI_OVERHEAD: u64 = 450;
 /// Titles of a session's earlier memories shown with a later batch of it.
 const EARLIER_SHOWN: usize = 30;
 /// After this many failed batches in a row, the run stops: something is wrong beyond a batch.
-const FAILURES_IN_A_ROW: usize = 3;
+pub const FAILURES_IN_A_ROW: usize = 3;
 /// Passes over the sessions with work: items that arrive during a run get one more.
 const PASSES: usize = 3;
 /// A writer's wait for the database: longer than a hook's, it holds nobody up.

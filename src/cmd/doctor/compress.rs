@@ -13,9 +13,9 @@ use crate::render::{self, count, plural};
 use crate::store::compressed::{self, Outlook, Settled};
 use crate::store::queue::{Backoff, Stats};
 
-/// This many failed calls in a row and compression is failing, not just unlucky (a run of the
-/// compressor stops there too).
-const FAILING: usize = 3;
+/// This many failed calls in a row and compression is failing, not just unlucky: where a run
+/// of the compressor stops too.
+const FAILING: usize = crate::compress::FAILURES_IN_A_ROW;
 
 /// The `compress` check, and the `queue` check when the database can be read (`readable`: it
 /// is healthy and has the ledger).

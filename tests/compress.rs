@@ -724,6 +724,73 @@ fn errors_that_are_not_the_batchs_give_the_items_back_and_pause() {
     assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
 }
 
+/// What Claude Code 2.1.330 prints for `claude -p --output-format json` with no login
+/// (`is_error: true`, `api_error_status: null`, "Not logged in · Please run /login").
+const NOT_LOGGED_IN: &str = include_str!("fixtures/compress/not-logged-in.json");
+
+/// Issue 16: "Not logged in" has no API status, and was taken for a bad batch: an attempt
+/// counted on every item at each run (the hooks start one after every session, so a lapsed
+/// login failed them all for good), and exit 0. It is known by its words: the items go back
+/// untouched, compression pauses, and the command exits 1 with one line saying what to do.
+#[test]
+fn not_logged_in_gives_the_items_back_pauses_and_exits_1() {
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    fs::write(model.join("reply"), NOT_LOGGED_IN).unwrap();
+    for _ in 0..6 {
+        let out = compress(&env, &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("(Not logged in · Please run /login); 6 items wait, no attempt counted")
+                && err.contains(
+                    "log in again (run claude, then /login), then run claude-mem compress"
+                ),
+            "{err}"
+        );
+        assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+    }
+    assert_eq!(
+        rows(&env, "SELECT DISTINCT outcome FROM compress_calls"),
+        [json!(["unreachable"])]
+    );
+    // Paused for an hour: the hooks' runs call nothing meanwhile.
+    let status = ok(&env.command().arg("status").output().unwrap());
+    assert!(
+        status.contains("(Not logged in · Please run /login)"),
+        "{status}"
+    );
+    let before = calls(&model).len();
+    assert_clean(&compress(&env, &["--auto"]));
+    assert_eq!(calls(&model).len(), before);
+    // Logged in again: a run by hand compresses it all.
+    fs::remove_file(model.join("reply")).unwrap();
+    ok(&compress(&env, &[]));
+    assert_eq!(queue_states(&env), [json!(["done", 0, 0])]);
+    assert!(!env.data_dir.join("compress.paused").exists());
+}
+
+/// A program that dies saying why on stderr, without the JSON: the same words count.
+#[test]
+fn a_command_that_cannot_reach_its_model_gives_the_items_back() {
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    let script = model.join("offline.sh");
+    fs::write(
+        &script,
+        "#!/bin/sh\ncat >/dev/null\necho 'urlopen error [Errno 111] Connection refused' >&2\nexit 1\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
+    let out = compress(&env, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("check the network"), "{err}");
+    assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+}
+
 /// When the day's budget has no room for the next batch, its items wait (released, not
 /// failed) and compression pauses until the next day; what was spent is on the ledger and in
 /// `status`.
@@ -784,6 +851,54 @@ fn the_daily_budget_stops_compression_and_the_rest_waits_for_tomorrow() {
     assert!(!env.data_dir.join("compress.paused").exists());
 }
 
+/// Issue 16: usage numbers from a model program are not ours. 2^64 − 1 tokens was recorded as
+/// −1 (and panicked a debug build); rows of 2^63 made SQLite's `sum` overflow, so every
+/// `compress` and `status` failed for the rest of the day. A report is held to a billion
+/// tokens of each kind, and the ledger is read safely whatever rows it already holds.
+#[test]
+fn absurd_usage_numbers_are_clamped_and_never_break_the_ledger() {
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    fs::write(model.join("tokens"), u64::MAX.to_string()).unwrap();
+    ok(&compress(&env, &[]));
+    assert_eq!(
+        rows(&env, "SELECT input_tokens, tokens FROM compress_calls"),
+        [json!([1_000_000_000_i64, 1_000_000_100_i64])]
+    );
+    // Rows an earlier release stored: 2^64 − 1 as −1, 2^63 as −2^63, and worse.
+    let day: String = env
+        .db()
+        .query_row("SELECT day FROM compress_calls", [], |r| r.get(0))
+        .unwrap();
+    for (n, tokens) in [-1, i64::MIN, i64::MAX, i64::MAX].into_iter().enumerate() {
+        env.db()
+            .execute(
+                "INSERT INTO compress_calls (id, day, batch, items, tokens, estimated, outcome,
+                                             created_at, updated_at)
+                 VALUES (?1, ?2, 'b', 1, ?3, 0, 'stored', '', '')",
+                rusqlite::params![format!("old{n}"), day, tokens],
+            )
+            .unwrap();
+    }
+    let json: Value = serde_json::from_str(&ok(&env
+        .command()
+        .args(["status", "--json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    let today = json["compress"]["today"]["tokens"].as_i64().unwrap();
+    assert!(today >= 1_000_000_100, "{json}");
+    ok(&env.command().arg("status").output().unwrap());
+    // The budget is spent: the next session waits for tomorrow, said plainly.
+    working_session(&env, "s2");
+    let out = ok(&compress(&env, &[]));
+    assert!(
+        out.contains("today's budget of 300,000 tokens is spent"),
+        "{out}"
+    );
+    assert_eq!(calls(&model).len(), 1);
+}
+
 /// Waits for `path` to exist, at most `limit`.
 fn wait_for(path: &Path, limit: Duration) {
     let started = Instant::now();
@@ -839,6 +954,211 @@ fn a_compressor_killed_mid_call_loses_nothing_and_stores_once() {
     assert_eq!(queue_states(&env), [json!(["done", 0, 0])]);
     assert_eq!(env.count("SELECT COUNT(*) FROM memories"), 1);
     assert_eq!(env.count("SELECT COUNT(*) FROM summaries"), 1);
+}
+
+/// The forms a model command takes: each of its processes appends its pid to `pids`, then
+/// lives on (a sleep of its own length, to tell them apart in `ps`). Each form: what it is,
+/// the command, how many processes it makes.
+#[cfg(target_os = "linux")]
+fn lingering_models(model: &Path) -> Vec<(&'static str, String, usize)> {
+    let pids = model.join("pids");
+    let p = pids.display();
+    let script = |name: &str, body: &str| {
+        let path = model.join(name);
+        fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    vec![
+        (
+            "a plain command",
+            script(
+                "plain.sh",
+                &format!("echo $$ >> '{p}'\ncat >/dev/null\nsleep 301 &\necho $! >> '{p}'\nwait\n"),
+            ),
+            2,
+        ),
+        (
+            "a pipeline",
+            format!(
+                "sh -c 'echo $$ >> \"{p}\"; cat >/dev/null; exec sleep 302' | \
+                 sh -c 'echo $$ >> \"{p}\"; exec cat'"
+            ),
+            2,
+        ),
+        (
+            "a script whose children start sessions of their own",
+            script(
+                "detaching.sh",
+                &format!(
+                    "echo $$ >> '{p}'\ncat >/dev/null\nsleep 303 &\necho $! >> '{p}'\n\
+                     setsid sh -c 'echo $$ >> \"{p}\"; exec sleep 304' &\n\
+                     setsid sh -c 'echo $$ >> \"{p}\"; exec sleep 305' </dev/null >/dev/null 2>&1 &\n\
+                     wait\n"
+                ),
+            ),
+            4,
+        ),
+    ]
+}
+
+/// Waits until `n` pids are in the model's `pids` file.
+#[cfg(target_os = "linux")]
+fn pids_of(model: &Path, n: usize) -> Vec<i32> {
+    let started = Instant::now();
+    loop {
+        let pids: Vec<i32> = fs::read_to_string(model.join("pids"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.len() >= n {
+            return pids;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the model started {pids:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` runs (a zombie has ended).
+#[cfg(target_os = "linux")]
+fn running(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// Kills what is left of these when the test ends, passed or not.
+#[cfg(target_os = "linux")]
+struct Survivors(Vec<i32>);
+
+#[cfg(target_os = "linux")]
+impl Drop for Survivors {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            if running(*pid) {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+            }
+        }
+    }
+}
+
+/// Waits up to 5 s for every one of `pids` to end; those still running.
+#[cfg(target_os = "linux")]
+fn still_running(pids: &[i32]) -> Vec<i32> {
+    let started = Instant::now();
+    while pids.iter().any(|p| running(*p)) && started.elapsed() < Duration::from_secs(5) {
+        thread::sleep(Duration::from_millis(20));
+    }
+    pids.iter().copied().filter(|p| running(*p)).collect()
+}
+
+#[cfg(target_os = "linux")]
+fn assert_all_end(pids: &[i32], form: &str) {
+    let left = still_running(pids);
+    assert!(
+        left.is_empty(),
+        "{form}: still running: {left:?} of {pids:?}"
+    );
+}
+
+/// Issue 16: a compressor killed with kill -9 left its model program running when
+/// `CLAUDE_MEM_COMPRESS_CMD` was set (only the direct child died with it): every process
+/// the command started now ends with the compressor, whatever form the command takes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_compressor_killed_with_kill_9_leaves_no_process_of_its_model_running() {
+    let (_scripts_live_here, model) = with_model();
+    let mut survived = Vec::new();
+    for (form, command, n) in lingering_models(&model) {
+        let _ = fs::remove_file(model.join("pids"));
+        let env = Env::new().with("CLAUDE_MEM_COMPRESS_CMD", &command);
+        working_session(&env, "s1");
+        let mut compressor = spawn_compress(&env, &[]);
+        let pids = pids_of(&model, n);
+        let _survivors = Survivors(pids.clone());
+        compressor.kill().unwrap();
+        compressor.wait().unwrap();
+        let left = still_running(&pids);
+        if !left.is_empty() {
+            survived.push(format!("{form}: {left:?} of {pids:?}"));
+        }
+    }
+    assert!(survived.is_empty(), "still running: {survived:#?}");
+}
+
+/// Issue 16: at the deadline the model's process group was killed, but a child that started
+/// a session of its own lived on, and the compressor waited for the output it still held.
+/// Now every process of the command ends at the deadline, and the batch fails as a timeout.
+#[cfg(target_os = "linux")]
+#[test]
+fn at_the_deadline_no_process_of_the_model_survives_and_the_batch_fails() {
+    let (_scripts_live_here, model) = with_model();
+    for (form, command, n) in lingering_models(&model) {
+        let _ = fs::remove_file(model.join("pids"));
+        let env = Env::new()
+            .with("CLAUDE_MEM_COMPRESS_CMD", &command)
+            .with("CLAUDE_MEM_COMPRESS_TIMEOUT", "2");
+        working_session(&env, "s1");
+        let started = Instant::now();
+        let mut compressor = spawn_compress(&env, &[]);
+        let pids = pids_of(&model, n);
+        let _survivors = Survivors(pids.clone());
+        let status = support::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
+            .unwrap()
+            .unwrap_or_else(|| panic!("{form}: the compressor still ran after 30 s"));
+        assert!(status.success(), "{form}: {status}");
+        assert!(started.elapsed() < Duration::from_secs(15), "{form}");
+        assert_all_end(&pids, form);
+        let error: String = env
+            .db()
+            .query_row("SELECT DISTINCT last_error FROM pending_queue", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(error, "the model gave no answer within 2 s", "{form}");
+    }
+}
+
+/// A model that answers and leaves children behind (one in a session of its own, holding its
+/// output): the answer is stored at once, not when they end, and they end with the call.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_model_that_answers_and_leaves_children_behind_is_stored_and_they_end() {
+    let (env, model) = with_model();
+    let p = model.join("pids");
+    let p = p.display();
+    let script = model.join("answers.sh");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 306 &\necho $! >> '{p}'\n\
+             setsid sh -c 'echo $$ >> \"{p}\"; exec sleep 307' &\n\
+             exec {}\n",
+            model.join("model.sh").display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
+    working_session(&env, "s1");
+    let started = Instant::now();
+    let mut compressor = spawn_compress(&env, &[]);
+    let pids = pids_of(&model, 2);
+    let _survivors = Survivors(pids.clone());
+    let status = support::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
+        .unwrap()
+        .expect("the compressor still ran after 30 s");
+    assert!(status.success(), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_eq!(queue_states(&env), [json!(["done", 0, 0])]);
+    assert_all_end(&pids, "left behind");
 }
 
 /// Two compressors at once, over several sessions: every item is compressed by exactly one
@@ -1144,11 +1464,18 @@ mod real_cli {
     }
 
     fn cli() -> Option<Cli> {
+        let Cli { env, mock } = logged_out()?;
+        let env = env.with("ANTHROPIC_API_KEY", "sk-ant-compress-dummy");
+        Some(Cli { env, mock })
+    }
+
+    /// The CLI with no login at all (and the mock as its API all the same, so that a login it
+    /// found elsewhere would reach nothing real).
+    fn logged_out() -> Option<Cli> {
         let claude = claude_cli::find()?;
         let mock = MockApi::start(Duration::from_secs(600)).unwrap();
         let env = Env::new()
             .with("CLAUDE_MEM_CLAUDE_BIN", claude.to_str().unwrap())
-            .with("ANTHROPIC_API_KEY", "sk-ant-compress-dummy")
             .with("ANTHROPIC_BASE_URL", &mock.base_url())
             .with("DISABLE_TELEMETRY", "1")
             .with("DISABLE_AUTOUPDATER", "1")
@@ -1355,6 +1682,24 @@ mod real_cli {
         assert!(told, "the next session's context did not carry the memory");
         // The compressor its end started is done before the mock goes away.
         wait_until(|| env.count("SELECT COUNT(*) FROM summaries") == 2);
+    }
+
+    /// Issue 16 with the real CLI: no login is not the batch's fault.
+    #[test]
+    fn without_a_login_the_items_wait_untouched_and_the_command_says_to_log_in() {
+        let Some(Cli { env, mock }) = logged_out() else {
+            return;
+        };
+        working_session(&env, "s1");
+        let out = compress(&env, &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("Not logged in") && err.contains("run claude, then /login"),
+            "{err}"
+        );
+        assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+        assert!(mock.requests().is_empty(), "{:#?}", mock.requests());
     }
 
     #[test]

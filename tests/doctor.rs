@@ -769,3 +769,170 @@ fn the_incumbent_and_bad_variables_are_said_plainly() {
     assert!(fix(&report, "incumbent", installed).contains("import --from-claude-mem"));
     assert_eq!(status(&report, "environment", "CLAUDE_MEM_WAIT_MS"), "warn");
 }
+
+/// An environment whose compressor's model is a script that prints the content of `reply`
+/// (kept in the returned folder), and two captured tool calls waiting for it.
+#[cfg(unix)]
+fn with_compression() -> (Env, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env();
+    let model = env.root.path().join("model");
+    fs::create_dir(&model).unwrap();
+    let script = model.join("model.sh");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\ncat '{}'\n",
+            model.join("reply").display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
+    install(&env, &[]);
+    for id in ["t1", "t2"] {
+        let input = json!({"command": format!("echo {id}")});
+        assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", id, input)));
+    }
+    (env, model)
+}
+
+fn compress(env: &Env) -> Output {
+    run(env, &["compress"])
+}
+
+/// Issue 16: compression paused because the login lapsed said "Nothing is broken". Now the
+/// `compress` check fails, says why and until when, and what to do; once the pause is over it
+/// still fails while the last call could not reach a model.
+#[cfg(unix)]
+#[test]
+fn doctor_fails_compression_paused_for_a_lapsed_login_and_says_to_log_in() {
+    let (env, model) = with_compression();
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(
+        (code, status(&report, "compress", "no model call yet")),
+        (0, "ok".into())
+    );
+    assert_eq!(status(&report, "queue", "2 items waiting"), "ok");
+    fs::write(
+        model.join("reply"),
+        json!({"type": "result", "is_error": true, "api_error_status": null,
+               "result": "Not logged in · Please run /login"})
+        .to_string(),
+    )
+    .unwrap();
+    assert_eq!(compress(&env).status.code(), Some(1));
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let paused = "paused until ";
+    assert_eq!(status(&report, "compress", paused), "fail");
+    let message = check(&report, "compress", paused)["message"].to_string();
+    assert!(
+        message.contains("Not logged in · Please run /login; 2 items waiting"),
+        "{message}"
+    );
+    assert!(fix(&report, "compress", paused).contains("run claude, then /login"));
+    // The hour is over; nothing has tried since.
+    fs::remove_file(env.data_dir.join("compress.paused")).unwrap();
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1);
+    let refused = "could not reach a model: Not logged in";
+    assert_eq!(status(&report, "compress", refused), "fail");
+    assert!(fix(&report, "compress", refused).contains("/login"));
+    // Logged in again: it works, and doctor says so.
+    fs::write(
+        model.join("reply"),
+        r#"{"structured_output": {"observations": []}}"#,
+    )
+    .unwrap();
+    assert!(compress(&env).status.success());
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(status(&report, "compress", "stored its batch"), "ok");
+    assert_eq!(status(&report, "queue", "0 items waiting"), "ok");
+}
+
+/// Issue 16: failing batches, items waiting for a retry and items failed for good all said
+/// "Nothing is broken". Batches failing are a warning, then a failure from three in a row;
+/// items of failed batches are a warning whose fix is `queue retry --all`.
+#[cfg(unix)]
+#[test]
+fn doctor_reports_failing_batches_and_their_items_with_the_fix() {
+    let (env, model) = with_compression();
+    fs::write(
+        model.join("reply"),
+        r#"{"is_error": true, "result": "bad"}"#,
+    )
+    .unwrap();
+    let retry_now = || {
+        env.db()
+            .execute_batch(
+                "UPDATE pending_queue SET retry_at = '2000-01-01T00:00:00.000Z'
+                  WHERE retry_at IS NOT NULL",
+            )
+            .unwrap()
+    };
+    assert!(compress(&env).status.success());
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0);
+    let one = "the last model call failed; the latest, ";
+    assert_eq!(status(&report, "compress", one), "warn");
+    assert!(
+        check(&report, "compress", one)["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(" ago: bad")
+    );
+    let waiting = "2 items wait to be tried again after a failed batch, the next at ";
+    assert_eq!(status(&report, "queue", waiting), "warn");
+    assert!(fix(&report, "queue", waiting).contains("claude-mem queue retry --all"));
+    for _ in 0..2 {
+        retry_now();
+        compress(&env);
+    }
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        status(&report, "compress", "the last 3 model calls failed"),
+        "fail"
+    );
+    for _ in 0..2 {
+        retry_now();
+        compress(&env);
+    }
+    let (_, report) = doctor(&env, &[]);
+    let dead = "2 items failed 5 times and are kept as failed: nothing compresses them";
+    assert_eq!(status(&report, "queue", dead), "warn");
+    assert!(fix(&report, "queue", dead).contains("claude-mem queue retry --all"));
+    // The text: the check, then its fix under it.
+    let out = String::from_utf8(run(&env, &["doctor"]).stdout).unwrap();
+    let at = out.find("queue        2 items failed 5 times").unwrap();
+    assert!(
+        out[at..]
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim_start()
+            .starts_with("fix: once the cause is fixed"),
+        "{out}"
+    );
+}
+
+/// The day's budget spent is a pause worth knowing, not a failure.
+#[cfg(unix)]
+#[test]
+fn doctor_warns_when_the_daily_budget_is_spent() {
+    let (env, model) = with_compression();
+    let env = env.with("CLAUDE_MEM_COMPRESS_DAILY_TOKENS", "1000");
+    fs::write(
+        model.join("reply"),
+        r#"{"structured_output": {"observations": []}}"#,
+    )
+    .unwrap();
+    assert!(compress(&env).status.success());
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let spent = "the daily token budget is spent (today 0 of 1,000 tokens)";
+    assert_eq!(status(&report, "compress", spent), "warn");
+    assert!(fix(&report, "compress", spent).contains("CLAUDE_MEM_COMPRESS_DAILY_TOKENS"));
+}

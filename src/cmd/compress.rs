@@ -34,7 +34,7 @@ pub fn compress(args: &CompressArgs) -> Result<Report> {
     }
     let text = said(&done, &config);
     match &done.stop {
-        Some(Stop::Unavailable(_) | Stop::Unreachable(_) | Stop::Failing(_)) => {
+        Some(Stop::Unavailable(_) | Stop::Unreachable(..) | Stop::Failing(_)) => {
             Err(anyhow!("{}", text.trim_end().replace('\n', " ")))
         }
         _ => Ok(text.into()),
@@ -46,7 +46,7 @@ fn said(done: &Done, config: &Config) -> String {
     let mut out = String::new();
     if done.batches == 0 && done.stop.is_none() {
         out.push_str("Nothing to compress: no captured items wait.\n");
-    } else if done.batches > 0 {
+    } else if done.items > 0 {
         out.push_str(&format!(
             "Compressed {} of {} into {} and {} ({}).\n",
             plural(done.items as i64, "item"),
@@ -62,21 +62,26 @@ fn said(done: &Done, config: &Config) -> String {
             counted(done.failures.len(), "batch", "batches"),
         ));
     }
-    let waiting = plural(done.left, "item");
+    let waiting = match done.left {
+        1 => "1 item waits".to_string(),
+        n => format!("{} wait", plural(n, "item")),
+    };
     match &done.stop {
         None | Some(Stop::Busy | Stop::Paused(_)) => {}
         Some(Stop::Budget) => out.push_str(&format!(
-            "Stopped: today's budget of {} tokens is spent; {waiting} wait for tomorrow \
+            "Stopped: today's budget of {} tokens is spent; {waiting} for tomorrow \
              (CLAUDE_MEM_COMPRESS_DAILY_TOKENS sets the budget).\n",
             count(config.compress.daily_tokens as i64)
         )),
         Some(Stop::Unavailable(why)) => out.push_str(&format!(
-            "Stopped: the model cannot be run ({}): {why}; {waiting} wait.\n",
+            "Stopped: the model cannot be run ({}): {why}; {waiting}.\n",
             compress::model_description(config)
         )),
-        Some(Stop::Unreachable(why)) => out.push_str(&format!(
+        Some(Stop::Unreachable(cause, why)) => out.push_str(&format!(
             "Stopped: the model answered with an error that is not about the items ({why}); \
-             {waiting} wait.\n"
+             {waiting}, no attempt counted, and the hooks start no compressor for {}: {}.\n",
+            for_how_long(cause.pause()),
+            cause.remedy()
         )),
         Some(Stop::Failing(why)) => out.push_str(&format!(
             "Stopped after {} failed batches in a row: {why}\n",
@@ -94,6 +99,16 @@ fn said(done: &Done, config: &Config) -> String {
         }
     ));
     out
+}
+
+/// A pause's length in words: "15 minutes", "1 hour".
+fn for_how_long(pause: std::time::Duration) -> String {
+    let minutes = (pause.as_secs() / 60) as i64;
+    if minutes % 60 == 0 {
+        plural(minutes / 60, "hour")
+    } else {
+        plural(minutes, "minute")
+    }
 }
 
 fn dry_run(batches: &[DryBatch]) -> String {

@@ -337,7 +337,7 @@ fn compress_line(
     }
     let mut color = None;
     let when = match pause::current(config) {
-        Some(Pause { until: at, why }) => {
+        Some(Pause { until: at, why, .. }) => {
             color = Some(Color::Warn);
             format!("paused until {} ({why})", until(at))
         }

@@ -17,9 +17,13 @@
 //!   the ack is refused, so the late answer is not stored (the new holder stores its own).
 
 mod answer;
+pub mod cause;
 mod digest;
+#[cfg(target_os = "linux")]
+pub mod guard;
 mod model;
 pub mod pause;
+mod process;
 mod rows;
 mod verdict;
 
@@ -34,6 +38,7 @@ use crate::store::Store;
 use crate::store::compressed::{self, Batch as Stored, Call, Saved, Spend};
 use crate::store::queue::{self, Backoff, Claim, Item, MAX_LEASE, MIN_LEASE};
 use crate::{clock, detach};
+use cause::Cause;
 use verdict::{Asked, Verdict};
 
 pub use model::describe as model_description;
@@ -49,7 +54,7 @@ const CLI_OVERHEAD: u64 = 450;
 /// Titles of a session's earlier memories shown with a later batch of it.
 const EARLIER_SHOWN: usize = 30;
 /// After this many failed batches in a row, the run stops: something is wrong beyond a batch.
-const FAILURES_IN_A_ROW: usize = 3;
+pub const FAILURES_IN_A_ROW: usize = 3;
 /// Passes over the sessions with work: items that arrive during a run get one more.
 const PASSES: usize = 3;
 /// A writer's wait for the database: longer than a hook's, it holds nobody up.
@@ -72,9 +77,9 @@ pub enum Stop {
     Budget,
     /// No model program could be started.
     Unavailable(String),
-    /// The model answered with an error that is not the batch's fault (login, rate limit,
-    /// overload).
-    Unreachable(String),
+    /// The model answered with an error that is not the batch's fault (login, credit, rate
+    /// limit, overload, network): what it is about, and the error.
+    Unreachable(cause::Cause, String),
     /// Several batches in a row failed.
     Failing(String),
     /// Started by a hook while paused.
@@ -342,12 +347,14 @@ impl Work<'_> {
             judged: &judged,
         };
         match &judged.verdict {
-            Verdict::GiveBack(stop, pause_for) => {
+            Verdict::GiveBack(cause, why) => {
                 self.settle(&called, judged.outcome, judged.error.as_deref())?;
                 self.give_back(&batch)?;
-                let why = judged.error.as_deref().unwrap_or("");
-                pause::set_for(self.config, *pause_for, why);
-                self.stop(stop.clone());
+                pause::set_for(self.config, *cause, why);
+                self.stop(match cause {
+                    Cause::Unavailable => Stop::Unavailable(why.clone()),
+                    _ => Stop::Unreachable(*cause, why.clone()),
+                });
                 Ok(())
             }
             Verdict::Fail(why) => {
@@ -500,6 +507,7 @@ impl Work<'_> {
             pause::set(
                 self.config,
                 next_midnight(),
+                Cause::Budget,
                 "the daily token budget is spent",
             );
         }

@@ -13,23 +13,17 @@
 //! finds the instructions and the schema in `CLAUDE_MEM_COMPRESS_SYSTEM` and
 //! `CLAUDE_MEM_COMPRESS_SCHEMA`.
 //!
-//! The call has a deadline; past it the whole process group is killed. On Linux the CLI also
-//! dies with the compressor, so that a compressor killed mid-call leaves nothing spending.
+//! The call has a deadline, and nothing the program starts outlives the call (`process`).
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::Value;
 
+use super::process;
 use crate::config::Config;
-use crate::store::compressed::Usage;
+use crate::store::compressed::{MAX_COST_USD, MAX_TOKENS, Usage};
 
-/// More than any answer needs; a larger output is cut (and will not parse).
-const MAX_STDOUT: u64 = 16 << 20;
-const MAX_STDERR: u64 = 64 << 10;
 /// A correction turn when the first answer does not match the schema; no more.
 const MAX_TURNS: &str = "2";
 
@@ -85,23 +79,14 @@ pub fn call(config: &Config, request: &Request) -> Result<Reply, Failure> {
     };
     command
         .env("CLAUDE_MEM_DISABLED", "1")
-        .current_dir(work_dir(config))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    own_group(&mut command);
-    let mut child = command
-        .spawn()
-        .map_err(|err| Failure::Unavailable(format!("cannot start it: {err}")))?;
-    let (stdout, stderr) = feed(&mut child, request.digest);
-    let status = wait(&mut child, config.compress.timeout)?;
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    match parse(&stdout) {
+        .current_dir(work_dir(config));
+    let out = process::run(command, request.digest, config.compress.timeout)?;
+    match parse(&out.stdout) {
         Some(reply) => Ok(reply),
         None => Err(Failure::Broken(format!(
-            "it exited with {status} and printed no result{}",
-            last_line(&stderr)
+            "it exited with {} and printed no result{}",
+            out.status,
+            last_line(&out.stderr)
                 .map(|l| format!(" ({l})"))
                 .unwrap_or_default()
         ))),
@@ -145,51 +130,6 @@ fn work_dir(config: &Config) -> PathBuf {
         config.data_dir.clone()
     } else {
         std::env::temp_dir()
-    }
-}
-
-/// Writes the digest to the child's stdin and reads its output, each in a thread so that
-/// neither pipe can fill up and stall the other.
-fn feed(
-    child: &mut Child,
-    digest: &str,
-) -> (thread::JoinHandle<String>, thread::JoinHandle<String>) {
-    let mut stdin = child.stdin.take().expect("stdin was piped");
-    let digest = digest.to_string();
-    thread::spawn(move || {
-        // A program that stops reading early is its own business.
-        let _ = stdin.write_all(digest.as_bytes());
-    });
-    let stdout = child.stdout.take().expect("stdout was piped");
-    let stderr = child.stderr.take().expect("stderr was piped");
-    (
-        thread::spawn(move || read_capped(stdout, MAX_STDOUT)),
-        thread::spawn(move || read_capped(stderr, MAX_STDERR)),
-    )
-}
-
-fn read_capped(pipe: impl Read, cap: u64) -> String {
-    let mut bytes = Vec::new();
-    let mut pipe = pipe.take(cap);
-    let _ = pipe.read_to_end(&mut bytes);
-    // Drain the rest so that the child never blocks on a full pipe.
-    let _ = std::io::copy(&mut pipe.into_inner(), &mut std::io::sink());
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-fn wait(child: &mut Child, timeout: Duration) -> Result<String, Failure> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(status.to_string()),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
-            Ok(None) => {
-                kill_group(child);
-                let _ = child.wait();
-                return Err(Failure::Timeout);
-            }
-            Err(err) => return Err(Failure::Broken(format!("cannot wait for it: {err}"))),
-        }
     }
 }
 
@@ -238,14 +178,28 @@ fn parse(stdout: &str) -> Option<Reply> {
     })
 }
 
+/// The usage as reported, each number within what a call can use (`compressed::MAX_TOKENS`,
+/// `MAX_COST_USD`): a program's report is not ours, and 2^64 − 1 tokens must neither wrap
+/// around nor overflow the day's sum. A float counts as its whole part; a negative number, or
+/// anything else, as nothing.
 fn usage(usage: &Value, result: &Value) -> Usage {
-    let n = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let n = |key: &str| {
+        let value = usage.get(key);
+        value
+            .and_then(Value::as_u64)
+            .or_else(|| value.and_then(Value::as_f64).map(|f| f.max(0.0) as u64))
+            .unwrap_or(0)
+            .min(MAX_TOKENS)
+    };
     Usage {
         input: n("input_tokens"),
         output: n("output_tokens"),
         cache_read: n("cache_read_input_tokens"),
         cache_write: n("cache_creation_input_tokens"),
-        cost_usd: result.get("total_cost_usd").and_then(Value::as_f64),
+        cost_usd: result
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .map(|c| c.clamp(0.0, MAX_COST_USD)),
         estimated: false,
     }
 }
@@ -255,41 +209,6 @@ fn last_line(text: &str) -> Option<String> {
         .rev()
         .find(|l| !l.trim().is_empty())
         .map(|l| crate::store::fts::doc::bounded(l.trim(), 200, 0))
-}
-
-/// The child leads a process group of its own, so that a deadline kills what it started too;
-/// on Linux it is killed when the compressor dies.
-#[cfg(unix)]
-fn own_group(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    command.process_group(0);
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of the calling (child) process.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(unix))]
-fn own_group(_command: &mut Command) {}
-
-#[cfg(unix)]
-fn kill_group(child: &mut Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: signals the process group the child leads (it was started with pgid 0).
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    let _ = child.kill();
-}
-
-#[cfg(not(unix))]
-fn kill_group(child: &mut Child) {
-    let _ = child.kill();
 }
 
 #[cfg(test)]
@@ -329,6 +248,28 @@ mod tests {
             Some("error_max_turns")
         );
         assert_eq!(parse("not json"), None);
+    }
+
+    #[test]
+    fn absurd_usage_is_held_within_what_a_call_can_use() {
+        let out = json!({"structured_output": {}, "total_cost_usd": 1e300,
+            "usage": {"input_tokens": u64::MAX, "output_tokens": 1e30,
+                      "cache_read_input_tokens": -5, "cache_creation_input_tokens": "many"}});
+        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        assert_eq!(
+            (
+                usage.input,
+                usage.output,
+                usage.cache_read,
+                usage.cache_write
+            ),
+            (MAX_TOKENS, MAX_TOKENS, 0, 0)
+        );
+        assert_eq!(usage.tokens(), 2 * MAX_TOKENS);
+        assert_eq!(usage.cost_usd, Some(MAX_COST_USD));
+        let out = json!({"usage": {"input_tokens": 12.7}, "total_cost_usd": -1});
+        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        assert_eq!((usage.input, usage.cost_usd), (12, Some(0.0)));
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! When compression waits: the daily budget is spent, or no model can be reached. The
 //! compressor leaves a small file saying until when and why; the hooks read it before they
 //! start a compressor (so that a spent budget costs no process per session end), and `status`
-//! shows it. A run that stores something removes it.
+//! and `doctor` show it. A run that stores something removes it.
+//!
+//! The file holds `<until> <cause>` on its first line and the reason on the second (an
+//! earlier release wrote no cause: the pause holds all the same).
 
 use std::io::Read;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::cause::Cause;
 use crate::config::Config;
 use crate::fsutil::{self, Access, Durability};
 
@@ -13,6 +17,8 @@ use crate::fsutil::{self, Access, Durability};
 pub struct Pause {
     /// Seconds since the epoch.
     pub until: u64,
+    /// What it waits for; `None` from a file of an earlier release.
+    pub cause: Option<Cause>,
     pub why: String,
 }
 
@@ -24,18 +30,20 @@ pub fn current(config: &Config) -> Option<Pause> {
         .take(4096)
         .read_to_string(&mut text)
         .ok()?;
-    let (until, why) = text.split_once('\n').unwrap_or((text.as_str(), ""));
-    let until: u64 = until.trim().parse().ok()?;
+    let (first, why) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+    let mut words = first.split_whitespace();
+    let until: u64 = words.next()?.parse().ok()?;
     (until > now()).then(|| Pause {
         until,
+        cause: words.next().and_then(Cause::parse),
         why: why.trim().to_string(),
     })
 }
 
 /// Pauses compression until `until` (seconds since the epoch). Best effort: without the file
 /// the hooks start a compressor that finds the same reason and stops at once.
-pub fn set(config: &Config, until: u64, why: &str) {
-    let text = format!("{until}\n{}\n", why.replace('\n', " "));
+pub fn set(config: &Config, until: u64, cause: Cause, why: &str) {
+    let text = format!("{until} {}\n{}\n", cause.as_str(), why.replace('\n', " "));
     let path = config.compress_pause();
     if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
         let name = name.to_string_lossy();
@@ -43,9 +51,9 @@ pub fn set(config: &Config, until: u64, why: &str) {
     }
 }
 
-/// Pauses compression for `length` from now.
-pub fn set_for(config: &Config, length: Duration, why: &str) {
-    set(config, now() + length.as_secs(), why);
+/// Pauses compression for as long as `cause` asks.
+pub fn set_for(config: &Config, cause: Cause, why: &str) {
+    set(config, now() + cause.pause().as_secs(), cause, why);
 }
 
 pub fn clear(config: &Config) {

@@ -1,23 +1,21 @@
 //! What a model call came to, decided from its reply alone: a checked answer to store, a
 //! failure of the batch (an attempt counted), or a reason to give the batch back untouched and
-//! pause (the model cannot be reached: not the items' fault). Also what the call spent.
+//! pause (the model cannot be reached, or refuses for a reason no batch can change: see
+//! `cause`). Also what the call spent.
 
 use std::time::Duration;
 
-use super::Stop;
 use super::answer::{self, Answer};
+use super::cause::{self, Cause};
 use super::model::{Failure, Reply};
 use crate::store::compressed::Usage;
-
-/// How long the hooks start no compressor after the model could not be reached.
-const UNREACHABLE_PAUSE: Duration = Duration::from_secs(15 * 60);
-const UNAVAILABLE_PAUSE: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     Store(Answer),
     Fail(String),
-    GiveBack(Stop, Duration),
+    /// Not the batch's fault: why, and the error.
+    GiveBack(Cause, String),
 }
 
 /// A verdict, and what to enter in the ledger for the call.
@@ -28,7 +26,7 @@ pub struct Judged {
     /// The model that answered, as reported.
     pub model: Option<String>,
     /// The ledger's outcome: stored (until the store says otherwise), invalid, failed,
-    /// timeout or unavailable.
+    /// timeout, unavailable or unreachable.
     pub outcome: &'static str,
     pub error: Option<String>,
     /// Whether a model was reached at all (a call to count).
@@ -64,7 +62,7 @@ pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
             return Judged {
                 called: false,
                 ..judged(
-                    Verdict::GiveBack(Stop::Unavailable(why.clone()), UNAVAILABLE_PAUSE),
+                    Verdict::GiveBack(Cause::Unavailable, why.clone()),
                     Usage::default(),
                     None,
                     "unavailable",
@@ -85,9 +83,19 @@ pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
                 Some(why),
             );
         }
-        // It may have died mid-answer: what it spent is not known, so the estimate counts,
-        // as for a timeout.
+        // Its last words may say that it never reached a model (it spent nothing then).
+        // Otherwise it may have died mid-answer: what it spent is not known, so the estimate
+        // counts, as for a timeout.
         Err(Failure::Broken(why)) => {
+            if let Some(cause) = cause::of_error(&why, None) {
+                return judged(
+                    Verdict::GiveBack(cause, why.clone()),
+                    Usage::default(),
+                    None,
+                    "unreachable",
+                    Some(why),
+                );
+            }
             return judged(
                 Verdict::Fail(format!("the model program failed: {why}")),
                 estimated,
@@ -101,12 +109,14 @@ pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
     let usage = reply.usage.clone().unwrap_or(estimated);
     let model = reply.model.clone();
     if let Some(error) = reply.error {
-        let verdict = if reply.api_status.is_some_and(not_the_batch) {
-            Verdict::GiveBack(Stop::Unreachable(error.clone()), UNREACHABLE_PAUSE)
-        } else {
-            Verdict::Fail(format!("the model answered with an error: {error}"))
+        let (verdict, outcome) = match cause::of_error(&error, reply.api_status) {
+            Some(cause) => (Verdict::GiveBack(cause, error.clone()), "unreachable"),
+            None => (
+                Verdict::Fail(format!("the model answered with an error: {error}")),
+                "failed",
+            ),
         };
-        return judged(verdict, usage, model, "failed", Some(error));
+        return judged(verdict, usage, model, outcome, Some(error));
     }
     let checked = reply
         .answer
@@ -123,12 +133,6 @@ pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
             Some(why),
         ),
     }
-}
-
-/// An error status of the API that says nothing about the batch: not logged in, not allowed,
-/// rate limited, overloaded or down. The items wait, uncounted.
-fn not_the_batch(status: u16) -> bool {
-    matches!(status, 401 | 403 | 429 | 529) || status >= 500
 }
 
 #[cfg(test)]
@@ -159,9 +163,10 @@ mod tests {
         for status in [401, 403, 429, 500, 529] {
             let judged = judge(Ok(error(Some(status))), ASKED);
             assert!(
-                matches!(judged.verdict, Verdict::GiveBack(Stop::Unreachable(_), _)),
+                matches!(judged.verdict, Verdict::GiveBack(_, _)),
                 "{status}"
             );
+            assert_eq!(judged.outcome, "unreachable");
         }
         // An error without a status (a schema the model could not meet) is the batch's.
         assert!(matches!(

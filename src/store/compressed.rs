@@ -15,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::queue::{self, Outcome};
 use crate::clock;
+use crate::config::Config;
 
 /// A typed observation to store.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,19 +161,37 @@ pub struct Usage {
     pub estimated: bool,
 }
 
+/// The most tokens of one kind a call is taken to have used, and the most it cost: more than
+/// any model's context, far below what overflows a sum. A program reporting more (2^64 − 1,
+/// 2^63) is believed up to here, so its call still spends the day's budget.
+pub const MAX_TOKENS: u64 = 1_000_000_000;
+pub const MAX_COST_USD: f64 = 1_000.0;
+/// The most one ledger row counts for in a day's sum: all four kinds at their maximum.
+const MAX_ROW_TOKENS: i64 = 4 * MAX_TOKENS as i64;
+
 impl Usage {
     /// Every token read and written, cached ones included: what the budget counts.
     pub fn tokens(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
+        [self.input, self.output, self.cache_read, self.cache_write]
+            .into_iter()
+            .map(|n| n.min(MAX_TOKENS))
+            .sum()
     }
+}
+
+/// A count as stored: at most [`MAX_TOKENS`].
+fn stored(n: u64) -> i64 {
+    n.min(MAX_TOKENS) as i64
 }
 
 /// Records `call` as pending if the day's spend leaves room for its estimate under `cap`;
 /// returns whether it did (nothing is written when it does not fit).
 pub fn reserve(conn: &Connection, call: &Call, cap: u64, now: DateTime<Utc>) -> Result<bool> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let spent: i64 = tx.query_row(SPENT_TOKENS, [call.day], |r| r.get(0))?;
-    if spent.max(0) as u64 + call.estimate > cap {
+    let spent: f64 = tx.query_row(SPENT_TOKENS, params![call.day, MAX_ROW_TOKENS], |r| {
+        r.get(0)
+    })?;
+    if (spent as u64).saturating_add(call.estimate) > cap {
         return Ok(false);
     }
     let at = clock::stamp(now);
@@ -186,7 +205,7 @@ pub fn reserve(conn: &Connection, call: &Call, cap: u64, now: DateTime<Utc>) -> 
             call.batch,
             call.items as i64,
             call.model,
-            call.estimate as i64,
+            call.estimate.min(MAX_ROW_TOKENS as u64) as i64,
             at
         ],
     )?;
@@ -195,7 +214,7 @@ pub fn reserve(conn: &Connection, call: &Call, cap: u64, now: DateTime<Utc>) -> 
 }
 
 /// Settles a pending call with what it used and how it ended (`stored`, `invalid`, `failed`,
-/// `timeout`, `unavailable`).
+/// `timeout`, `unavailable`, `unreachable`).
 pub fn settle_call(
     conn: &Connection,
     id: &str,
@@ -213,11 +232,14 @@ pub fn settle_call(
         params![
             id,
             usage.tokens() as i64,
-            usage.input as i64,
-            usage.output as i64,
-            usage.cache_read as i64,
-            usage.cache_write as i64,
-            usage.cost_usd,
+            stored(usage.input),
+            stored(usage.output),
+            stored(usage.cache_read),
+            stored(usage.cache_write),
+            usage
+                .cost_usd
+                .filter(|c| c.is_finite())
+                .map(|c| c.clamp(0.0, MAX_COST_USD)),
             usage.estimated,
             outcome,
             error,
@@ -236,19 +258,73 @@ pub struct Spend {
     pub calls: i64,
 }
 
+/// What was spent on `day`. Each row counts within the bounds a call can reach, and the sums
+/// are SQLite's `total` (a float, which never raises "integer overflow" as `sum` does): rows an
+/// earlier release stored from absurd reports (2^64 − 1 as −1, 2^63 as −2^63) cannot make the
+/// day unreadable.
 pub fn spent(conn: &Connection, day: &str) -> Result<Spend> {
     Ok(conn.query_row(
-        "SELECT coalesce(sum(tokens), 0), coalesce(sum(cost_usd), 0), count(*)
+        "SELECT total(min(max(tokens, 0), ?2)), total(min(max(cost_usd, 0), ?3)), count(*)
            FROM compress_calls WHERE day = ?1",
-        [day],
+        params![day, MAX_ROW_TOKENS, MAX_COST_USD],
         |r| {
             Ok(Spend {
-                tokens: r.get(0)?,
+                tokens: r.get::<_, f64>(0)? as i64,
                 cost_usd: r.get(1)?,
                 calls: r.get(2)?,
             })
         },
     )?)
+}
+
+/// A call that ended, as the ledger has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    /// stored, invalid, failed, timeout, unavailable, unreachable or superseded.
+    pub outcome: String,
+    pub error: Option<String>,
+    /// When it ended.
+    pub at: String,
+}
+
+/// Compression as `doctor` judges it: the latest calls that ended, newest first, the queue's
+/// items by state, and what `day` spent.
+#[derive(Debug, Clone)]
+pub struct Outlook {
+    pub calls: Vec<Settled>,
+    pub queue: queue::Stats,
+    pub today: Spend,
+}
+
+/// Reads the [`Outlook`] from the database file as it is: read-only, and without what opening
+/// it for a command may do first (moving an earlier release's files, upgrading the schema),
+/// which `doctor` reports instead. The database must be healthy and have the ledger (v6).
+pub fn outlook(config: &Config, day: &str, now: DateTime<Utc>) -> Result<Outlook> {
+    let conn = super::read::open_file_read_only(&config.db_path())?;
+    Ok(Outlook {
+        calls: latest_calls(&conn, LATEST_CALLS)?,
+        queue: queue::stats(&conn, now)?,
+        today: spent(&conn, day)?,
+    })
+}
+
+/// How many of the latest calls `doctor` looks at.
+const LATEST_CALLS: usize = 10;
+
+/// The latest `limit` calls that ended, newest first: the ledger walked back in the order the
+/// calls were made, which stops after `limit` of them.
+fn latest_calls(conn: &Connection, limit: usize) -> Result<Vec<Settled>> {
+    let calls = conn
+        .prepare_cached(LATEST)?
+        .query_map([limit as i64], |r| {
+            Ok(Settled {
+                outcome: r.get(0)?,
+                error: r.get(1)?,
+                at: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(calls)
 }
 
 /// A stored memory.
@@ -394,7 +470,10 @@ const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_
         prompt_number, request, investigated, learned, completed, next_steps, files_read,
         files_edited, queue_ids, origin, model, created_at)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'compressor', ?14, ?15)";
-const SPENT_TOKENS: &str = "SELECT coalesce(sum(tokens), 0) FROM compress_calls WHERE day = ?1";
+const SPENT_TOKENS: &str =
+    "SELECT total(min(max(tokens, 0), ?2)) FROM compress_calls WHERE day = ?1";
+const LATEST: &str = "SELECT outcome, error, updated_at FROM compress_calls
+  WHERE outcome <> 'pending' ORDER BY rowid DESC LIMIT ?1";
 const MEMORY_COLUMNS: &str = "SELECT id, session_id, project_dir, prompt_number, type, title,
         subtitle, narrative, facts, concepts, files_read, files_modified, queue_ids, origin,
         model, created_at FROM memories";
@@ -490,6 +569,24 @@ mod tests {
         let spend = spent(&conn, "2023-11-14").unwrap();
         assert_eq!((spend.tokens, spend.calls), (750, 2));
         assert_eq!(spent(&conn, "2023-11-15").unwrap(), Spend::default());
+    }
+
+    #[test]
+    fn the_latest_calls_that_ended_come_newest_first() {
+        let conn = testing::database();
+        for (n, id) in ["a", "b", "c"].into_iter().enumerate() {
+            assert!(reserve(&conn, &call(id, 10), 1000, t(n as i64)).unwrap());
+        }
+        let usage = Usage::default();
+        settle_call(&conn, "a", None, &usage, "stored", None, t(5)).unwrap();
+        settle_call(&conn, "b", None, &usage, "timeout", Some("late"), t(6)).unwrap();
+        let calls = latest_calls(&conn, 10).unwrap();
+        let seen: Vec<_> = calls
+            .iter()
+            .map(|c| (c.outcome.as_str(), c.error.as_deref()))
+            .collect();
+        assert_eq!(seen, [("timeout", Some("late")), ("stored", None)]);
+        assert_eq!(latest_calls(&conn, 1).unwrap().len(), 1);
     }
 
     fn claimed(conn: &Connection, ids: &[&str], at: i64) -> String {

@@ -1,12 +1,14 @@
 //! `doctor`: finds what is broken and says how to fix it, one line per check; `--fix` repairs
 //! what it safely can, says what it did, and checks again.
 //!
-//! The facts come from `health` (and `store::integrity` for the database); `hooks` and `data`
-//! judge them (ok, warn, fail, with the fix), `fix` repairs. "All is well" means no check failed:
-//! a warning is worth knowing but nothing is broken by it (another copy of claude-mem, an
-//! event Claude Code is too old for, warnings the log kept from the last day), so the exit
-//! code is 1 only when a check fails, and a script can run `doctor || alert`.
+//! The facts come from `health` (and `store` for the database and the compressor's ledger);
+//! `hooks`, `data` and `compress` judge them (ok, warn, fail, with the fix), `fix` repairs.
+//! "All is well" means no check failed: a warning is worth knowing but nothing is broken by it
+//! (another copy of claude-mem, an event Claude Code is too old for, warnings the log kept from
+//! the last day, items waiting for a retry), so the exit code is 1 only when a check fails, and
+//! a script can run `doctor || alert`.
 
+mod compress;
 mod data;
 mod fix;
 mod hooks;
@@ -166,12 +168,15 @@ fn all(config: &Config, claude: &ClaudeCode) -> Vec<Check> {
     checks.push(data::data_dir(config));
     let database = integrity::inspect(config);
     let healthy = matches!(database, Health::Healthy { .. });
+    // The ledger came with schema v6.
+    let has_ledger = matches!(database, Health::Healthy { schema_version } if schema_version >= 6);
     checks.push(data::database(config, database));
     if healthy {
         checks.push(data::wal(config));
     }
     checks.push(data::disk(config));
     checks.push(data::spill_folder(config));
+    checks.extend(compress::checks(config, has_ledger));
     checks.push(data::log_check(config));
     checks
 }

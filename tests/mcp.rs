@@ -437,12 +437,12 @@ fn a_query_too_long_or_odd_is_answered_at_once_and_the_server_goes_on() {
     assert!(error, "{text}");
     assert_eq!(
         text,
-        "the query is 180,000 characters long: a search takes at most 1,000 characters and 32 \
+        "the query is 180,000 characters long: a search takes at most 1,000 characters and 16 \
          words"
     );
-    let words: Vec<String> = (0..40).map(|n| format!("word{n}")).collect();
+    let words: Vec<String> = (0..20).map(|n| format!("word{n}")).collect();
     let (text, error) = server.call("search", json!({"query": words.join(" ")}));
-    assert!(error && text.contains("40 different words"), "{text}");
+    assert!(error && text.contains("20 different words"), "{text}");
     // The most a query may hold of one word that matches everywhere answers at once.
     let (text, error) = server.call(
         "search",

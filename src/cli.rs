@@ -5,8 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Memory for Claude Code: hooks that write each session's prompts and tool calls straight into
-/// a local SQLite database, and the commands that compress, recall and keep it.
+// The help's first line (`about`) is Cargo.toml's `description`, the README's first sentence.
 #[derive(Debug, Parser)]
 #[command(name = "claude-mem", version, about, long_about = None)]
 pub struct Cli {
@@ -70,6 +69,8 @@ pub enum Command {
     ///
     /// ID is any id claude-mem prints, whole or as a unique prefix of at least 6 characters.
     Show {
+        /// A session, prompt, tool call, message, memory or summary id, or a unique prefix of
+        /// one (6 characters or more).
         id: String,
         /// One JSON object.
         #[arg(long)]
@@ -79,7 +80,8 @@ pub enum Command {
     Sessions(SessionsArgs),
     /// What happened around one item: the items before and after it in its session.
     Timeline {
-        /// A session, prompt, tool call or message id (a session shows from its start).
+        /// A session, prompt, tool call, message, memory or summary id (a session shows from
+        /// its start).
         id: String,
         /// How many items before it.
         #[arg(long, value_name = "N", default_value_t = 5)]
@@ -154,8 +156,8 @@ pub enum Command {
     /// past CLAUDE_MEM_MAX_DB_MB (1024) the oldest sessions go first. The maintenance process
     /// does the same in small slices after sessions end.
     Prune(PruneArgs),
-    /// Delete for good a session, a prompt (with its turn) or a tool call, or everything of a
-    /// project or of a time.
+    /// Delete for good a session, a prompt (with its turn), a tool call, a message, a memory or
+    /// a summary, or everything of a project or of a time.
     ///
     /// On a terminal it shows what will go and asks first; elsewhere it needs --yes. What is
     /// forgotten is gone from the database, its WAL and free pages, the search index and the
@@ -180,9 +182,13 @@ pub struct PruneArgs {
     /// Say what would go, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Also delete sessions last active before then: a duration ago (90d, 12w) or a date.
+    /// Also delete sessions last active before then: a duration ago (90d, 12w, 6mo, 1y; 30m
+    /// is minutes) or a date. On a terminal it shows what goes and asks first.
     #[arg(long, value_name = "WHEN")]
     pub older_than: Option<String>,
+    /// With --older-than: do not ask (needed when not on a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
     /// Only this project's sessions (default: every project).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
@@ -192,7 +198,8 @@ pub struct PruneArgs {
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
     .args(["id", "session", "project", "since", "until"])))]
 pub struct ForgetArgs {
-    /// A session, prompt, tool call or message id (a prompt takes its turn along).
+    /// A session, prompt, tool call, message, memory or summary id (a prompt takes its turn
+    /// along).
     #[arg(conflicts_with_all = ["session", "project", "all", "since", "until"])]
     pub id: Option<String>,
     /// This session, with everything in it.
@@ -204,7 +211,8 @@ pub struct ForgetArgs {
     /// With --since/--until: of every project (default: the current one).
     #[arg(long)]
     pub all: bool,
-    /// What was captured since then: a duration ago (30m, 12h, 2d) or a date.
+    /// What was captured since then: a duration ago (30m, 12h, 2d, 3mo; m is minutes) or a
+    /// date.
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
     /// What was captured before then (a date includes that whole day).
@@ -366,6 +374,15 @@ fn lease(text: &str) -> Result<Duration, String> {
     Ok(lease)
 }
 
+/// A `--limit`: 0 would list nothing and end as if nothing were found.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("a limit is 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?} is not a whole number")),
+    }
+}
+
 /// Which project's items a read command covers, and from when.
 #[derive(Debug, Args)]
 pub struct Scope {
@@ -376,14 +393,15 @@ pub struct Scope {
     /// Every project.
     #[arg(long)]
     pub all: bool,
-    /// Only since then: a duration ago (30m, 12h, 2d, 1w) or a date (2026-11-01, local time).
+    /// Only since then: a duration ago (30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a date
+    /// (2026-11-01, local time).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
     /// Only before then: a duration ago, or a date (the whole day included).
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
-    /// At most this many.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// At most this many (1 or more).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = at_least_one)]
     pub limit: usize,
     /// Skip this many first.
     #[arg(long, value_name = "N", default_value_t = 0)]

@@ -62,6 +62,16 @@ pub fn our_dir(dir: &Path) -> io::Result<bool> {
     Ok(false)
 }
 
+/// Whether files of ours may be created in `dir`: it is a folder, and ours. Nothing is created
+/// or changed (see [`our_dir`] for that).
+pub fn is_our_dir(dir: &Path) -> io::Result<()> {
+    let meta = fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(refused(dir, "is not a folder"));
+    }
+    check_owner(dir, &meta)
+}
+
 /// A folder of ours in a shared place (the temp dir), whose name anyone can guess: created 0700
 /// when missing, and used only when it is a real folder, ours, and closed to others. One that
 /// someone else made, or that was ever open to others, is refused, never repaired: files may

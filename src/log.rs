@@ -80,6 +80,10 @@ impl Log {
 }
 
 fn append(path: &Path, line: &str) -> std::io::Result<()> {
+    // Never a file of ours in a folder we refuse (another user's data dir).
+    if let Some(dir) = path.parent() {
+        fsutil::is_our_dir(dir)?;
+    }
     let mut file = fsutil::open_ours(path, Access::Append)?;
     if file.metadata()?.len() > MAX_LOG_BYTES {
         fs::rename(path, path.with_extension("log.1"))?;

@@ -11,12 +11,17 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
-use chrono::{DateTime, Duration, Local, NaiveDate, NaiveTime, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Local, NaiveDate, NaiveTime, SecondsFormat, TimeZone, Utc};
 
+use crate::clock;
 use crate::config::Config;
 use crate::emit::{self, UsageError};
-use crate::store::fts::{Index, Item};
+use crate::render;
+use crate::store::fts::{Index, Item, RESOLVE_LIMIT};
 use crate::store::read::{Kind, Reader, handle};
+
+/// The items an ambiguous id lists by name; the rest are counted.
+const CANDIDATES: usize = 5;
 
 /// The database of one command or call, and its search index once asked for.
 pub struct Recall {
@@ -82,10 +87,7 @@ impl Recall {
                 "no session, prompt, tool call, message, memory or summary has the id {id}"
             )),
             [one] => Ok((one.kind, one.id.clone())),
-            many => Err(anyhow!(
-                "{id} is ambiguous: it starts {}; give more of it",
-                candidates(many)
-            )),
+            many => Err(anyhow!("{id} is ambiguous: it starts {}", candidates(many))),
         }
     }
 
@@ -121,7 +123,12 @@ impl Recall {
             .filter(|known| !known.is_empty() && dir.starts_with(Path::new(known)))
             .max_by_key(String::len);
         Ok(Some(closest.unwrap_or_else(|| {
-            dir.to_string_lossy().trim_end_matches('/').to_string()
+            let dir = dir.to_string_lossy();
+            match dir.trim_end_matches('/') {
+                // The root stays itself, not an empty name.
+                "" => dir.into_owned(),
+                trimmed => trimmed.to_string(),
+            }
         })))
     }
 }
@@ -146,22 +153,37 @@ pub fn usage(message: String) -> anyhow::Error {
     anyhow::Error::new(UsageError(message))
 }
 
+/// The items an ambiguous prefix names, one a line (a few, then how many more), oldest first.
 fn candidates(items: &[Item]) -> String {
-    items
-        .iter()
-        .map(|i| {
-            let what = match (&i.kind, &i.tool_name) {
-                (Kind::Observation, Some(tool)) => tool.as_str(),
-                (kind, _) => kind.as_str(),
-            };
-            format!(
-                "{} ({what}, {})",
-                handle(&i.id),
-                crate::render::iso(&i.created_at)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    let count = if items.len() >= RESOLVE_LIMIT {
+        format!("{} or more items", render::count(items.len() as i64))
+    } else {
+        render::plural(items.len() as i64, "item")
+    };
+    let mut out = format!("{count}; give more of it:");
+    for i in items.iter().take(CANDIDATES) {
+        let what = match (&i.kind, &i.tool_name) {
+            (Kind::Observation, Some(tool)) => render::one_line(tool, 24),
+            (kind, _) => kind.as_str().to_string(),
+        };
+        out.push_str(&format!(
+            "\n  {}  {}  {what}",
+            handle(&i.id),
+            render::iso(&i.created_at)
+        ));
+    }
+    if items.len() > CANDIDATES {
+        let at_least = if items.len() >= RESOLVE_LIMIT {
+            "at least "
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "\n  and {at_least}{} more",
+            items.len() - CANDIDATES
+        ));
+    }
+    out
 }
 
 /// `since` and `until` (as a user wrote them) as stored timestamps; errors name them with
@@ -176,14 +198,23 @@ pub fn bounds(
     Ok((since.transpose()?, until.transpose()?))
 }
 
-/// A `since` or `until` as a stored timestamp: a duration ago (`90s`, `30m`, `12h`, `2d`,
-/// `1w`), a local date (`2026-11-01`: its start, or its end for `--until`), or an RFC 3339
-/// time. Errors name it `flag`.
+/// A `since` or `until` as a stored timestamp: a duration ago (see [`clock::duration`]), a
+/// local date (`2026-11-01`: its start, or its end for `--until`), or an RFC 3339 time. Errors
+/// name it `flag`.
 pub fn time_bound(flag: &str, value: &str, end_of_day: bool) -> Result<String> {
-    let now = Utc::now();
     let value = value.trim();
-    let at = if let Some(ago) = duration_ago(value) {
-        Some(now - ago)
+    let at = if let Some(ago) = clock::duration(value) {
+        let ago = ago.map_err(|why| usage(format!("{flag} {why}")))?;
+        // Stored times are text from year 1 on: an earlier one would not sort as a time.
+        let at = chrono::Duration::from_std(ago)
+            .ok()
+            .and_then(|ago| Utc::now().checked_sub_signed(ago))
+            .filter(|at| at.year() >= 1);
+        Some(at.ok_or_else(|| {
+            usage(format!(
+                "{flag} {value} reaches back before the year 1: give a shorter duration or a date"
+            ))
+        })?)
     } else if let Ok(date) = NaiveDate::parse_from_str(value, "%Y-%m-%d") {
         let day = if end_of_day {
             date.succ_opt().unwrap_or(date)
@@ -202,24 +233,10 @@ pub fn time_bound(flag: &str, value: &str, end_of_day: bool) -> Result<String> {
     at.map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
         .ok_or_else(|| {
             usage(format!(
-                "{flag} {value:?} is neither a duration (30m, 12h, 2d, 1w) nor a date \
+                "{flag} {value:?} is neither a duration (30m, 12h, 2d, 1w, 3mo, 1y) nor a date \
                  (2026-11-01)"
             ))
         })
-}
-
-fn duration_ago(value: &str) -> Option<Duration> {
-    let split = value.find(|c: char| !c.is_ascii_digit())?;
-    let (n, unit) = value.split_at(split);
-    let n: i64 = n.parse().ok()?;
-    match unit {
-        "s" => Duration::try_seconds(n),
-        "m" | "min" => Duration::try_minutes(n),
-        "h" => Duration::try_hours(n),
-        "d" => Duration::try_days(n),
-        "w" => Duration::try_weeks(n),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -229,7 +246,7 @@ mod tests {
     #[test]
     fn time_bounds_read_durations_and_dates() {
         let two_days = time_bound("since", "2d", false).unwrap();
-        let expected = Utc::now() - Duration::days(2);
+        let expected = Utc::now() - chrono::Duration::days(2);
         let got = DateTime::parse_from_rfc3339(&two_days).unwrap();
         assert!((got.with_timezone(&Utc) - expected).num_seconds().abs() < 5);
         let start = time_bound("since", "2026-11-01", false).unwrap();
@@ -241,7 +258,18 @@ mod tests {
             time_bound("since", "2026-11-01T10:00:00Z", false).unwrap(),
             "2026-11-01T10:00:00.000Z"
         );
-        for bad in ["yesterday", "2x", "-3d", "2026-13-01", ""] {
+        let year =
+            DateTime::parse_from_rfc3339(&time_bound("since", "1y", false).unwrap()).unwrap();
+        assert!(((Utc::now() - year.with_timezone(&Utc)).num_days() - 365).abs() <= 1);
+        for bad in [
+            "yesterday",
+            "2x",
+            "-3d",
+            "2026-13-01",
+            "",
+            "9999999999w",
+            "5000y",
+        ] {
             let err = time_bound("since", bad, false).unwrap_err();
             assert!(err.downcast_ref::<UsageError>().is_some(), "{bad}");
         }

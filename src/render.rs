@@ -80,14 +80,27 @@ impl Style {
         if !self.terminal {
             return iso(ts);
         }
-        let secs = (self.now - at).num_seconds().max(0);
-        match secs {
-            0..60 => format!("{secs}s ago"),
-            60..3600 => format!("{}m ago", secs / 60),
-            3600..172_800 => format!("{}h ago", secs / 3600),
-            172_800..2_592_000 => format!("{}d ago", secs / 86_400),
-            _ => at.with_timezone(&Local).format("%Y-%m-%d").to_string(),
-        }
+        self.relative(at)
+            .unwrap_or_else(|| at.with_timezone(&Local).format("%Y-%m-%d").to_string())
+    }
+
+    /// "5m ago", or "in 5m" for a time ahead of the clock (a due date, another machine's
+    /// clock); `None` a month or more away, where a date says more.
+    fn relative(&self, at: DateTime<Utc>) -> Option<String> {
+        let secs = (self.now - at).num_seconds();
+        let span = secs.unsigned_abs();
+        let span = match span {
+            0..60 => format!("{span}s"),
+            60..3600 => format!("{}m", span / 60),
+            3600..172_800 => format!("{}h", span / 3600),
+            172_800..2_592_000 => format!("{}d", span / 86_400),
+            _ => return None,
+        };
+        Some(if secs < 0 {
+            format!("in {span}")
+        } else {
+            format!("{span} ago")
+        })
     }
 
     /// A time of day in a list of one session's items ("14:02:31"), the timestamp in a pipe.
@@ -98,14 +111,16 @@ impl Style {
         }
     }
 
-    /// A full local date and time with how long ago, for a record's header.
+    /// A full local date and time with how long ago (or ahead), for a record's header.
     pub fn moment(&self, ts: &str) -> String {
         match parse_time(ts) {
-            Some(at) if self.terminal => format!(
-                "{} ({})",
-                at.with_timezone(&Local).format("%Y-%m-%d %H:%M:%S"),
-                self.ago(ts)
-            ),
+            Some(at) if self.terminal => {
+                let when = at.with_timezone(&Local).format("%Y-%m-%d %H:%M:%S");
+                match self.relative(at) {
+                    Some(relative) => format!("{when} ({relative})"),
+                    None => when.to_string(),
+                }
+            }
             _ => iso(ts),
         }
     }
@@ -213,6 +228,44 @@ pub fn one_line(text: &str, max: usize) -> String {
     let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
     cut.push('…');
     cut
+}
+
+/// `text` in lines of at most `width` characters, the first after `first`, the others after
+/// `rest` (each prefix with its own trailing space, if any), each line ending in a newline. Lines break between words, never inside a `quoted
+/// command` (a word or command longer than the line gets one of its own).
+pub fn wrap(first: &str, text: &str, rest: &str, width: usize) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut open = false;
+    for word in text.split_whitespace() {
+        match words.last_mut() {
+            Some(last) if open => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+        open ^= word.matches('`').count() % 2 == 1;
+    }
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in words {
+        let fits = line.chars().count() + 1 + word.chars().count() <= width;
+        if !empty && !fits {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(&word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
 }
 
 /// A length of time: "45s", "12m", "1h05m", "3d4h".
@@ -372,6 +425,8 @@ mod tests {
         assert_eq!(style(true, false).ago(ts), "2h ago");
         assert_eq!(style(false, false).ago(ts), "2026-11-20T09:30:00Z");
         assert_eq!(style(true, false).ago("2026-11-17T12:00:00Z"), "3d ago");
+        assert_eq!(style(true, false).ago("2026-11-20T12:05:00Z"), "in 5m");
+        assert_eq!(style(true, false).ago("2026-11-20T12:00:00Z"), "0s ago");
         assert_eq!(duration(3900), "1h05m");
         assert_eq!(duration(42), "42s");
     }
@@ -391,6 +446,24 @@ mod tests {
             coloured.starts_with("\u{1b}[33ma\u{1b}[0m  "),
             "{coloured:?}"
         );
+    }
+
+    #[test]
+    fn wrapped_lines_fit_and_keep_commands_whole() {
+        let text = "not added: cannot tell the version of /opt/claude (it does not run); run \
+                    `claude-mem doctor --fix` later";
+        let wrapped = wrap("  Hook  ", text, "    ", 40);
+        assert!(wrap("A: ", "b c", "", 40) == "A: b c\n");
+        assert_eq!(
+            wrapped,
+            "  Hook  not added: cannot tell the\n    version of /opt/claude (it does not\n    \
+             run); run `claude-mem doctor --fix`\n    later\n"
+        );
+        assert!(
+            wrapped.lines().all(|l| l.chars().count() <= 40),
+            "{wrapped}"
+        );
+        assert_eq!(wrap("", "short", "", 40), "short\n");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Env;
+use common::{Env, memory};
 
 #[test]
 fn bad_command_input_is_one_line_and_non_zero() {
@@ -185,4 +185,135 @@ fn install_output_without_claude_code_is_short_and_says_how_to_add_the_hook_late
     }
     assert!(text.contains("PostToolUseFailure"), "{text}");
     assert!(text.contains("claude-mem doctor --fix"), "{text}");
+}
+
+/// What a usage error of `args` printed: exit 2 and one line on stderr, nothing on stdout,
+/// never a panic.
+fn usage_error(env: &Env, args: &[&str]) -> String {
+    let out = env
+        .command()
+        .args(args)
+        .env("CLAUDE_PROJECT_DIR", memory::PROJECT)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.starts_with("claude-mem: error: "), "{stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    stderr
+}
+
+/// Regression: `--since 9999999999w` panicked (exit 101, a backtrace on stderr) in every
+/// command that takes a time; `1mo` and `1y` were refused.
+#[test]
+fn a_time_too_far_back_is_one_line_and_months_and_years_are_durations() {
+    let env = Env::new();
+    memory::session(&env, "s-1", memory::PROJECT, &["alpha"]);
+    for (args, flag) in [
+        (&["search", "alpha", "--since"][..], "--since"),
+        (&["search", "alpha", "--until"][..], "--until"),
+        (&["sessions", "--since"][..], "--since"),
+        (&["forget", "--yes", "--since"][..], "--since"),
+        (&["export", "--since"][..], "--since"),
+        (&["prune", "--older-than"][..], "--older-than"),
+    ] {
+        for when in ["9999999999w", "99999999999999999999y", "5000y"] {
+            let mut all = args.to_vec();
+            all.push(when);
+            let err = usage_error(&env, &all);
+            assert!(err.contains(flag) && err.contains(when), "{all:?}: {err}");
+        }
+    }
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 1);
+    for args in [
+        &["sessions", "--since", "1y"][..],
+        &["search", "alphaprompt", "--since", "6mo"][..],
+        &["prune", "--older-than", "1mo", "--dry-run"][..],
+    ] {
+        memory::ok(&memory::run(&env, args));
+    }
+}
+
+/// Regression: `--limit 0` ended with exit 1 and no word of why.
+#[test]
+fn a_limit_of_zero_is_a_usage_error() {
+    let env = Env::new();
+    memory::session(&env, "s-1", memory::PROJECT, &["alpha"]);
+    for args in [
+        &["search", "alpha", "--limit", "0"][..],
+        &["sessions", "--limit", "0"][..],
+    ] {
+        let err = usage_error(&env, args);
+        assert!(
+            err.contains("--limit") && err.contains("1 or more"),
+            "{err}"
+        );
+    }
+}
+
+/// Regression: `show --help` left `<ID>` without a word, the tagline still said "Capture
+/// layer", and the help of `forget` and `timeline` named no memories nor summaries.
+#[test]
+fn help_says_what_claude_mem_is_and_what_every_id_may_name() {
+    let env = Env::new();
+    let help = |args: &[&str]| {
+        let out = env.command().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let main = help(&["--help"]);
+    assert!(main.starts_with("Memory for Claude Code"), "{main}");
+    assert!(!main.contains("Capture layer"), "{main}");
+    let show = help(&["show", "--help"]);
+    let id = show.split("  <ID>\n").nth(1).unwrap_or_default();
+    assert!(
+        id.trim_start()
+            .starts_with("A session, prompt, tool call, message, memory or summary"),
+        "{show}"
+    );
+    for command in ["forget", "timeline"] {
+        let text = help(&[command, "--help"]);
+        assert!(
+            text.contains("memory or summary id"),
+            "{command} --help: {text}"
+        );
+    }
+}
+
+/// Regression: with a Claude Code that does not run (a path in CLAUDE_MEM_CLAUDE_BIN that is
+/// not there), the note on PostToolUseFailure was one line of 181 characters, and the
+/// compression note one of 400.
+#[test]
+fn install_notes_about_a_claude_code_that_does_not_run_fit_in_100_columns() {
+    let env = Env::new();
+    let out = env
+        .command()
+        .env("PATH", env.tmp())
+        .env("CLAUDE_MEM_CLAUDE_BIN", "/home/someone/.local/bin/claude")
+        .env("CLAUDE_MEM_COMPRESS", "on")
+        .arg("install-hooks")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let typical = text.replace(
+        env!("CARGO_BIN_EXE_claude-mem"),
+        "/home/someone/.cargo/bin/claude-mem",
+    );
+    for line in typical.lines() {
+        // A command to copy stays whole, on a line of its own.
+        let command = line.starts_with("    /") && line.contains(" mcp add ");
+        assert!(
+            command || line.chars().count() <= 100,
+            "{} chars: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(
+        text.contains("PostToolUseFailure   hook capture  not added: cannot tell the version"),
+        "{text}"
+    );
+    assert!(text.contains("`claude-mem doctor --fix`"), "{text}");
+    assert!(text.contains("CLAUDE_MEM_COMPRESS=off"), "{text}");
 }

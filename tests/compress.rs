@@ -1440,6 +1440,8 @@ fn fake_ollama(stream: std::net::TcpStream) -> Value {
 fn install_hooks_says_what_compression_uses_and_how_to_turn_it_off() {
     let env = Env::new().with("CLAUDE_MEM_COMPRESS", "on");
     let out = ok(&env.command().arg("install-hooks").output().unwrap());
+    // The note is wrapped to 100 columns: read it as one line.
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         out.contains(
             "Compression: after each session, claude-mem compress turns its captured tool calls \

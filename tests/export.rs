@@ -582,3 +582,87 @@ fn what_was_imported_without_its_session_is_forgotten_with_its_project() {
         Vec::<PathBuf>::new()
     );
 }
+
+/// Regression: `import /dev/stdin` and `import <(cmd)` imported nothing and exited 0 (the file
+/// was opened again for the second reading, and a pipe's bytes were gone), and `import` of a
+/// FIFO hung (the second open waited for a writer that had left).
+#[cfg(unix)]
+#[test]
+fn a_pipe_or_a_fifo_is_read_as_a_stream() {
+    let source = Env::new();
+    memory(&source);
+    let file = source.root.path().join("memory.jsonl");
+    ok(&run(
+        &source,
+        &["export", "--all", "--output", file.to_str().unwrap()],
+    ));
+    let export = std::fs::read(&file).unwrap();
+    let imported = |target: &Env, out: std::process::Output| {
+        let said = ok(&out);
+        assert!(said.starts_with("Imported 3 sessions, 4 prompts"), "{said}");
+        assert_eq!(rows(target), rows(&source));
+    };
+
+    let target = Env::new();
+    let mut child = target
+        .command()
+        .args(["import", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &export).unwrap();
+    drop(child.stdin.take());
+    imported(&target, child.wait_with_output().unwrap());
+
+    let target = Env::new();
+    let script = format!(
+        "'{}' import <(cat '{}')",
+        env!("CARGO_BIN_EXE_claude-mem"),
+        file.display()
+    );
+    let out = target
+        .command_of(Path::new("bash"))
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    imported(&target, out);
+
+    let target = Env::new();
+    let fifo = target.root.path().join("memory.fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let writer = {
+        let (fifo, export) = (fifo.clone(), export.clone());
+        // Like `cat memory.jsonl > memory.fifo`: it writes once and leaves.
+        std::thread::spawn(move || {
+            let mut pipe = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            let _ = std::io::Write::write_all(&mut pipe, &export);
+        })
+    };
+    let mut child = target
+        .command()
+        .args(["import", fifo.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            // Let the writer go, whatever the import did.
+            let _ = std::fs::OpenOptions::new().read(true).open(&fifo);
+            panic!("import of a FIFO hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    writer.join().unwrap();
+    imported(&target, child.wait_with_output().unwrap());
+
+    let out = run(&target, &["import", target.root.path().to_str().unwrap()]);
+    let err = failed(&out, 1);
+    assert!(err.contains("is a folder"), "{err}");
+}

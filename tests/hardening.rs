@@ -179,6 +179,37 @@ fn a_fifo_a_symlink_or_a_huge_file_in_the_spill_folder_never_hangs_or_floods_a_h
     );
 }
 
+/// Regression: a data dir refused as another user's still got a `memory.log` of ours (the
+/// hook's line about the refusal), created inside it.
+#[cfg(unix)]
+#[test]
+fn a_data_dir_of_another_user_gets_no_file_of_ours() {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        return skip("giving the data dir to another user needs root");
+    }
+    let env = Env::new();
+    std::fs::create_dir(&env.data_dir).unwrap();
+    chown(&env.data_dir, NOBODY);
+    std::fs::set_permissions(&env.data_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_ack_telling(
+        &env.hook("capture", &capture("c1")),
+        "belongs to another user",
+    );
+    for args in [&["status"][..], &["search", "c1"][..], &["sessions"][..]] {
+        let _ = env.command().args(args).output().unwrap();
+    }
+    assert_eq!(files_in(&env.data_dir), Vec::<PathBuf>::new());
+    let fallback = env.fallback_files();
+    let log = fallback.iter().find(|p| p.ends_with("memory.log")).unwrap();
+    assert!(
+        std::fs::read_to_string(log)
+            .unwrap()
+            .contains("belongs to another user"),
+        "{fallback:?}"
+    );
+}
+
 // ---- 2. Nothing lost ----
 
 #[cfg(unix)]

@@ -352,3 +352,89 @@ fn a_malformed_list_of_it_still_loses_its_secrets() {
         "the token reached our files"
     );
 }
+
+/// `import --from-claude-mem <db>` on a file made by `sql`: how it ended, within 30 s (killed
+/// after, as a hang), and what it said on stderr.
+fn import_within(env: &Env, sql: &str) -> (Option<i32>, String) {
+    let path = env.tmp().join("crafted.db");
+    let _ = std::fs::remove_file(&path);
+    Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+    let mut child = env
+        .command()
+        .args(["import", "--from-claude-mem", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the import of a crafted database never finished: {sql}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Regression: a database whose `observations` is a recursive view was read for ever; a table
+/// of 500 rows or more whose ids are text was read again and again. Both are refused before
+/// anything is stored.
+#[test]
+fn a_crafted_database_is_refused_before_anything_is_stored() {
+    let env = Env::new();
+    let sessions = "CREATE TABLE sdk_sessions (id INTEGER PRIMARY KEY, content_session_id TEXT,
+                        memory_session_id TEXT, project TEXT);
+                    INSERT INTO sdk_sessions VALUES (1, 's-1', 'm-1', 'shop');";
+    let (code, err) = import_within(
+        &env,
+        &format!(
+            "{sessions}
+             CREATE VIEW observations AS
+                 WITH RECURSIVE n(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n)
+                 SELECT id, 'm-1' AS memory_session_id, 'a title' AS title FROM n;"
+        ),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err,
+        "claude-mem: error: this is not a thedotmack/claude-mem database: its observations is \
+         a view, not a table\n"
+    );
+    let (code, err) = import_within(
+        &env,
+        &format!(
+            "{sessions}
+             CREATE VIRTUAL TABLE observations USING fts5(id, memory_session_id, title);"
+        ),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("its observations is a virtual table"), "{err}");
+    assert!(!env.db_path().exists() || env.count("SELECT COUNT(*) FROM memories") == 0);
+
+    let (code, err) = import_within(
+        &env,
+        &format!(
+            "{sessions}
+             CREATE TABLE observations (id INTEGER PRIMARY KEY, memory_session_id TEXT,
+                 title TEXT);
+             CREATE TABLE user_prompts (id TEXT, content_session_id TEXT,
+                 prompt_number INTEGER, prompt_text TEXT, created_at TEXT);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 600)
+             INSERT INTO user_prompts
+                 SELECT printf('p-%03d', i), 's-1', i, 'prompt ' || i, '2026-10-01T09:00:00Z'
+                   FROM n;"
+        ),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err,
+        "claude-mem: error: this is not a thedotmack/claude-mem database: its user_prompts has \
+         ids that are not whole numbers\n"
+    );
+    assert!(!env.db_path().exists() || env.count("SELECT COUNT(*) FROM user_prompts") == 0);
+}

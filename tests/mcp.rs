@@ -409,6 +409,71 @@ fn mistakes_are_answered_and_the_server_goes_on() {
     );
 }
 
+/// Regression: one search with a 20,000-word query blocked the server for 12 minutes (FTS5's
+/// cost grows with the square of the terms); a NUL in a query answered SQL error text; an
+/// `offset` of 2^63 or more answered the first page (or failed: an overflow); a `limit` of 0
+/// answered that nothing was found.
+#[test]
+fn a_query_too_long_or_odd_is_answered_at_once_and_the_server_goes_on() {
+    let env = Env::new();
+    shop(&env);
+    // One call whose answer holds the word 300 times: each term matches each of them.
+    let output = "database locked ".repeat(300);
+    assert_ack(&env.hook(
+        "capture",
+        &event(
+            "PostToolUse",
+            json!({"prompt_id": "p-1", "tool_name": "Bash", "tool_use_id": "toolu_long_1",
+                   "tool_input": {"command": "cargo test"},
+                   "tool_response": {"stdout": output, "stderr": ""}}),
+        ),
+    ));
+    let mut server = Server::initialized(&env);
+    let started = std::time::Instant::now();
+    let (text, error) = server.call(
+        "search",
+        json!({"query": "database ".repeat(20_000), "all_projects": true}),
+    );
+    assert!(error, "{text}");
+    assert_eq!(
+        text,
+        "the query is 180,000 characters long: a search takes at most 1,000 characters and 16 \
+         words"
+    );
+    let words: Vec<String> = (0..20).map(|n| format!("word{n}")).collect();
+    let (text, error) = server.call("search", json!({"query": words.join(" ")}));
+    assert!(error && text.contains("20 different words"), "{text}");
+    // The most a query may hold of one word that matches everywhere answers at once.
+    let (text, error) = server.call(
+        "search",
+        json!({"query": "database ".repeat(110).trim_end(), "all_projects": true}),
+    );
+    assert!(!error && text.starts_with("3 results for"), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+
+    let (text, error) = server.call("search", json!({"query": "database\u{0}locked"}));
+    assert!(!error && text.contains("results for"), "{text}");
+    assert!(!text.contains("SQL"), "{text}");
+    for offset in [json!(1u64 << 63), json!(u64::MAX)] {
+        let (text, error) = server.call("search", json!({"query": "database", "offset": offset}));
+        assert!(
+            !error && text.starts_with("No results for"),
+            "{offset}: {text}"
+        );
+    }
+    let (text, error) = server.call("search", json!({"query": "database", "limit": 0}));
+    assert!(
+        error && text == "limit is a whole number from 1 to 50",
+        "{text}"
+    );
+    assert!(!env.log().contains("WARN"), "{}", env.log());
+}
+
 #[test]
 fn without_a_database_the_tools_say_there_is_nothing_yet() {
     let env = Env::new();

@@ -435,6 +435,12 @@ fn filters_narrow_the_results() {
 fn bad_arguments_are_usage_errors() {
     let env = Env::new();
     shop(&env);
+    // More words than a query takes.
+    let many: Vec<String> = (0..17).map(|n| format!("w{n}")).collect();
+    let words: Vec<&str> = ["search"]
+        .into_iter()
+        .chain(many.iter().map(String::as_str))
+        .collect();
     for args in [
         &["search", "x", "--since", "yesterday"][..],
         &["search", "x", "--until", "2026-13-45"][..],
@@ -444,6 +450,8 @@ fn bad_arguments_are_usage_errors() {
         &["show", "abc"][..],
         &["timeline"][..],
         &["sessions", "--limit", "many"][..],
+        &["search", &"merge ".repeat(201)][..],
+        &words[..],
     ] {
         let out = run(&env, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
@@ -650,20 +658,23 @@ fn show_of_a_session_lists_its_turns_in_order() {
     );
 }
 
+/// Regression: an ambiguous prefix listed all the items it names (up to 50) on one line.
 #[test]
-fn ids_that_do_not_name_one_item_are_one_line_errors() {
+fn an_ambiguous_id_lists_a_few_of_its_items_one_a_line() {
     let env = Env::new();
     shop(&env);
-    // Two prompts whose ids end alike: their short ids are the same.
+    // Prompts whose ids end alike: their short ids are the same.
     let db = env.db();
-    for (id, n) in [
-        ("01970000-0000-7000-8000-abcdef000001", 3),
-        ("01970000-0001-7000-8000-abcdef000002", 4),
-    ] {
+    for n in 1..=7 {
         db.execute(
             "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
-             VALUES (?1, ?2, ?3, 'twin', '2026-11-20T10:00:00.000Z')",
-            rusqlite::params![id, SESSION, n],
+             VALUES (?1, ?2, ?3, 'twin', ?4)",
+            rusqlite::params![
+                format!("01970000-000{n}-7000-8000-abcdef00000{n}"),
+                SESSION,
+                n + 2,
+                format!("2026-11-20T10:0{n}:00.000Z")
+            ],
         )
         .unwrap();
     }
@@ -671,21 +682,114 @@ fn ids_that_do_not_name_one_item_are_one_line_errors() {
     let out = run(&env, &["show", "abcdef00"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("abcdef00 is ambiguous")
-            && stderr.contains("abcdef000001 (prompt")
-            && stderr.contains("abcdef000002 (prompt"),
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines[0], "claude-mem: error: abcdef00 is ambiguous: it starts 7 items; give more of it:",
         "{stderr}"
     );
+    assert_eq!(
+        lines[1], "  abcdef000001  2026-11-20T10:01:00Z  prompt",
+        "{stderr}"
+    );
+    assert_eq!(
+        lines[5], "  abcdef000005  2026-11-20T10:05:00Z  prompt",
+        "{stderr}"
+    );
+    assert_eq!(lines[6], "  and 2 more", "{stderr}");
+    assert_eq!(lines.len(), 7, "{stderr}");
     assert_eq!(run(&env, &["show", "abcdef000002"]).status.code(), Some(0));
 
     let out = run(&env, &["show", "ffffff00"]);
     assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no session, prompt"), "{stderr}");
+}
+
+/// Regression: `sessions --project` of a project nothing was recorded in printed nothing and
+/// exited 0.
+#[test]
+fn sessions_of_a_project_never_recorded_is_one_line() {
+    let env = Env::new();
+    shop(&env);
+    let out = run(&env, &["sessions", "--project", "/home/dev/shpo"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "claude-mem: error: no session was ever recorded in /home/dev/shpo (--all lists the \
+         sessions of every project)\n"
+    );
+    // A project that has sessions, none of them in the time asked: nothing to list, exit 0.
+    let out = run(
+        &env,
+        &["sessions", "--project", PROJECT, "--until", "2000-01-01"],
+    );
+    assert_eq!(
+        (out.status.code(), out.stdout.len()),
+        (Some(0), 0),
+        "{out:?}"
+    );
+    assert!(out.stderr.is_empty(), "a pipe gets no note: {out:?}");
+}
+
+/// Regression: run from `/`, the project was named "" (`no results in project  (--all …)`,
+/// `"project": ""` in an export's header).
+#[cfg(unix)]
+#[test]
+fn the_root_folder_is_a_project_named_slash() {
+    let env = Env::new();
+    shop(&env);
+    let at_root = |args: &[&str]| {
+        let mut cmd = env.command();
+        cmd.args(args).current_dir("/");
+        cmd
+    };
+    let out = at_root(&["export"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let header: Value = serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap();
+    assert_eq!(header["filters"]["project"], "/", "{header}");
+    let (code, shown) = on_pty(at_root(&["sessions"]), "");
+    assert_eq!(code, Some(0), "{shown}");
+    assert_eq!(
+        shown,
+        "no sessions in project / (--all looks in every project)\n"
+    );
+}
+
+/// Regression: `status` showed a time ahead of the clock (the next retention look, a capture
+/// from a machine whose clock runs ahead) as "(0s ago)".
+#[cfg(unix)]
+#[test]
+fn a_time_ahead_of_the_clock_says_in_how_long() {
+    let env = Env::new();
+    shop(&env);
+    env.db()
+        .execute(
+            "UPDATE pending_queue SET created_at =
+                 strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+3 hours', '+5 minutes')",
+            [],
+        )
+        .unwrap();
+    let mut cmd = env.command();
+    cmd.arg("status")
+        .env("CLAUDE_PROJECT_DIR", PROJECT)
+        .env("NO_COLOR", "1");
+    let (code, shown) = on_pty(cmd, "");
+    assert_eq!(code, Some(0), "{shown}");
+    let capture = shown
+        .lines()
+        .find(|l| l.starts_with("last capture"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(capture.ends_with("(in 3h)"), "{capture}");
+    let retention = shown
+        .lines()
+        .find(|l| l.starts_with("retention"))
+        .unwrap_or_else(|| panic!("{shown}"));
     assert!(
-        String::from_utf8(out.stderr)
-            .unwrap()
-            .contains("no session, prompt")
+        retention.contains("next due ") && retention.contains(" (in "),
+        "{retention}"
     );
 }
 

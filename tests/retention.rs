@@ -349,3 +349,56 @@ fn status_shows_the_policy_the_size_and_what_is_due() {
         "{text}"
     );
 }
+
+/// Regression: `prune --older-than 1m` (one minute) deleted every session older than that at
+/// once, without asking; `1mo` and `1y` were refused. Now it shows what goes and asks on a
+/// terminal, needs `--yes` elsewhere, and takes months and years.
+#[cfg(unix)]
+#[test]
+fn prune_older_than_asks_first_and_takes_months_and_years() {
+    let env = Env::new();
+    session(&env, OLD, PROJECT, &["old1"]);
+    age(&env, OLD, 40);
+    session(&env, NEW, PROJECT, &["new1"]);
+    let sessions = || env.count("SELECT COUNT(*) FROM sessions");
+
+    let err = failed(&run(&env, &["prune", "--older-than", "1m"]), 2);
+    assert!(
+        err.contains("prune --older-than deletes for good") && err.contains("add --yes"),
+        "{err}"
+    );
+    assert_eq!(sessions(), 2);
+    let dry = ok(&run(&env, &["prune", "--older-than", "1mo", "--dry-run"]));
+    assert!(dry.contains("\nWould delete 1 session ("), "{dry}");
+    assert_eq!(sessions(), 2);
+
+    let prune_on_terminal = |typed: &str| {
+        let mut cmd = env.command();
+        cmd.args(["prune", "--older-than", "1mo"])
+            .env("CLAUDE_PROJECT_DIR", PROJECT);
+        on_pty(cmd, typed)
+    };
+    let (code, shown) = prune_on_terminal("n\n");
+    assert_eq!(code, Some(0), "{shown}");
+    // What is typed ahead shows first (the terminal echoes it), then the question.
+    assert!(
+        shown.contains("\nWould delete 1 session (")
+            && shown.ends_with(").\nPrune? [y/N] Nothing pruned.\n"),
+        "{shown}"
+    );
+    assert_eq!(sessions(), 2);
+    let (code, shown) = prune_on_terminal("y\n");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("Prune? [y/N] Deleted 1 session ("),
+        "{shown}"
+    );
+    assert_eq!(sessions(), 1);
+
+    // Nothing to delete: nothing to ask. With --yes, never asked.
+    ok(&run(&env, &["prune", "--older-than", "1y"]));
+    age(&env, NEW, 400);
+    let done = ok(&run(&env, &["prune", "--older-than", "1y", "--yes"]));
+    assert!(done.starts_with("Deleted 1 session ("), "{done}");
+    assert_eq!(sessions(), 0);
+}

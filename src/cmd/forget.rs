@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use super::{bounds, scope_of};
 use crate::cli::ForgetArgs;
 use crate::config::Config;
-use crate::emit::{self, Report};
+use crate::emit::Report;
 use crate::recall::{Recall, usage};
 use crate::render::{self, Style};
 use crate::store::Store;
@@ -50,16 +50,8 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     if args.dry_run {
         return Ok(format!("{what}Nothing was deleted (--dry-run).\n").into());
     }
-    if !args.yes {
-        if !emit::can_ask() {
-            return Err(usage(
-                "forget deletes for good: run it on a terminal to be asked first, or add --yes"
-                    .into(),
-            ));
-        }
-        if !emit::confirm(&format!("{what}Forget this? [y/N] "))? {
-            return Ok("Nothing forgotten.\n".to_string().into());
-        }
+    if !super::confirmed("forget", &what, "Forget this?", args.yes)? {
+        return Ok("Nothing forgotten.\n".to_string().into());
     }
     let slicer = Slicer::command(WAIT);
     let conn = store.conn();

@@ -5,7 +5,7 @@
 //! database instead (see `incumbent::import`).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor, Read};
+use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -124,39 +124,65 @@ fn parse(name: &str, number: usize, line: &str) -> Result<Record> {
     })
 }
 
-/// Where the export is read from; read twice (checked, then stored), so stdin is kept.
+/// Where the export is read from. It is read twice (checked whole, then stored): a file by
+/// going back to its start, anything else (stdin, a pipe such as `/dev/stdin` or `<(cmd)`, a
+/// FIFO) kept in memory as it is read once, each line within the bound a file's has.
 struct Source {
     name: String,
-    file: Option<std::path::PathBuf>,
+    file: Option<File>,
     kept: Vec<u8>,
 }
 
 impl Source {
     fn open(path: &Path) -> Result<Source> {
         if path == Path::new("-") {
-            let mut kept = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut kept)
-                .context("cannot read stdin")?;
+            return Source::stream("stdin".into(), std::io::stdin().lock());
+        }
+        let name = path.display().to_string();
+        // A FIFO opens once something writes to it: like `cat`, import waits for the writer.
+        let file = File::open(path).with_context(|| format!("cannot read {name}"))?;
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot read {name}"))?;
+        if meta.is_dir() {
+            bail!("{name} is a folder: name the file export wrote");
+        }
+        if meta.is_file() {
             return Ok(Source {
-                name: "stdin".into(),
-                file: None,
-                kept,
+                name,
+                file: Some(file),
+                kept: Vec::new(),
             });
         }
-        File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        Source::stream(name, file)
+    }
+
+    fn stream(name: String, reader: impl Read) -> Result<Source> {
+        let mut kept = Vec::new();
+        let mut lines = Lines {
+            reader: BufReader::new(reader),
+            number: 0,
+            name: &name,
+        };
+        while let Some(line) = lines.next_bytes()? {
+            kept.extend_from_slice(&line);
+            kept.push(b'\n');
+        }
         Ok(Source {
-            name: path.display().to_string(),
-            file: Some(path.to_path_buf()),
-            kept: Vec::new(),
+            name,
+            file: None,
+            kept,
         })
     }
 
     fn lines(&self) -> Result<Lines<'_, Box<dyn BufRead + '_>>> {
         let reader: Box<dyn BufRead> = match &self.file {
-            Some(path) => Box::new(BufReader::new(
-                File::open(path).with_context(|| format!("cannot read {}", path.display()))?,
-            )),
+            Some(file) => {
+                let mut file = file;
+                file.seek(SeekFrom::Start(0))
+                    .with_context(|| format!("cannot read {}", self.name))?;
+                Box::new(BufReader::new(file))
+            }
             None => Box::new(Cursor::new(&self.kept)),
         };
         Ok(Lines {
@@ -176,6 +202,16 @@ struct Lines<'a, R> {
 impl<R: BufRead> Lines<'_, R> {
     /// The next line and its number (from 1), without its line break.
     fn next(&mut self) -> Result<Option<(usize, String)>> {
+        let Some(bytes) = self.next_bytes()? else {
+            return Ok(None);
+        };
+        let line = String::from_utf8(bytes)
+            .map_err(|_| anyhow!("{} line {}: not UTF-8", self.name, self.number))?;
+        Ok(Some((self.number, line)))
+    }
+
+    /// The next line's bytes, without its line break.
+    fn next_bytes(&mut self) -> Result<Option<Vec<u8>>> {
         let mut bytes = Vec::new();
         let read = (&mut self.reader)
             .take(MAX_LINE + 1)
@@ -191,8 +227,6 @@ impl<R: BufRead> Lines<'_, R> {
         if bytes.ends_with(b"\n") {
             bytes.pop();
         }
-        let line = String::from_utf8(bytes)
-            .map_err(|_| anyhow!("{} line {}: not UTF-8", self.name, self.number))?;
-        Ok(Some((self.number, line)))
+        Ok(Some(bytes))
     }
 }

@@ -9,11 +9,15 @@ use crate::cli::SettingsArgs;
 use crate::config::Config;
 use crate::incumbent;
 use crate::layout::{self, Settled};
+use crate::render;
 use crate::settings::command::Program;
 use crate::settings::compat::{CLAUDE_BIN_VAR, ClaudeCode, Version};
 use crate::settings::mcp;
 use crate::settings::merge::{self, Change, Registration, Status};
 use crate::settings::{Outcome, Written, settings_path, update};
+
+/// The longest line install-hooks prints, but for a command to copy, which stays whole.
+const WIDTH: usize = 100;
 
 /// What we register. SessionStart has no matcher so that every source (startup, resume, clear,
 /// compact) fires it.
@@ -130,9 +134,14 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             skipped.iter().find(|(r, _)| r.event == registration.event),
         ) {
             (Some(change), _) => out.push_str(&line(change, dry)),
-            (None, Some((_, why))) => out.push_str(&format!(
-                "  {:<20} hook {:<8} not added: {why}\n",
-                registration.event, registration.hook
+            (None, Some((_, why))) => out.push_str(&render::wrap(
+                &format!(
+                    "  {:<20} hook {:<8} ",
+                    registration.event, registration.hook
+                ),
+                &format!("not added: {why}"),
+                "    ",
+                WIDTH,
             )),
             (None, None) => {}
         }
@@ -154,10 +163,15 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
         .filter(|(r, _)| skipped.iter().any(|(s, _)| s.event == r.event))
         .find_map(|(_, since)| *since);
     if let Some(since) = later {
-        out.push_str(&format!(
-            "  To add it later: {}, then run\n  `claude-mem install-hooks` again or \
-             `claude-mem doctor --fix`.\n",
-            claude.to_allow(since)
+        out.push_str(&render::wrap(
+            "  ",
+            &format!(
+                "To add it later: {}, then run `claude-mem install-hooks` again or \
+                 `claude-mem doctor --fix`.",
+                claude.to_allow(since)
+            ),
+            "  ",
+            WIDTH,
         ));
     }
     out.push_str(&format!("Binary: {}\n", exe.display()));
@@ -219,9 +233,15 @@ fn mcp_server(args: &SettingsArgs, claude: &ClaudeCode, exe: &Path) -> String {
             "MCP server: not registered: no Claude Code found (`claude` on PATH, or \
              {CLAUDE_BIN_VAR}).\n  Register it with:\n    {command}\n"
         ),
-        mcp::Registered::Failed { why, command } => {
-            format!("MCP server: not registered: {why}\n  Register it with:\n    {command}\n")
-        }
+        mcp::Registered::Failed { why, command } => format!(
+            "{}  Register it with:\n    {command}\n",
+            render::wrap(
+                "MCP server: ",
+                &format!("not registered: {why}"),
+                "  ",
+                WIDTH
+            )
+        ),
     }
 }
 
@@ -262,7 +282,7 @@ fn data_notes(dry_run: bool) -> Result<String> {
 /// Claude Code account, so they hear it here first.
 fn compression_note(config: &Config) -> String {
     let c = &config.compress;
-    let cap = crate::render::count(c.daily_tokens as i64);
+    let cap = render::count(c.daily_tokens as i64);
     if !c.auto {
         return "Compression: off after sessions (CLAUDE_MEM_COMPRESS=off); `claude-mem \
                 compress` runs it by hand.\n"
@@ -276,11 +296,16 @@ fn compression_note(config: &Config) -> String {
             c.model
         ),
     };
-    format!(
-        "Compression: after each session, claude-mem compress turns its captured tool calls into \
-         short memories with {model}, at most {cap} tokens a day \
-         (CLAUDE_MEM_COMPRESS_DAILY_TOKENS). To turn it off, set CLAUDE_MEM_COMPRESS=off where \
-         Claude Code runs (its settings' \"env\", or your shell).\n"
+    render::wrap(
+        "Compression: ",
+        &format!(
+            "after each session, claude-mem compress turns its captured tool calls into short \
+             memories with {model}, at most {cap} tokens a day \
+             (CLAUDE_MEM_COMPRESS_DAILY_TOKENS). To turn it off, set CLAUDE_MEM_COMPRESS=off \
+             where Claude Code runs (its settings' \"env\", or your shell)."
+        ),
+        "",
+        WIDTH,
     )
 }
 

@@ -9,6 +9,7 @@
 //! was deleted or replaced meanwhile.
 
 use std::io;
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
@@ -205,8 +206,9 @@ impl Memory {
 
     fn search(&self, args: &Args) -> Result<String> {
         let words = args.text("query")?.unwrap_or_default();
-        let limit = args.count("limit", SEARCH_LIMIT, SEARCH_MAX)?;
-        let offset = args.count("offset", 0, usize::MAX)?;
+        let limit = args.count("limit", SEARCH_LIMIT, 1..=SEARCH_MAX)?;
+        // Past the last result is an empty page, however far.
+        let offset = args.count("offset", 0, 0..=usize::MAX)?;
         let (since, until) = recall::bounds(args.text("since")?, args.text("until")?, "")?;
         let mut recall = match self.open()? {
             Ok(recall) => recall,
@@ -214,7 +216,7 @@ impl Memory {
         };
         let all = args.flag("all_projects")?;
         let project = recall.project(args.text("project")?.map(Path::new), all)?;
-        let Some(query) = parse_query(words) else {
+        let Some(query) = parse_query(words).map_err(|why| mistake(&why))? else {
             return Err(mistake("the query holds no word to search for"));
         };
         let session = match args.text("session")? {
@@ -257,7 +259,7 @@ impl Memory {
             "{} for {words:?} {place}, best first{}. {LINE_LEGEND}\n",
             render::plural(hits.len() as i64, "result"),
             if more {
-                format!(" (more: offset {})", offset + limit)
+                format!(" (more: offset {})", offset.saturating_add(limit))
             } else {
                 String::new()
             }
@@ -271,8 +273,8 @@ impl Memory {
 
     fn timeline(&self, args: &Args) -> Result<String> {
         let id = args.text("id")?.unwrap_or_default();
-        let before = args.count("before", BEFORE, SIDE_MAX)?;
-        let after = args.count("after", AFTER, SIDE_MAX)?;
+        let before = args.count("before", BEFORE, 0..=SIDE_MAX)?;
+        let after = args.count("after", AFTER, 0..=SIDE_MAX)?;
         let mut recall = match self.open()? {
             Ok(recall) => recall,
             Err(why) => return Ok(why),
@@ -451,14 +453,20 @@ impl<'a> Args<'a> {
         }
     }
 
-    fn count(&self, key: &str, default: usize, max: usize) -> Result<usize> {
+    fn count(&self, key: &str, default: usize, range: RangeInclusive<usize>) -> Result<usize> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(default),
             Some(value) => value
                 .as_u64()
                 .and_then(|n| usize::try_from(n).ok())
-                .filter(|n| *n <= max)
-                .ok_or_else(|| mistake(&format!("{key} is a whole number from 0 to {max}"))),
+                .filter(|n| range.contains(n))
+                .ok_or_else(|| {
+                    mistake(&format!(
+                        "{key} is a whole number from {} to {}",
+                        range.start(),
+                        range.end()
+                    ))
+                }),
         }
     }
 
@@ -511,8 +519,11 @@ mod tests {
         let search = tools().remove(0);
         let args = json!({"query": "x", "limit": 5});
         let args = Args::check(&search, args.as_object().unwrap()).unwrap();
-        assert_eq!(args.count("limit", 10, 50).unwrap(), 5);
-        assert_eq!(args.count("offset", 0, 50).unwrap(), 0);
+        assert_eq!(args.count("limit", 10, 1..=50).unwrap(), 5);
+        assert_eq!(args.count("offset", 0, 0..=50).unwrap(), 0);
+        let zero = json!({"query": "x", "limit": 0});
+        let zero = Args::check(&search, zero.as_object().unwrap()).unwrap();
+        assert!(zero.count("limit", 10, 1..=50).is_err());
         for (bad, says) in [
             (
                 json!({"query": "x", "colour": 1}),

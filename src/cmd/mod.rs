@@ -29,8 +29,8 @@ use anyhow::Result;
 
 use crate::cli::{Command, Scope};
 use crate::config::Config;
-use crate::emit::Report;
-use crate::recall::{self, Recall, no_database};
+use crate::emit::{self, Report};
+use crate::recall::{self, Recall, no_database, usage};
 
 pub fn run(command: Command) -> Result<Report> {
     match command {
@@ -104,4 +104,19 @@ fn scope_hint(project: Option<&str>, what: &str) -> String {
 /// `--since` and `--until` of a scope as stored timestamps.
 fn bounds(scope: &Scope) -> Result<(Option<String>, Option<String>)> {
     recall::bounds(scope.since.as_deref(), scope.until.as_deref(), "--")
+}
+
+/// Whether to go on deleting for good what `what` lists: `yes` (the flag), or a person's yes
+/// to the question on a terminal. Elsewhere, without `--yes`, a usage error: a script must say
+/// it means it.
+fn confirmed(command: &str, what: &str, question: &str, yes: bool) -> Result<bool> {
+    if yes {
+        return Ok(true);
+    }
+    if !emit::can_ask() {
+        return Err(usage(format!(
+            "{command} deletes for good: run it on a terminal to be asked first, or add --yes"
+        )));
+    }
+    Ok(emit::confirm(&format!("{what}{question} [y/N] "))?)
 }

@@ -1,6 +1,7 @@
 //! `prune`: the retention policy (see `store::retention`) applied now, all of it, and the space
 //! it frees given back to the file system; `--dry-run` says what would go. A database made
-//! before schema v7 is converted once, so that its file can shrink from then on.
+//! before schema v7 is converted once, so that its file can shrink from then on. Sessions that
+//! `--older-than` deletes beyond the policy are shown and asked for first, as `forget` does.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -35,7 +36,7 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
     let delete_before = args
         .older_than
         .as_deref()
-        .map(|when| time_bound("older-than", when, false))
+        .map(|when| time_bound("--older-than", when, false))
         .transpose()?;
     let scope = Scope {
         project,
@@ -50,6 +51,18 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
         let report = retention::run(&conn, &config.retention, &scope, now, None)?;
         let converts = !retention::incremental(&conn)?;
         return Ok(dry_text(&config.retention, &scope, &report, converts, size_before).into());
+    }
+    // `--older-than` deletes what the policy keeps, for good: as forget, it asks first.
+    if scope.delete_before.is_some() && !args.yes {
+        let conn = store::open_read_only(&config, Instant::now() + WAIT)?
+            .context("the database went away")?;
+        let report = retention::run(&conn, &config.retention, &scope, now, None)?;
+        let what = lines(&scope, &report, true);
+        if report.deleted.sessions > 0
+            && !super::confirmed("prune --older-than", &what, "Prune?", false)?
+        {
+            return Ok("Nothing pruned.\n".to_string().into());
+        }
     }
     // The maintenance process must not apply the policy at the same time.
     let _lock = detach::lock_waiting(&config.maintain_lock())

@@ -7,7 +7,7 @@ use super::{bounds, nothing_captured, project, scope_hint};
 use crate::cli::{KindArg, SearchArgs};
 use crate::config::Config;
 use crate::emit::Report;
-use crate::recall::Recall;
+use crate::recall::{Recall, usage};
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::{Hit, Search, parse_query};
 use crate::store::read::{Kind, short_id};
@@ -23,7 +23,7 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         });
     };
     let project = project(scope, &recall)?;
-    let Some(query) = parse_query(&words(&args.words)) else {
+    let Some(query) = parse_query(&words(&args.words)).map_err(usage)? else {
         return Ok(Report {
             found_nothing: true,
             note: Some("no results: the words hold nothing to search for".into()),
@@ -64,7 +64,12 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     } else {
         lines(&hits, &style, project.is_none())
     };
-    let note = more.then(|| format!("more results: --offset {}", scope.offset + scope.limit));
+    let note = more.then(|| {
+        format!(
+            "more results: --offset {}",
+            scope.offset.saturating_add(scope.limit)
+        )
+    });
     Ok(Report {
         stdout,
         note,

@@ -1,6 +1,6 @@
 //! `sessions`: recent sessions of this project (or all), most recently active first.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use super::{bounds, nothing_captured, project, scope_hint};
@@ -26,6 +26,15 @@ pub fn sessions(scope: &Scope) -> Result<Report> {
         offset: scope.offset,
     })?;
     if sessions.is_empty() {
+        // A project named that no session ever ran in is a mistake (a typo, a path that
+        // moved): one line, in a pipe too.
+        if let (Some(_), Some(p)) = (&scope.project, &project)
+            && !recall.reader().projects()?.contains(p)
+        {
+            bail!(
+                "no session was ever recorded in {p} (--all lists the sessions of every project)"
+            );
+        }
         return Ok(Report {
             note: Some(scope_hint(project.as_deref(), "no sessions")),
             ..Report::default()

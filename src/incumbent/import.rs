@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use rusqlite::types::Value;
-use rusqlite::{Connection, OpenFlags, Transaction, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use serde_json::{Map, Value as JsonValue, json};
 
 use crate::config::Config;
@@ -137,6 +137,51 @@ fn uri(path: &Path) -> Result<String> {
     Ok(uri)
 }
 
+/// Refuses `name` unless it is missing or a plain table: a view (a recursive one never ends)
+/// or a virtual table (its module may read anything) is not what their worker writes.
+fn is_table(conn: &Connection, name: &str) -> Result<()> {
+    let found: Option<(String, String)> = conn
+        .query_row(
+            "SELECT type, coalesce(sql, '') FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE \
+             AND type IN ('table', 'view')",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    match found {
+        Some((kind, sql)) if kind != "table" || is_virtual(&sql) => bail!(
+            "this is not a thedotmack/claude-mem database: its {name} is a {}, not a table",
+            if kind == "table" {
+                "virtual table"
+            } else {
+                kind.as_str()
+            }
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Whether every `id` of `table` is an integer, as their `INTEGER PRIMARY KEY` makes it.
+fn whole_number_ids(conn: &Connection, table: &str) -> Result<bool> {
+    let other: Option<i64> = conn
+        .query_row(
+            &format!("SELECT 1 FROM {table} WHERE typeof(id) <> 'integer' LIMIT 1"),
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(other.is_none())
+}
+
+fn is_virtual(sql: &str) -> bool {
+    let words: Vec<String> = sql
+        .split_whitespace()
+        .take(2)
+        .map(str::to_ascii_uppercase)
+        .collect();
+    words == ["CREATE", "VIRTUAL"]
+}
+
 /// The columns each table of theirs has.
 struct Tables(HashMap<&'static str, HashSet<String>>);
 
@@ -149,10 +194,18 @@ impl Tables {
             "observations",
             "session_summaries",
         ] {
+            is_table(conn, table)?;
             let mut statement = conn.prepare(&format!("PRAGMA table_info({table})"))?;
             let columns: HashSet<String> = statement
                 .query_map([], |r| r.get::<_, String>(1))?
                 .collect::<rusqlite::Result<_>>()?;
+            // Pages go by `id > ?1`, which every text passes: the same rows again and again.
+            if columns.contains("id") && !whole_number_ids(conn, table)? {
+                bail!(
+                    "this is not a thedotmack/claude-mem database: its {table} has ids that are \
+                     not whole numbers"
+                );
+            }
             tables.insert(table, columns);
         }
         if tables["sdk_sessions"].is_empty() || tables["observations"].is_empty() {

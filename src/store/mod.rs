@@ -271,6 +271,12 @@ fn refused_if_permanent(err: std::io::Error, context: String) -> anyhow::Error {
     }
 }
 
+/// A count for a `LIMIT` or `OFFSET`: SQLite takes an i64 and reads a negative one as none, so a
+/// larger count is the largest it takes, never one that wraps around to the first page.
+pub fn sql_count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// Size of the database's WAL file, without opening the database.
 pub fn wal_bytes(config: &Config) -> u64 {
     let mut wal = config.db_path().into_os_string();

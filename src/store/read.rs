@@ -253,8 +253,8 @@ impl Reader {
                 filter.project,
                 filter.since,
                 filter.until,
-                filter.limit as i64,
-                filter.offset as i64
+                super::sql_count(filter.limit),
+                super::sql_count(filter.offset)
             ],
             summary,
         )?;

@@ -506,3 +506,55 @@ pub fn contains(haystack: &[u8], needle: &str) -> bool {
         .windows(needle.len())
         .any(|w| w == needle.as_bytes())
 }
+
+/// Runs `cmd` as at a terminal: its stdin, stdout and stderr are one pseudo-terminal, on which
+/// `typed` is typed first. Returns its exit code and everything the terminal showed (the
+/// echo of `typed` included), with `\r\n` as `\n`.
+#[cfg(unix)]
+pub fn on_pty(mut cmd: Command, typed: &str) -> (Option<i32>, String) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut controller, mut terminal) = (0, 0);
+    // SAFETY: two valid out-pointers; no name, settings or size asked for.
+    let opened = unsafe {
+        libc::openpty(
+            &mut controller,
+            &mut terminal,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: openpty returned two descriptors that nothing else owns.
+    let (controller, terminal) = unsafe {
+        (
+            std::fs::File::from_raw_fd(controller),
+            OwnedFd::from_raw_fd(terminal),
+        )
+    };
+    cmd.stdin(Stdio::from(terminal.try_clone().unwrap()))
+        .stdout(Stdio::from(terminal.try_clone().unwrap()))
+        .stderr(Stdio::from(terminal));
+    let mut child = cmd.spawn().unwrap();
+    // The child holds the terminal now: once it exits, reading ends (EIO).
+    drop(cmd);
+    (&controller).write_all(typed.as_bytes()).unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut shown = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = (&controller).read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            shown.extend_from_slice(&buf[..n]);
+        }
+        shown
+    });
+    let status = child.wait().unwrap();
+    let shown = reader.join().unwrap();
+    (
+        status.code(),
+        String::from_utf8_lossy(&shown).replace("\r\n", "\n"),
+    )
+}

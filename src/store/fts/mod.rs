@@ -26,6 +26,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 
 use super::read::{Kind, open_file_read_only};
+use super::sql_count;
 use crate::config::Config;
 use crate::fsutil;
 
@@ -245,8 +246,8 @@ impl Index {
                 search.tool,
                 file,
                 search.kind.map(Kind::as_str),
-                search.limit as i64,
-                search.offset as i64
+                sql_count(search.limit),
+                sql_count(search.offset)
             ],
             |r| {
                 let (snippet, matches) = snippet(&[r.get("head")?, r.get("body")?]);
@@ -292,7 +293,7 @@ impl Index {
         let side = |op: &str, order: &str, limit: usize| -> Result<Vec<Item>> {
             let mut stmt = self.conn.prepare_cached(&side_sql(op, order))?;
             let rows = stmt.query_map(
-                params![anchor.session_id, anchor.created_at, doc, limit as i64],
+                params![anchor.session_id, anchor.created_at, doc, sql_count(limit)],
                 item,
             )?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -346,13 +347,16 @@ impl Index {
     }
 }
 
+/// The most items [`Index::resolve`] returns for a prefix.
+pub const RESOLVE_LIMIT: usize = 50;
+
 /// Items whose handle or id starts with ?1 (`char(1114111)` sorts after any character).
 fn resolve_sql() -> String {
     format!(
         "SELECT {ITEM_COLUMNS} FROM docs d
           WHERE (d.handle >= ?1 AND d.handle < ?1 || char(1114111))
              OR (d.item_id >= ?1 AND d.item_id < ?1 || char(1114111))
-          ORDER BY d.created_at LIMIT 50"
+          ORDER BY d.created_at LIMIT {RESOLVE_LIMIT}"
     )
 }
 

@@ -22,6 +22,7 @@ mod notice;
 mod ops;
 mod privacy;
 mod recall;
+mod recorded;
 mod render;
 mod settings;
 mod spill;

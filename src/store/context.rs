@@ -60,7 +60,7 @@ pub struct Failure {
     pub call: String,
     /// The telling line of its error.
     pub error: String,
-    /// For a command: whether its last later run (the same program and first argument)
+    /// For a command: whether its last later run (the same command, spaces around it aside)
     /// succeeded; `None` when it was not run again.
     pub later: Option<bool>,
 }
@@ -262,9 +262,11 @@ fn failures(conn: &Connection, session_id: &str, after: &str) -> Result<Vec<Fail
     Ok(failures)
 }
 
-/// How the last later run of `command` (the same program and first argument) ended.
+/// How the last later run of `command` ended. Only the same command is a rerun (spaces around
+/// it aside): a passing `npm run build` says nothing of a failing `npm run lint`, nor
+/// `cargo test -p a` of `cargo test -p b`.
 fn rerun(conn: &Connection, session_id: &str, after: &str, command: &str) -> Result<Option<bool>> {
-    let key = command_key(command);
+    let command = command.trim();
     let runs: Vec<(bool, Option<String>)> = conn
         .prepare_cached(COMMANDS_AFTER)?
         .query_map(params![session_id, after, COMMANDS_LOOKED_AT], |r| {
@@ -273,7 +275,7 @@ fn rerun(conn: &Connection, session_id: &str, after: &str, command: &str) -> Res
         .collect::<Result<_>>()?;
     Ok(runs
         .into_iter()
-        .filter(|(_, c)| c.as_deref().is_some_and(|c| command_key(c) == key))
+        .filter(|(_, c)| c.as_deref().is_some_and(|c| c.trim() == command))
         .map(|(ok, _)| ok)
         .next_back())
 }
@@ -296,8 +298,8 @@ fn changing_commands(conn: &Connection, session_id: &str, after: &str) -> Result
     Ok(shown)
 }
 
-/// The words a rerun of a command shares with it: the program and its first argument, after
-/// `cd … &&` and `NAME=value` (`cargo test -p shop` and `cargo test` are reruns of each other).
+/// The words that say what a command does: the program and its first argument, after
+/// `cd … &&` and `NAME=value` (`cargo test -p shop` is a `cargo test`).
 fn command_key(command: &str) -> Vec<&str> {
     let last = command.rsplit("&&").next().unwrap_or(command);
     last.split_whitespace()
@@ -467,7 +469,7 @@ mod tests {
     }
 
     #[test]
-    fn reruns_and_changes_are_told_by_their_first_words() {
+    fn changes_are_told_by_their_first_words() {
         assert_eq!(command_key("cargo test -p shop 2>&1"), ["cargo", "test"]);
         assert_eq!(
             command_key("cd app && RUST_LOG=1 cargo test"),

@@ -452,7 +452,10 @@ fn a_query_too_long_or_odd_is_answered_at_once_and_the_server_goes_on() {
         "search",
         json!({"query": "database ".repeat(110).trim_end(), "all_projects": true}),
     );
-    assert!(!error && text.starts_with("3 results for"), "{text}");
+    assert!(
+        !error && text.starts_with(&format!("{FRAME}3 results for")),
+        "{text}"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "{:?}",

@@ -26,8 +26,28 @@ pub enum Rule {
     PrivateKeyEnd,
     UrlPassword,
     Bearer,
+    /// A token known by its prefix alone; its shape is in `tokens::shape`.
+    Prefixed,
+    /// `:AA`, in a Telegram bot token (`123456789:AA…`): the digits before it are its start.
+    Telegram,
+    /// A password given on a command line: `curl -u user:pass`, `mysql -pX`, `sshpass -p X`.
+    CommandLine,
+    /// A `.pgpass` line, `host:port:database:user:password`, found by its port field.
+    PgPass,
+    /// A Discord bot token, whose first part is a user id (digits) in base64: its anchor is
+    /// every three characters such a part can start with (see [`snowflake`]), not a literal.
+    Discord,
     /// A word that names a secret, in a name that may be assigned a value.
     Name,
+}
+
+impl Rule {
+    /// Whether the rule finds a value by where it is rather than by what it is (a name's value,
+    /// a URL's password, a command line's): a token known by its prefix there is named for
+    /// what it is.
+    pub fn names_its_value(self) -> bool {
+        matches!(self, Name | UrlPassword | CommandLine | PgPass | Bearer)
+    }
 }
 
 pub struct Anchor {
@@ -99,6 +119,64 @@ pub const ANCHORS: &[Anchor] = &[
     exact("AIza", GoogleApiKey),
     exact("npm_", Npm),
     exact("pypi-AgEIcHlwaS5vcmc", PyPi),
+    exact("whsec_", Prefixed),
+    exact("hf_", Prefixed),
+    exact("api_org_", Prefixed),
+    exact("hvs.", Prefixed),
+    exact("hvb.", Prefixed),
+    exact("dop_v1_", Prefixed),
+    exact("doo_v1_", Prefixed),
+    exact("dor_v1_", Prefixed),
+    exact("GOCSPX-", Prefixed),
+    exact("ya29.", Prefixed),
+    exact("1//0", Prefixed),
+    exact("SG.", Prefixed),
+    exact("xkeysib-", Prefixed),
+    exact("AGE-SECRET-KEY-1", Prefixed),
+    exact("shpat_", Prefixed),
+    exact("shpca_", Prefixed),
+    exact("shppa_", Prefixed),
+    exact("shpss_", Prefixed),
+    exact("lin_api_", Prefixed),
+    exact("pplx-", Prefixed),
+    exact("gsk_", Prefixed),
+    exact("xai-", Prefixed),
+    exact("r8_", Prefixed),
+    exact("dapi", Prefixed),
+    exact("rubygems_", Prefixed),
+    exact("pnu_", Prefixed),
+    exact("sntryu_", Prefixed),
+    exact("sntrys_", Prefixed),
+    exact("glsa_", Prefixed),
+    exact("glc_", Prefixed),
+    exact("PMAK-", Prefixed),
+    exact("ntn_", Prefixed),
+    exact("pscale_", Prefixed),
+    exact("dp.pt.", Prefixed),
+    exact("dp.st.", Prefixed),
+    exact("dp.sa.", Prefixed),
+    exact("dckr_pat_", Prefixed),
+    exact("sbp_", Prefixed),
+    exact("sb_secret_", Prefixed),
+    exact("ATATT3", Prefixed),
+    exact("ATBB", Prefixed),
+    exact("LTAI", Prefixed),
+    exact("HRKU-", Prefixed),
+    exact("sq0atp-", Prefixed),
+    exact("sq0csp-", Prefixed),
+    exact("pul-", Prefixed),
+    exact("key-", Prefixed),
+    exact("sl.", Prefixed),
+    exact("ops_eyJ", Prefixed),
+    exact(":AA", Telegram),
+    exact("MTA", Discord),
+    exact("sshpass", CommandLine),
+    exact(" -p", CommandLine),
+    exact(" -u", CommandLine),
+    exact("--user", CommandLine),
+    exact(":5432:", PgPass),
+    exact(":6432:", PgPass),
+    exact(":*:", PgPass),
     exact("eyJ", Jwt),
     exact("-----BEGIN", PrivateKeyBegin),
     exact("-----END", PrivateKeyEnd),
@@ -117,6 +195,9 @@ pub const ANCHORS: &[Anchor] = &[
     word("auth"),
     word("credential"),
     word("creds"),
+    word("salt"),
+    word("pepper"),
+    word("hmac"),
 ];
 
 /// A bit per hash of three bytes, set for every anchor's first three bytes (in every letter
@@ -133,8 +214,31 @@ const fn key(a: u8, b: u8, c: u8) -> u32 {
     (a as u32) << 16 | (b as u32) << 8 | c as u32
 }
 
+/// The characters of base64 that encode ASCII digits, by position in a group of four: a
+/// Discord token starts with a user id (17 to 20 digits) so encoded.
+const SNOWFLAKE: [&[u8]; 4] = [b"MNO", b"DTjz", b"AEIMQUYcgk", b"wxyz012345"];
+
+/// Whether `bytes` start as a number in base64 would.
+pub fn snowflake(bytes: &[u8]) -> bool {
+    bytes.len() >= 3 && (0..3).all(|i| SNOWFLAKE[i].contains(&bytes[i]))
+}
+
 const fn triples() -> [u64; 1024] {
     let mut bits = [0u64; 1024];
+    let (mut a, mut b, mut c) = (0, 0, 0);
+    while a < SNOWFLAKE[0].len() {
+        while b < SNOWFLAKE[1].len() {
+            while c < SNOWFLAKE[2].len() {
+                let at = slot(key(SNOWFLAKE[0][a], SNOWFLAKE[1][b], SNOWFLAKE[2][c]));
+                bits[at / 64] |= 1 << (at % 64);
+                c += 1;
+            }
+            c = 0;
+            b += 1;
+        }
+        b = 0;
+        a += 1;
+    }
     let mut i = 0;
     while i < ANCHORS.len() {
         let text = ANCHORS[i].text.as_bytes();
@@ -174,15 +278,21 @@ pub fn next_candidate(bytes: &[u8], from: usize) -> Option<usize> {
 
 /// Bit `i` of entry `b` is set when anchor `i` starts with byte `b` (in either case for
 /// anchors compared in any case): a candidate is compared with a handful of anchors, not all.
-static FIRST: [u64; 256] = first_bytes();
+static FIRST: [u128; 256] = first_bytes();
 
-const fn first_bytes() -> [u64; 256] {
-    assert!(ANCHORS.len() <= 64, "an anchor's bit must fit in a u64");
-    let mut masks = [0u64; 256];
+const fn first_bytes() -> [u128; 256] {
+    assert!(ANCHORS.len() <= 128, "an anchor's bit must fit in a u128");
+    let mut masks = [0u128; 256];
     let mut i = 0;
     while i < ANCHORS.len() {
         let first = ANCHORS[i].text.as_bytes()[0];
-        if ANCHORS[i].fold {
+        if matches!(ANCHORS[i].rule, Discord) {
+            let mut k = 0;
+            while k < SNOWFLAKE[0].len() {
+                masks[SNOWFLAKE[0][k] as usize] |= 1 << i;
+                k += 1;
+            }
+        } else if ANCHORS[i].fold {
             masks[first.to_ascii_lowercase() as usize] |= 1 << i;
             masks[first.to_ascii_uppercase() as usize] |= 1 << i;
         } else {
@@ -202,12 +312,16 @@ pub fn anchors_at(bytes: &[u8], at: usize) -> impl Iterator<Item = &'static Anch
             let anchor = &ANCHORS[mask.trailing_zeros() as usize];
             mask &= mask - 1;
             let text = anchor.text.as_bytes();
-            let found = rest.len() >= text.len()
-                && if anchor.fold {
-                    rest[..text.len()].eq_ignore_ascii_case(text)
-                } else {
-                    rest[..text.len()] == *text
-                };
+            let found = if anchor.rule == Discord {
+                snowflake(rest)
+            } else {
+                rest.len() >= text.len()
+                    && if anchor.fold {
+                        rest[..text.len()].eq_ignore_ascii_case(text)
+                    } else {
+                        rest[..text.len()] == *text
+                    }
+            };
             if found {
                 return Some(anchor);
             }

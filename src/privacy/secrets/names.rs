@@ -369,7 +369,8 @@ pub fn classify(name: &str) -> Option<(Class, &'static str)> {
             // `PGPASSWORD`, `MYSQLPASSWORD`: one word ending in password.
             w if w.ends_with("password") || w.ends_with("passwd") => (Class::Strong, "password"),
             "salt" | "pepper" => (Class::Strong, "salt"),
-            "hmac" => (Class::Strong, "hmac-key"),
+            // Alone it may name the algorithm (`hmac: sha256`): a long random value only.
+            "hmac" => (Class::Weak, "hmac-key"),
             "key" if prev.is_some_and(|p| SECRET_KEYS.contains(&p)) => (Class::Weak, "key"),
             "secret" | "secrets" | "clientsecret" | "secretkey" if aws => {
                 (Class::Strong, "aws-secret-key")

@@ -2,9 +2,11 @@
 //!
 //! Rules learnt from gitleaks' rule list and atuin's secrets filter, written as plain code:
 //! tokens known by their prefix (AWS, GitHub, GitLab, Slack, Stripe, Anthropic, OpenAI,
-//! Google, npm, PyPI), JWTs, private key blocks, passwords in URLs, `Bearer` and
-//! `Authorization` credentials, and values assigned to names that say secret. A match becomes
-//! `[REDACTED:<rule>]` and the rest of the text stays, so a memory keeps its meaning.
+//! Google, npm, PyPI, Hugging Face, Vault, … see `tokens::shape`), Telegram and Discord bot
+//! tokens, JWTs, private key blocks, passwords in URLs, on command lines (`command`) and in
+//! `.netrc`/`.pgpass` lines, `Bearer` and `Authorization` credentials, and values assigned to
+//! names that say secret. A match becomes `[REDACTED:<rule>]` and the rest of the text stays,
+//! so a memory keeps its meaning.
 //!
 //! [`Redactor::redact`] is a pure function of a text, for the hooks and for a later scrub of
 //! what is stored: `Redactor::default()` applies the built-in rules, and the user's settings

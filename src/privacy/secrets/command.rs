@@ -98,8 +98,8 @@ pub fn password(anchor: &str, bytes: &[u8], at: usize, floor: usize) -> Step {
     }
 }
 
-/// A `.pgpass` line found at the colon before its port (`:5432:`, `:*:`): five fields on one
-/// line, the last the password.
+/// A `.pgpass` line found at the colon before its port (`:5432:` and the other usual ports of
+/// PostgreSQL and its poolers, `:*:`): five fields on one line, the last the password.
 pub fn pgpass(bytes: &[u8], at: usize, floor: usize) -> Step {
     let miss = Step::miss(at + 1);
     let host = line_before(bytes, at, floor);

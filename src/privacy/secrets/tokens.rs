@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::anchors::{self, Anchor, Rule};
+use super::anchors::{Anchor, Rule};
 use super::command;
 use super::names::{self, Class};
 
@@ -138,10 +138,10 @@ fn shape(prefix: &str) -> Option<(usize, Chars, &'static str)> {
     }
     Some(match prefix {
         "whsec_" => (32, base64, "webhook-secret"),
-        "hf_" | "api_org_" => (34, letters, "huggingface-token"),
+        "hf_" => (34, letters, "huggingface-token"),
         "hvs." => (90, url_safe, "vault-token"),
         "hvb." => (138, url_safe, "vault-token"),
-        "dop_v1_" | "doo_v1_" | "dor_v1_" => (64, hex, "digitalocean-token"),
+        "dop_v1_" => (64, hex, "digitalocean-token"),
         "GOCSPX-" => (28, url_safe, "google-oauth-secret"),
         "ya29." => (50, dotted, "google-oauth-token"),
         "1//0" => (40, url_safe, "google-oauth-token"),
@@ -149,13 +149,9 @@ fn shape(prefix: &str) -> Option<(usize, Chars, &'static str)> {
         "xkeysib-" => (64, url_safe, "brevo-key"),
         "AGE-SECRET-KEY-1" => (58, alnum, "age-secret-key"),
         "shpat_" | "shpca_" | "shppa_" | "shpss_" => (32, hex, "shopify-token"),
-        "lin_api_" => (40, alnum, "linear-key"),
-        "pplx-" => (48, alnum, "perplexity-key"),
         "gsk_" => (48, alnum, "groq-key"),
         "xai-" => (70, alnum, "xai-key"),
         "r8_" => (37, alnum, "replicate-token"),
-        "dapi" => (32, |b| hex(b) || b == b'-', "databricks-token"),
-        "rubygems_" => (48, hex, "rubygems-key"),
         "pnu_" => (36, alnum, "prefect-key"),
         "sntryu_" => (64, hex, "sentry-token"),
         "sntrys_" => (60, |b| base64(b) || b == b'_', "sentry-token"),
@@ -173,23 +169,18 @@ fn shape(prefix: &str) -> Option<(usize, Chars, &'static str)> {
         "LTAI" => (20, alnum, "alibaba-key"),
         "HRKU-" => (60, url_safe, "heroku-key"),
         "sq0atp-" | "sq0csp-" => (22, url_safe, "square-token"),
-        "pul-" => (40, hex, "pulumi-token"),
         "key-" => (32, hex, "mailgun-key"),
         "sl." => (100, url_safe, "dropbox-token"),
-        "ops_eyJ" => (200, base64, "1password-token"),
         _ => return None,
     })
 }
 
-/// A Discord bot token: a user id of 17 to 20 digits in base64 (23 to 27 characters, each
-/// group of four as digits encode), a dot, 6 characters, a dot, and 27 to 40 more.
+/// A Discord bot token: a user id of 17 to 20 digits in base64 (23 to 27 characters), a dot,
+/// 6 characters, a dot, and 27 to 40 more.
 fn discord(bytes: &[u8], at: usize) -> Step {
     let id = run_end(bytes, at, alnum);
     let miss = Step::miss(id.max(at + 1));
-    let digits = bytes[at..id]
-        .chunks(4)
-        .all(|group| group.len() < 3 || anchors::snowflake(group));
-    if !starts_word(bytes, at) || !(23..=27).contains(&(id - at)) || !digits {
+    if !starts_word(bytes, at) || !(23..=27).contains(&(id - at)) {
         return miss;
     }
     let part =
@@ -203,22 +194,24 @@ fn discord(bytes: &[u8], at: usize) -> Step {
     }
 }
 
-/// `<digits>:AA<34 characters>`, a Telegram bot's token, found at its `:AA`: the bot's id
-/// before it (5 to 16 digits, back to `floor`), the secret after.
+/// `<digits>:A<34 characters>`, a Telegram bot's token (`123456789:AAH…`), found at the
+/// last digit of the bot's id: the digits before it (5 to 16 in all, back to `floor`) are its
+/// start.
 fn telegram(bytes: &[u8], at: usize, floor: usize) -> Step {
-    let end = run_end(bytes, at + 1, url_safe);
-    let digits = bytes[floor.max(at.saturating_sub(16))..at]
+    let colon = at + 1;
+    let end = run_end(bytes, colon + 1, url_safe);
+    let digits = bytes[floor.max(colon.saturating_sub(16))..colon]
         .iter()
         .rev()
         .take_while(|b| b.is_ascii_digit())
         .count();
-    let start = at - digits;
+    let start = colon - digits;
     // In the Bot API's URLs the token follows `/bot`.
     let word = starts_word(bytes, start) || bytes[..start].ends_with(b"/bot");
-    if (5..=16).contains(&digits) && word && end >= at + 1 + 34 {
+    if (5..=16).contains(&digits) && word && end >= colon + 1 + 35 {
         Step::hit(start..end, "telegram-bot-token")
     } else {
-        Step::miss(end.max(at + 1))
+        Step::miss(end.max(colon))
     }
 }
 

@@ -19,8 +19,8 @@
 //! no-op (a PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB
 //! capture at most 40x (a Read, kept as a head and a tail, and an unknown tool's response cut
 //! at the default payload cap); a 1 KB capture holding a `<private>` tag, which the privacy
-//! filter walks, or secrets, which are redacted, at most 2.5x too, and a 5 MB Read with
-//! secrets at most 40x. A missed budget, or a case that did not do what it is meant to measure
+//! filter walks, or secrets, which are redacted, at most 2.5x too, and a 5 MB Read or Bash
+//! output with secrets at most 40x. A missed budget, or a case that did not do what it is meant to measure
 //! (see `verify`), exits non-zero so this can gate a change.
 // The bench's output is its report: it prints, unlike the crate.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -125,6 +125,11 @@ fn run() -> Result<bool> {
         private_5m: write_event(dir, "private-5m.json", &with_private(read_event(five)))?,
         secrets_1k: write_event(dir, "secrets-1k.json", &with_secrets(bash_event(1024)))?,
         secrets_5m: write_event(dir, "secrets-5m.json", &with_secrets(read_event(five)))?,
+        bash_secrets_5m: write_event(
+            dir,
+            "bash-secrets-5m.json",
+            &with_secrets(bash_output_event(five)),
+        )?,
     };
     let mut cases = vec![Case {
         args: &[],
@@ -195,6 +200,8 @@ struct Inputs {
     /// The same events with secrets, which are redacted.
     secrets_1k: PathBuf,
     secrets_5m: PathBuf,
+    /// A 5 MB Bash output with secrets: kept as a head and a tail, cut before it is redacted.
+    bash_secrets_5m: PathBuf,
 }
 
 impl Case {
@@ -299,6 +306,15 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
                 "capture 5 MB Read with secrets",
                 &inputs.secrets_5m,
                 "5ms",
+                false,
+            )?,
+            own(CAPTURE_5M_BUDGET),
+        ),
+        big(
+            capture(
+                "capture 5 MB Bash with secrets",
+                &inputs.bash_secrets_5m,
+                "5mb",
                 false,
             )?,
             own(CAPTURE_5M_BUDGET),
@@ -657,6 +673,24 @@ fn bash_event(size: usize) -> Value {
         stdout.push_str(&line);
     }
     event(&stdout)
+}
+
+/// A Bash call whose output (a verbose build log) is about `size` bytes of event.
+fn bash_output_event(size: usize) -> Value {
+    let mut stdout = String::with_capacity(size);
+    let mut i = 0;
+    // A line break takes two bytes in JSON.
+    while stdout.len() + i < size - 400 {
+        stdout.push_str(&format!(
+            "   Compiling shop-core v0.{i}.0 (/home/dev/shop/crates/core) in {i} ms\n"
+        ));
+        i += 1;
+    }
+    post_tool_use(
+        "Bash",
+        json!({"command": "cargo build -vv 2>&1", "description": "Build verbosely"}),
+        json!({"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false}),
+    )
 }
 
 /// `event` with a private part at the start of its first string: a token in a Bash command,

@@ -646,6 +646,25 @@ fn an_invalid_or_partial_answer_or_a_model_error_fails_the_batch_and_stores_noth
     }
 }
 
+/// Regression: a model error's text went into `last_error` as the model wrote it; an error
+/// that quotes a key (the issue found an Anthropic key in 21 rows) put the key on disk.
+#[test]
+fn a_model_error_quoting_a_key_is_stored_without_it() {
+    let key = "sk-ant-api03-Zq81kdP0x9Lm3pZr8Tq7wNb2Yc5Vh6Jf4Ds0Xk29fLq7Rt5Vb8Yc1Wd4Hf6AA";
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    let reply = json!({"is_error": true, "api_error_status": 400,
+                       "result": format!("API Error: 400 invalid_request_error (ANTHROPIC_API_KEY={key})"),
+                       "usage": {"input_tokens": 0, "output_tokens": 0}});
+    fs::write(model.join("reply"), reply.to_string()).unwrap();
+    let out = ok(&compress(&env, &[]));
+    assert!(out.contains("1 batch failed"), "{out}");
+    let errors = rows(&env, "SELECT DISTINCT last_error FROM pending_queue");
+    let error = errors[0][0].as_str().unwrap();
+    assert!(error.contains("[REDACTED:anthropic-key]"), "{error}");
+    assert!(!common::contains(&common::everything_on_disk(&env), key));
+}
+
 /// After the last attempt the items are failed for good, and kept: `queue retry` brings them
 /// back.
 #[test]

@@ -2,6 +2,9 @@
 //! carries them (database, WAL, spill file, log), near-misses are kept as written, known tools
 //! are stored lean, and an excluded project leaves nothing behind.
 
+// The recall test reports its figure.
+#![allow(clippy::print_stderr)]
+
 mod common;
 
 use common::*;
@@ -148,6 +151,74 @@ fn no_secret_of_the_corpus_reaches_the_disk_whatever_carries_it() {
     }
 }
 
+/// Runs the hook that carries `text` in the event `event` of the corpus (see corpus.py) names,
+/// as turn `id`: each secret where a user would have it.
+fn produce(env: &Env, event: &str, id: &str, text: &str) {
+    let tool = |name: &str, input: Value, response: Value| {
+        hook_event(
+            "PostToolUse",
+            id,
+            json!({"tool_name": name, "tool_use_id": id, "tool_input": input, "tool_response": response}),
+        )
+    };
+    let input = match event {
+        "read" => tool(
+            "Read",
+            json!({"file_path": "/home/dev/shop/config/settings.txt"}),
+            json!({"type": "text", "file": {"filePath": "/home/dev/shop/config/settings.txt",
+                   "content": text, "numLines": text.lines().count(), "startLine": 1}}),
+        ),
+        "write" => tool(
+            "Write",
+            json!({"file_path": "/home/dev/shop/src/client.py", "content": text}),
+            json!({"type": "create", "filePath": "/home/dev/shop/src/client.py", "content": text}),
+        ),
+        "mcp" => return carry(env, "unknown tool", id, text),
+        carrier => return carry(env, carrier, id, text),
+    };
+    assert_ack(&env.hook("capture", &input));
+}
+
+/// The issue's measure: each secret of the corpus in the event a user would produce, through
+/// the real hooks, then every byte of the data dir searched for it. The first corpus (84
+/// secrets, kept apart) left 25 on disk; this one has a case for each format it missed.
+#[test]
+fn the_corpus_in_the_events_users_produce_leaves_no_secret_on_disk() {
+    let env = Env::new();
+    let corpus = corpus();
+    let secrets = corpus["secrets"].as_array().unwrap();
+    assert!(secrets.len() >= 150, "{}", secrets.len());
+    for (i, case) in secrets.iter().enumerate() {
+        let event = case["event"].as_str().unwrap();
+        produce(
+            &env,
+            event,
+            &format!("r{i}-{event}"),
+            case["text"].as_str().unwrap(),
+        );
+    }
+    let disk = everything_on_disk(&env);
+    let left: Vec<String> = secrets
+        .iter()
+        .filter(|case| contains(&disk, case["secret"].as_str().unwrap()))
+        .map(|case| format!("{} in {:?}", case["rule"], case["text"]))
+        .collect();
+    let recall = 1.0 - left.len() as f64 / secrets.len() as f64;
+    eprintln!(
+        "recall {:.1}% ({} of {} secrets left on disk)",
+        recall * 100.0,
+        left.len(),
+        secrets.len()
+    );
+    // The issue asks for 95%; every format of this corpus has its rule, so none may be left.
+    assert!(
+        left.is_empty(),
+        "recall {:.1}%, left on disk:\n{}",
+        recall * 100.0,
+        left.join("\n")
+    );
+}
+
 #[test]
 fn near_misses_are_stored_as_written() {
     let env = Env::new();
@@ -254,7 +325,7 @@ fn redaction_can_be_extended_or_turned_off() {
     );
     assert!(
         env.log()
-            .contains("\"*bad\" does not start with 3 plain characters")
+            .contains("pattern 3 of 3 in CLAUDE_MEM_REDACT_EXTRA does not start with 3 plain")
     );
 
     let env = Env::new().with("CLAUDE_MEM_REDACT", "0");
@@ -264,6 +335,31 @@ fn redaction_can_be_extended_or_turned_off() {
         &hook_event("UserPromptSubmit", "t1", json!({"prompt": prompt})),
     ));
     assert_eq!(stored(&env, "prompt", "t1"), prompt, "off means off");
+}
+
+/// Regression: a `CLAUDE_MEM_REDACT_EXTRA` pattern that could not be used was quoted in the
+/// log, and a pattern may be the very secret to keep out (`hunter2*`, `s3cr3t-?`).
+#[test]
+fn an_unusable_redact_extra_pattern_is_logged_by_its_place_not_its_text() {
+    let env = Env::new().with(
+        "CLAUDE_MEM_REDACT_EXTRA",
+        "acme_*, ?Zq81kdP0x9, *Lm3pZr8Tq7",
+    );
+    assert_ack(&env.hook(
+        "prompt",
+        &hook_event("UserPromptSubmit", "t1", json!({"prompt": "hello"})),
+    ));
+    let log = env.log();
+    for place in ["pattern 2 of 3", "pattern 3 of 3"] {
+        assert!(
+            log.contains(&format!(
+                "{place} in CLAUDE_MEM_REDACT_EXTRA does not start"
+            )),
+            "{log}"
+        );
+    }
+    let disk = everything_on_disk(&env);
+    assert!(!contains(&disk, "Zq81kdP0x9") && !contains(&disk, "Lm3pZr8Tq7"));
 }
 
 #[test]
@@ -473,6 +569,120 @@ fn long_outputs_keep_a_head_and_a_tail_and_other_shapes() {
         lean_of(&env, &multi)["tool_response"],
         json!({"structuredPatch": [{"lines": ["-a", "+b"]}]})
     );
+}
+
+/// A long output is cut first, then what is kept is redacted: the part cut away is not searched
+/// (on a 5 MB output that was most of the hook's time), so it cannot change what is kept.
+/// Regression: a key block left open in the middle (a log that printed part of a key) was
+/// taken to run to the end, and the tail of the output went with it.
+#[test]
+fn a_long_output_is_cut_before_it_is_redacted() {
+    let env = Env::new();
+    let key = "MIIEpAIBAAKCAQEA7nE3xq2Lk9PzRt5Vb8Yc1Wd4Hf6Jg0Ks3Ma7Nb2Qc5Re8Tf1";
+    let stdout = format!(
+        "FIRST LINE\n{}-----BEGIN RSA PRIVATE KEY-----\n{key}\n(output truncated)\n{}LAST LINE: build ok\n",
+        source(50_000, 0),
+        source(100_000, 1)
+    );
+    let call = tool_call(
+        "open-key",
+        "Bash",
+        json!({"command": "./deploy.sh --verbose"}),
+        json!({"stdout": stdout, "stderr": ""}),
+    );
+    let kept = lean_of(&env, &call)["tool_response"]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(kept.starts_with("FIRST LINE\n"), "{kept}");
+    assert!(kept.ends_with("LAST LINE: build ok\n"), "{kept}");
+    assert!(!contains(&everything_on_disk(&env), &key[..20]));
+}
+
+/// Filler without a space or line break, as in a minified file: a cut there falls anywhere.
+fn minified(bytes: usize) -> String {
+    "k=1;".repeat(bytes / 4)
+}
+
+/// A long output is cut to a head and a tail before its secrets are looked for (not the whole
+/// of it); a secret that crosses a cut must still go whole, not leave the part on its side.
+#[test]
+fn a_secret_across_the_cut_of_a_long_output_leaves_no_part_of_it() {
+    let env = Env::new();
+    let token = "ghp_Zq81kdP0x9Lm3pZr8Tq7wNb2Yc5Vh6Jf4Ds0";
+    let phrase = "sunset violin crater maple orbit lantern 7Kq9";
+    let key = (0..40)
+        .map(|i| format!("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC{i:013}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let key_block = format!("-----BEGIN PRIVATE KEY-----\n{key}\n-----END PRIVATE KEY-----");
+    let (near, long) = (10_000, 200_000);
+    let outputs = [
+        // A token across the head's cut (2 KiB in), in text with no space to cut at.
+        format!(
+            "FIRST\n{}{token}{}\n{}",
+            minified(2024),
+            minified(near),
+            minified(long)
+        ),
+        // A passphrase, spaces and all, across the head's cut.
+        format!(
+            "FIRST\n{}PASSPHRASE=\"{phrase}\"{}\n{}",
+            minified(1996),
+            minified(near),
+            minified(long)
+        ),
+        // A key block across the tail's cut (2 KiB from the end), cut at one of its lines.
+        format!(
+            "FIRST\n{}\n{key_block}\n{}\nLAST",
+            minified(long),
+            minified(1000)
+        ),
+        // A token across the tail's cut.
+        format!(
+            "{}\n{}{token}{}",
+            minified(long),
+            minified(near),
+            minified(2028)
+        ),
+        // Both, in text with no space or line break at all: it is searched whole.
+        format!(
+            "{}{token}{}{token}{}",
+            minified(2024),
+            minified(long),
+            minified(2028)
+        ),
+    ];
+    for (i, stdout) in outputs.iter().enumerate() {
+        let call = tool_call(
+            &format!("cut-{i}"),
+            "Bash",
+            json!({"command": "npm run build"}),
+            json!({"stdout": stdout, "stderr": ""}),
+        );
+        let kept = lean_of(&env, &call)["tool_response"]["stdout"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let markers = kept.matches("[REDACTED:").count();
+        assert!(
+            kept.contains(" bytes cut …]") && markers == 1 + usize::from(i == 4),
+            "{i}: {kept}"
+        );
+    }
+    let disk = everything_on_disk(&env);
+    let line = |n: usize| key.lines().nth(n).unwrap().to_string();
+    for part in [
+        &token[..12],
+        &token[token.len() - 12..],
+        &phrase[..14],
+        &phrase[phrase.len() - 14..],
+        &line(5),
+        &line(30),
+        &line(39),
+    ] {
+        assert!(!contains(&disk, part), "on disk: {part}");
+    }
 }
 
 /// A realistic session: the issue's 308 KB file read and edited twice, files written, tests

@@ -396,6 +396,34 @@ fn consumers_killed_mid_batch_lose_nothing() {
     assert_all_acked_once(&env, &acked, captured.len());
 }
 
+/// Regression: `queue fail --error` stored the error as given, and a consumer's error may quote
+/// the request it failed on, key and all (the issue found an Anthropic key in 21 rows).
+#[test]
+fn a_failure_is_stored_without_the_secrets_its_error_quotes() {
+    let env = Env::new();
+    capture(&env, "Bash", "t1");
+    let key = "sk-ant-api03-Zq81kdP0x9Lm3pZr8Tq7wNb2Yc5Vh6Jf4Ds0Xk29fLq7Rt5Vb8Yc1Wd4Hf6AA";
+    let items = claim(&env, &[]);
+    let error = format!("401 from https://api.anthropic.com: invalid x-api-key {key}");
+    let out = answer(
+        &env,
+        "fail",
+        &token(&items),
+        &ids(&items),
+        &["--error", &error, "--backoff", "1s"],
+    );
+    succeeded(&out);
+    let stored: String = env
+        .db()
+        .query_row("SELECT last_error FROM pending_queue", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        stored,
+        "401 from https://api.anthropic.com: invalid x-api-key [REDACTED:anthropic-key]"
+    );
+    assert!(!common::contains(&common::everything_on_disk(&env), key));
+}
+
 #[test]
 fn a_failure_backs_off_and_the_last_attempt_fails_for_good_until_retried() {
     let env = Env::new();

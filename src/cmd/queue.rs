@@ -61,6 +61,7 @@ pub fn run(command: QueueCommand) -> Result<String> {
             settle(&config, &answer, Verb::Fail, |conn| {
                 queue::fail(
                     conn,
+                    &config.redactor,
                     &answer.token,
                     &answer.ids,
                     &error,

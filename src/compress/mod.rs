@@ -466,6 +466,7 @@ impl Work<'_> {
         for (token, ids) in &batch.leases {
             queue::fail(
                 self.store.conn(),
+                &self.config.redactor,
                 token,
                 ids,
                 why,

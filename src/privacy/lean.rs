@@ -10,8 +10,10 @@
 //! is not.
 //!
 //! This is part of the filter of the JSON walk (see `json`): members are left out once the
-//! private parts are gone, and a string is cut only after its secrets are redacted, so that a
-//! cut never leaves a part of a secret no rule knows.
+//! private parts are gone, and a long string is cut, then what is kept of it redacted, read
+//! with a margin beyond each cut so that a cut never leaves a part of a secret no rule knows.
+
+use super::secrets::Redactor;
 
 /// The tools whose payload has a lean shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,21 +227,73 @@ const HEAD: usize = 2048;
 const TAIL: usize = 2048;
 const WHOLE: usize = 5 * 1024;
 
-/// A long text as its head and tail around a line saying how much was cut; each cut falls on
-/// a space or line break near it when there is one, so that a word (or a token) is not split.
-/// `None` when the text is short enough to keep whole.
-pub fn bound(text: &str) -> Option<String> {
+/// How far past each cut secrets are looked for, at least: more than any rule reads around a
+/// secret (a name of 128 bytes, a value of 1 KiB, a URL's authority of 512 bytes). The reach
+/// then goes on to a space or line break, which no token crosses.
+const MARGIN: usize = 4096;
+/// How far the reach goes on looking for a space or line break, after which the whole text is
+/// read (a long text without one: a minified file, a blob).
+const FAR: usize = 64 * 1024;
+
+/// A long text as its head and tail around a line saying how much was cut, with the secrets of
+/// what is kept redacted by `redactor`; each cut falls on a space or line break near it when
+/// there is one, so that a word (or a token) is not split. `None` when the text is short
+/// enough to keep whole.
+///
+/// Cut first, then redact: what is cut is never searched. Each kept part is searched with a
+/// margin beyond its cut that ends on a space or line break, so a secret that crosses a cut is
+/// seen whole (a key block crossing it without its other end counts to the cut, fail closed)
+/// and is replaced whole. Where no such margin can be had (no space or line break near), the
+/// whole text is searched.
+pub fn bound(text: &str, redactor: &Redactor) -> Option<String> {
     if text.len() <= WHOLE {
         return None;
     }
     let head_end = cut_before(text, HEAD);
     let tail_start = cut_after(text, text.len() - TAIL);
+    let (head, tail) = (0..head_end, tail_start..text.len());
+    let windows = space_after(text, head_end + MARGIN)
+        .zip(space_before(text, tail_start.saturating_sub(MARGIN)))
+        .filter(|(head, tail)| head < tail);
+    let mut parts = match windows {
+        Some((head_window, tail_window)) => {
+            let mut parts = redactor.redact_parts(text, 0..head_window, &[head]);
+            parts.extend(redactor.redact_parts(text, tail_window..text.len(), &[tail]));
+            parts
+        }
+        None => redactor.redact_parts(text, 0..text.len(), &[head, tail]),
+    };
+    let tail = parts.pop().unwrap_or_default();
+    let head = parts.pop().unwrap_or_default();
     let cut = tail_start - head_end;
-    Some(format!(
-        "{}\n[… {cut} bytes cut …]\n{}",
-        &text[..head_end],
-        &text[tail_start..]
-    ))
+    Some(format!("{head}\n[… {cut} bytes cut …]\n{tail}"))
+}
+
+/// Just before the first space or line break at or after `from` (the end of `text` when it
+/// ends first), looked for up to `FAR` bytes on.
+fn space_after(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if from >= bytes.len() {
+        return Some(bytes.len());
+    }
+    let reach = bytes.len().min(from + FAR);
+    match bytes[from..reach].iter().position(u8::is_ascii_whitespace) {
+        Some(i) => Some(from + i),
+        None => (reach == bytes.len()).then_some(reach),
+    }
+}
+
+/// Just after the last space or line break before `to` (the start of `text` when it starts
+/// first), looked for up to `FAR` bytes back.
+fn space_before(text: &str, to: usize) -> Option<usize> {
+    let reach = to.saturating_sub(FAR);
+    match text.as_bytes()[reach..to]
+        .iter()
+        .rposition(u8::is_ascii_whitespace)
+    {
+        Some(i) => Some(reach + i + 1),
+        None => (reach == 0).then_some(0),
+    }
 }
 
 /// An end for a head of about `max` bytes: after the last space or line break in its second
@@ -277,7 +331,7 @@ mod tests {
     #[test]
     fn long_texts_keep_a_head_and_a_tail_cut_between_words() {
         let text = "word ".repeat(10_000);
-        let out = bound(&text).unwrap();
+        let out = bound(&text, &Redactor::default()).unwrap();
         assert!(out.len() < HEAD + TAIL + 64, "{}", out.len());
         let (head, rest) = out.split_once("\n[… ").unwrap();
         let (cut, tail) = rest.split_once(" bytes cut …]\n").unwrap();
@@ -287,9 +341,9 @@ mod tests {
             head.len() + cut.parse::<usize>().unwrap() + tail.len(),
             text.len()
         );
-        assert_eq!(bound("short"), None);
+        assert_eq!(bound("short", &Redactor::default()), None);
         let crabs = "🦀".repeat(5000);
-        let out = bound(&crabs).unwrap();
+        let out = bound(&crabs, &Redactor::default()).unwrap();
         assert!(out.starts_with('🦀') && out.ends_with('🦀'));
     }
 

@@ -14,8 +14,9 @@
 //!
 //! Secrets (`secrets`) are redacted from what is left, and a known tool's payload is cut to
 //! its lean shape (`lean`), in the same walk: private parts first, in the whole document as
-//! Claude Code sent it, then what is left out or cut, then secrets in each string before it
-//! is cut (so a cut never splits a secret into parts no rule knows).
+//! Claude Code sent it, then what is left out or cut, then secrets in what is kept of each
+//! string (searched a little beyond each cut, so a cut never splits a secret into parts no
+//! rule knows).
 
 mod json;
 pub mod lean;
@@ -131,16 +132,18 @@ impl json::Rewrite for Cleaner<'_> {
             }
             _ => match key.and_then(|key| self.redactor.member(&key, clean)) {
                 Some(marker) => Cow::Owned(marker),
-                None => self.redactor.redact(clean),
+                None => match (fate == Text::Bound)
+                    .then(|| lean::bound(clean, self.redactor))
+                    .flatten()
+                {
+                    Some(cut) => return Some(cut),
+                    None => self.redactor.redact(clean),
+                },
             },
         };
-        let cut = (fate == Text::Bound)
-            .then(|| lean::bound(&redacted))
-            .flatten();
-        match (cut, redacted) {
-            (Some(cut), _) => Some(cut),
-            (None, Cow::Owned(redacted)) => Some(redacted),
-            (None, Cow::Borrowed(_)) => stripped,
+        match redacted {
+            Cow::Owned(redacted) => Some(redacted),
+            Cow::Borrowed(_) => stripped,
         }
     }
 

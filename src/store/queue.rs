@@ -25,6 +25,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::privacy::secrets::Redactor;
 use crate::{clock, privacy};
 
 /// Most items one claim may take: the claim's write transaction grows with it.
@@ -217,16 +218,21 @@ pub fn ack_in(
 
 /// Records a failed attempt: the item is claimable again after its backoff, or, at the last
 /// attempt, failed for good.
+///
+/// The error is stored as `last_error` once its private parts and secrets are gone (with
+/// `redactor`'s rules): a consumer's error may quote what it was handling (a model's answer,
+/// made of the user's captures, or the request with its key).
 pub fn fail(
     conn: &Connection,
+    redactor: &Redactor,
     token: &str,
     ids: &[String],
     error: &str,
     backoff: &Backoff,
     now: DateTime<Utc>,
 ) -> Result<Vec<(String, Outcome)>> {
-    // A consumer's error may quote what it was handling: private parts stay off the disk.
-    let error: String = privacy::strip(error)
+    let error: String = redactor
+        .redact(&privacy::strip(error))
         .chars()
         .take(MAX_ERROR_CHARS)
         .collect();
@@ -721,7 +727,16 @@ mod tests {
         for (attempt, wait) in [(1, 60), (2, 300), (3, 300)] {
             let item = take(&conn, 1, now).pop().unwrap();
             assert_eq!(item.attempts, attempt - 1);
-            let answer = fail(&conn, &item.lease_token, &[item.id], "boom", &backoff, now).unwrap();
+            let answer = fail(
+                &conn,
+                &Redactor::default(),
+                &item.lease_token,
+                &[item.id],
+                "boom",
+                &backoff,
+                now,
+            )
+            .unwrap();
             let at = clock::stamp(now + chrono::Duration::seconds(wait));
             assert_eq!(
                 answer[0].1,
@@ -735,7 +750,16 @@ mod tests {
         }
         let item = take(&conn, 1, now).pop().unwrap();
         assert_eq!(item.last_error.as_deref(), Some("boom"));
-        let answer = fail(&conn, &item.lease_token, &[item.id], "boom", &backoff, now).unwrap();
+        let answer = fail(
+            &conn,
+            &Redactor::default(),
+            &item.lease_token,
+            &[item.id],
+            "boom",
+            &backoff,
+            now,
+        )
+        .unwrap();
         assert_eq!(answer[0].1, Outcome::GaveUp { attempts: 4 });
         assert!(take(&conn, 1, now + chrono::Duration::days(365)).is_empty());
         let stats = stats(&conn, now).unwrap();

@@ -32,7 +32,8 @@ fn token(b: u8) -> bool {
 }
 
 impl Pattern {
-    /// Parses one pattern; the error says why it cannot be used.
+    /// Parses one pattern; the error says why it cannot be used, without quoting it (a
+    /// pattern may be a secret itself: `hunter2`).
     pub fn parse(text: &str) -> Result<Pattern, String> {
         let mut parts: Vec<Part> = Vec::new();
         for c in text.chars() {
@@ -49,8 +50,7 @@ impl Pattern {
                 rest: parts[1..].to_vec(),
             }),
             _ => Err(format!(
-                "CLAUDE_MEM_REDACT_EXTRA pattern {text:?} does not start with {MIN_LEAD} plain \
-                 characters; ignored"
+                "does not start with {MIN_LEAD} plain characters (before any `*` or `?`)"
             )),
         }
     }
@@ -101,14 +101,24 @@ impl Pattern {
     }
 }
 
-/// The patterns of a comma list, and a line for the log about each that cannot be used.
+/// The patterns of a comma list, and a line for the log about each that cannot be used, which
+/// names it by its place in the list, never by its text.
 pub fn parse_list(list: &str) -> (Vec<Pattern>, Vec<String>) {
     let mut patterns = Vec::new();
     let mut warnings = Vec::new();
-    for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+    let items: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .collect();
+    for (n, item) in items.iter().enumerate() {
         match Pattern::parse(item) {
             Ok(pattern) => patterns.push(pattern),
-            Err(warning) => warnings.push(warning),
+            Err(why) => warnings.push(format!(
+                "pattern {} of {} in CLAUDE_MEM_REDACT_EXTRA {why}; ignored",
+                n + 1,
+                items.len()
+            )),
         }
     }
     (patterns, warnings)
@@ -152,5 +162,14 @@ mod tests {
         let (patterns, warnings) = parse_list("acme_*, *x, ?ab, ab*, ,  hunter2 ");
         assert_eq!(patterns.len(), 2);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("pattern 2 of 5 in CLAUDE_MEM_REDACT_EXTRA does not start"),
+            "{warnings:?}"
+        );
+        assert!(
+            !warnings
+                .iter()
+                .any(|w| w.contains("*x") || w.contains("ab*"))
+        );
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! Rules learnt from gitleaks' rule list and atuin's secrets filter, written as plain code:
 //! tokens known by their prefix (AWS, GitHub, GitLab, Slack, Stripe, Anthropic, OpenAI,
-//! Google, npm, PyPI), JWTs, private key blocks, passwords in URLs, `Bearer` and
-//! `Authorization` credentials, and values assigned to names that say secret. A match becomes
-//! `[REDACTED:<rule>]` and the rest of the text stays, so a memory keeps its meaning.
+//! Google, npm, PyPI, Hugging Face, Vault, … see `tokens::shape`), Telegram and Discord bot
+//! tokens, JWTs, private key blocks, passwords in URLs, on command lines (`command`) and in
+//! `.netrc`/`.pgpass` lines, `Bearer` and `Authorization` credentials, and values assigned to
+//! names that say secret. A match becomes `[REDACTED:<rule>]` and the rest of the text stays,
+//! so a memory keeps its meaning.
 //!
 //! [`Redactor::redact`] is a pure function of a text, for the hooks and for a later scrub of
 //! what is stored: `Redactor::default()` applies the built-in rules, and the user's settings
@@ -12,12 +14,14 @@
 //! literal anchors (see `anchors`): a text with none of them costs one pass over its bytes.
 
 mod anchors;
+mod command;
 mod extra;
 mod files;
 mod names;
 mod tokens;
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 pub use extra::{Pattern, parse_list};
 pub use files::is_secret_file;
@@ -49,6 +53,42 @@ impl Redactor {
         if self.off {
             return Cow::Borrowed(text);
         }
+        let hits = self.hits(text);
+        if hits.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        Cow::Owned(apply(text, &hits, 0..text.len()))
+    }
+
+    /// Each of `keeps`, a part of `text`, with its secrets redacted, the secrets searched for in
+    /// `text[window]` only (which holds every part): for the parts kept of a long text, which is
+    /// not read whole. A secret that crosses an end of a part is replaced whole, so no part of
+    /// it is kept. `window`'s ends must be character boundaries.
+    pub fn redact_parts(
+        &self,
+        text: &str,
+        window: Range<usize>,
+        keeps: &[Range<usize>],
+    ) -> Vec<String> {
+        if self.off {
+            return keeps
+                .iter()
+                .map(|keep| text[keep.clone()].to_string())
+                .collect();
+        }
+        let offset = window.start;
+        let mut hits = self.hits(&text[window]);
+        for hit in &mut hits {
+            hit.range = hit.range.start + offset..hit.range.end + offset;
+        }
+        keeps
+            .iter()
+            .map(|keep| apply(text, &hits, keep.clone()))
+            .collect()
+    }
+
+    /// Every secret in `text`, the built-in rules' and the user's, in order.
+    fn hits(&self, text: &str) -> Vec<Hit> {
         let mut hits = find(text);
         for pattern in &self.extra {
             let taken = hits.clone();
@@ -63,27 +103,8 @@ impl Redactor {
                     }),
             );
         }
-        if hits.is_empty() {
-            return Cow::Borrowed(text);
-        }
         hits.sort_by_key(|h| h.range.start);
-        let mut out = String::with_capacity(text.len());
-        let mut kept = 0;
-        for mut hit in hits {
-            // Checks end on ASCII bytes, but a bound on a value's length may not: widen (the
-            // secret goes whole) rather than split a character.
-            while !text.is_char_boundary(hit.range.end) {
-                hit.range.end += 1;
-            }
-            let start = hit.range.start.max(kept);
-            out.push_str(&text[kept..start]);
-            out.push_str("[REDACTED:");
-            out.push_str(hit.label);
-            out.push(']');
-            kept = hit.range.end.max(kept);
-        }
-        out.push_str(&text[kept..]);
-        Cow::Owned(out)
+        hits
     }
 
     /// The value of a JSON member (`"password": "…"`) when its key says secret and the value
@@ -131,8 +152,30 @@ fn hides_by_escape(bytes: &[u8]) -> bool {
     }) || memchr::memmem::find(bytes, b"\\/").is_some()
 }
 
-fn overlaps(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> bool {
+fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
     a.start < b.end && b.start < a.end
+}
+
+/// `text[keep]` with each of `hits` (in order) that overlaps it replaced by its marker.
+fn apply(text: &str, hits: &[Hit], keep: Range<usize>) -> String {
+    let mut out = String::with_capacity(keep.len());
+    let mut kept = keep.start;
+    for hit in hits.iter().filter(|h| overlaps(&h.range, &keep)) {
+        // Checks end on ASCII bytes, but a bound on a value's length may not: widen (the
+        // secret goes whole) rather than split a character.
+        let mut end = hit.range.end;
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let start = hit.range.start.max(kept);
+        out.push_str(&text[kept..start]);
+        out.push_str("[REDACTED:");
+        out.push_str(hit.label);
+        out.push(']');
+        kept = end.max(kept).min(keep.end);
+    }
+    out.push_str(&text[kept..keep.end]);
+    out
 }
 
 /// The built-in rules' hits in `text`, in order and not overlapping.
@@ -164,7 +207,7 @@ fn find(text: &str) -> Vec<Hit> {
                 *from = (*from).max(step.resume);
                 continue;
             };
-            if name {
+            if anchor.rule.names_its_value() {
                 hit.label = known_token(bytes, hit.range.start).unwrap_or(hit.label);
             }
             at = at.max(hit.range.end);
@@ -182,7 +225,8 @@ fn find(text: &str) -> Vec<Hit> {
 }
 
 /// The rule of a token known by its prefix that starts at `at`, if one does: a value assigned
-/// to `api_key` that is an Anthropic key is named for what it is.
+/// to `api_key` (or a URL's password, a command line's) that is an Anthropic key is named for
+/// what it is.
 fn known_token(bytes: &[u8], at: usize) -> Option<&'static str> {
     anchors::anchors_at(bytes, at)
         .filter(|anchor| anchor.rule != anchors::Rule::Name)
@@ -287,6 +331,13 @@ mod tests {
             "Bearer ",
             "eyJhbGciOiJI.",
             "sk-",
+            "mysql -p",
+            "curl -u a:",
+            "sshpass -p ",
+            "h:5432:",
+            "1:AA",
+            "MTAx",
+            "machine login password ",
         ] {
             let text = unit.repeat(400_000 / unit.len());
             let started = std::time::Instant::now();

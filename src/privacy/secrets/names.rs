@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::tokens::{Step, run_end};
+use super::tokens::{self, Step, run_end};
 
 /// How much a value must look like a secret to be taken for one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +72,13 @@ pub fn assignment(bytes: &[u8], at: usize) -> Step {
     let value = if xml {
         xml_value(bytes, end + 1)
     } else {
-        assigned_value(bytes, end, flag)
+        assigned_value(bytes, end, flag || spaced(bytes, start, name))
     };
     let Some((range, quoted)) = value else {
         return miss;
     };
+    // `NAME=value` in the shell or a `.env` file assigns text, never code.
+    let literal = quoted || (bytes.get(end) == Some(&b'=') && screaming(name));
     if class == Class::Credential {
         return match credential(bytes, skip_scheme(bytes, range.start)) {
             Some(range) => Step::hit(range, label),
@@ -84,11 +86,30 @@ pub fn assignment(bytes: &[u8], at: usize) -> Step {
         };
     }
     let text = std::str::from_utf8(&bytes[range.clone()]).unwrap_or("");
-    if looks_secret(text, class, quoted) {
+    if looks_secret(text, class, literal) {
         Step::hit(range, label)
     } else {
         miss
     }
+}
+
+/// A name in the style of environment variables: `DB_PASSWORD`, `PGPASSWORD`.
+fn screaming(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A name given its value after a space: `password` as a `.netrc` writes it, where the line
+/// (or the lines just before) name a `machine` or a `login`, and any secret name after
+/// `configure set` (`aws configure set aws_secret_access_key …`).
+fn spaced(bytes: &[u8], start: usize, name: &str) -> bool {
+    let before = &bytes[start.saturating_sub(MAX_NAME)..start];
+    let has = |w: &[u8]| memchr::memmem::find(before, w).is_some();
+    before.ends_with(b"configure set ")
+        || ((name == "password" || name == "passwd")
+            && (has(b"login ") || has(b"machine ") || has(b"default ")))
 }
 
 /// A JSON member whose key names a secret and whose string value looks like one: the label to
@@ -276,6 +297,9 @@ const NOT_THE_SECRET: &[&str] = &[
     "arn",
     "schema",
     "rotation",
+    "rounds",
+    "iterations",
+    "bits",
 ];
 
 /// Words of names that count or bound something (`max_tokens`, `total_tokens`).
@@ -311,6 +335,21 @@ const NOT_SECRET_KEYS: &[&str] = &[
     "keyboard",
 ];
 
+/// What comes before `key` in names of keys that are secrets whatever their value looks like
+/// (`signing_key`, `ENCRYPTION_KEY`): a long random value is enough.
+const SECRET_KEYS: &[&str] = &[
+    "signing",
+    "encryption",
+    "master",
+    "session",
+    "cookie",
+    "jwt",
+    "webhook",
+    "app",
+    "client",
+    "license",
+];
+
 /// How a name says secret, and the label of what it holds; `None` when it does not.
 pub fn classify(name: &str) -> Option<(Class, &'static str)> {
     let words = words(name);
@@ -324,7 +363,15 @@ pub fn classify(name: &str) -> Option<(Class, &'static str)> {
     for (i, word) in words.iter().enumerate() {
         let prev = i.checked_sub(1).map(|p| words[p].as_str());
         let this = match word.as_str() {
-            "password" | "passwd" | "passphrase" | "pwd" | "pass" => (Class::Strong, "password"),
+            "password" | "passwd" | "passphrase" | "pwd" | "pass" | "sshpass" => {
+                (Class::Strong, "password")
+            }
+            // `PGPASSWORD`, `MYSQLPASSWORD`: one word ending in password.
+            w if w.ends_with("password") || w.ends_with("passwd") => (Class::Strong, "password"),
+            "salt" | "pepper" => (Class::Strong, "salt"),
+            // Alone it may name the algorithm (`hmac: sha256`): a long random value only.
+            "hmac" => (Class::Weak, "hmac-key"),
+            "key" if prev.is_some_and(|p| SECRET_KEYS.contains(&p)) => (Class::Weak, "key"),
             "secret" | "secrets" | "clientsecret" | "secretkey" if aws => {
                 (Class::Strong, "aws-secret-key")
             }
@@ -344,8 +391,8 @@ pub fn classify(name: &str) -> Option<(Class, &'static str)> {
             "authorization" => (Class::Credential, "authorization"),
             _ => continue,
         };
-        // The strongest word of the name decides.
-        if found.is_none_or(|(class, _)| strength(this.0) > strength(class)) {
+        // The strongest word of the name decides, the last of equals (`PASSWORD_SALT`).
+        if found.is_none_or(|(class, _)| strength(this.0) >= strength(class)) {
             found = Some(this);
         }
     }
@@ -430,7 +477,7 @@ pub fn looks_secret(value: &str, class: Class, quoted: bool) -> bool {
     {
         return false;
     }
-    if !quoted && looks_like_code(value) {
+    if (!quoted && looks_like_code(value)) || tokens::placeholder(value.as_bytes()) {
         return false;
     }
     let letters = value.bytes().any(|b| b.is_ascii_alphabetic());
@@ -464,8 +511,18 @@ fn looks_like_code(value: &str) -> bool {
         s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     };
+    // A dotted path (`args.password`, `config.v2.token`), not random parts joined by dots
+    // (`Xkq9fQ.Lm3pZr8.Tq7wNb2`), which have digits in most of them.
+    let dotted = || {
+        let parts = value.split('.').count();
+        let random = value
+            .split('.')
+            .filter(|p| p.bytes().any(|b| b.is_ascii_digit()))
+            .count();
+        value.split('.').all(ident) && (random < 2 || random * 2 < parts)
+    };
     value.contains(['(', '['])
-        || (value.contains('.') && value.split('.').all(ident))
+        || (value.contains('.') && dotted())
         || (ident(value) && !value.bytes().any(|b| b.is_ascii_digit()))
 }
 
@@ -520,6 +577,11 @@ mod tests {
             "OPENAI_KEY",
             "Authorization",
             "credentials",
+            "PGPASSWORD",
+            "PASSWORD_SALT",
+            "hmac_key",
+            "SIGNING_KEY",
+            "pepper",
         ] {
             assert!(classify(name).is_some(), "{name}");
         }
@@ -538,6 +600,9 @@ mod tests {
             "secret_name",
             "compass",
             "input_tokens_count",
+            "BCRYPT_SALT_ROUNDS",
+            "hmac_algorithm",
+            "saltstack",
         ] {
             assert_eq!(classify(name), None, "{name}");
         }

@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use super::anchors::{Anchor, Rule};
+use super::command;
 use super::names::{self, Class};
 
 /// A secret found: the bytes to replace, and the rule's name for the marker.
@@ -55,9 +56,24 @@ pub fn run_end(bytes: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
         .count()
 }
 
-/// Whether a token may start at `at`: not in the middle of a word.
+fn hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
+fn letters(b: u8) -> bool {
+    b.is_ascii_alphabetic()
+}
+
+fn base64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"+/=".contains(&b)
+}
+
+/// Whether a token may start at `at`: not in the middle of a word. A URL-encoded character
+/// (`%3D`, `%20`) ends a word: `?token%3Dghp_…` holds a token.
 fn starts_word(bytes: &[u8], at: usize) -> bool {
-    at == 0 || !alnum(bytes[at - 1])
+    at == 0
+        || !alnum(bytes[at - 1])
+        || (at >= 3 && bytes[at - 3] == b'%' && hex(bytes[at - 2]) && hex(bytes[at - 1]))
 }
 
 /// The check of `anchor`, found at `at`.
@@ -97,7 +113,105 @@ pub fn check(anchor: &Anchor, bytes: &[u8], at: usize, floor: usize) -> Step {
         Rule::PrivateKeyEnd => private_key_tail(bytes, at, floor),
         Rule::UrlPassword => url_password(bytes, at),
         Rule::Bearer => bearer(bytes, at, body),
+        Rule::Prefixed => match shape(anchor.text) {
+            Some((min, class, label)) => prefixed(bytes, at, body, min, class, label),
+            None => Step::miss(body),
+        },
+        Rule::Telegram => telegram(bytes, at, floor),
+        Rule::Discord => discord(bytes, at),
+        Rule::CommandLine => command::password(anchor.text, bytes, at, floor),
+        Rule::PgPass => command::pgpass(bytes, at, floor),
         Rule::Name => names::assignment(bytes, at),
+    }
+}
+
+/// The characters a token is made of.
+type Chars = fn(u8) -> bool;
+
+/// The shape of a token known by its prefix alone (anchors of [`Rule::Prefixed`]): how many
+/// characters of which set follow the prefix at least, and the rule's name. Lengths are the
+/// real formats' (from gitleaks' rules and the services' documentation), a little lower where
+/// a format has varied.
+fn shape(prefix: &str) -> Option<(usize, Chars, &'static str)> {
+    fn dotted(b: u8) -> bool {
+        url_safe(b) || b == b'.'
+    }
+    Some(match prefix {
+        "whsec_" => (32, base64, "webhook-secret"),
+        "hf_" => (34, letters, "huggingface-token"),
+        "hvs." => (90, url_safe, "vault-token"),
+        "hvb." => (138, url_safe, "vault-token"),
+        "dop_v1_" => (64, hex, "digitalocean-token"),
+        "GOCSPX-" => (28, url_safe, "google-oauth-secret"),
+        "ya29." => (50, dotted, "google-oauth-token"),
+        "1//0" => (40, url_safe, "google-oauth-token"),
+        "SG." => (60, dotted, "sendgrid-key"),
+        "xkeysib-" => (64, url_safe, "brevo-key"),
+        "AGE-SECRET-KEY-1" => (58, alnum, "age-secret-key"),
+        "shpat_" | "shpca_" | "shppa_" | "shpss_" => (32, hex, "shopify-token"),
+        "gsk_" => (48, alnum, "groq-key"),
+        "xai-" => (70, alnum, "xai-key"),
+        "r8_" => (37, alnum, "replicate-token"),
+        "pnu_" => (36, alnum, "prefect-key"),
+        "sntryu_" => (64, hex, "sentry-token"),
+        "sntrys_" => (60, |b| base64(b) || b == b'_', "sentry-token"),
+        "glsa_" => (40, alnum_underscore, "grafana-token"),
+        "glc_" => (32, base64, "grafana-token"),
+        "PMAK-" => (58, url_safe, "postman-key"),
+        "ntn_" => (40, alnum, "notion-token"),
+        "pscale_" => (36, |b| dotted(b) || b == b'=', "planetscale-token"),
+        "dp.pt." | "dp.st." | "dp.sa." => (40, alnum, "doppler-token"),
+        "dckr_pat_" => (24, url_safe, "docker-token"),
+        "sbp_" => (40, hex, "supabase-token"),
+        "sb_secret_" => (24, url_safe, "supabase-token"),
+        "ATATT3" => (100, |b| url_safe(b) || b == b'=', "atlassian-token"),
+        "ATBB" => (28, alnum, "bitbucket-token"),
+        "LTAI" => (20, alnum, "alibaba-key"),
+        "HRKU-" => (60, url_safe, "heroku-key"),
+        "sq0atp-" | "sq0csp-" => (22, url_safe, "square-token"),
+        "key-" => (32, hex, "mailgun-key"),
+        "sl." => (100, url_safe, "dropbox-token"),
+        _ => return None,
+    })
+}
+
+/// A Discord bot token: a user id of 17 to 20 digits in base64 (23 to 27 characters), a dot,
+/// 6 characters, a dot, and 27 to 40 more.
+fn discord(bytes: &[u8], at: usize) -> Step {
+    let id = run_end(bytes, at, alnum);
+    let miss = Step::miss(id.max(at + 1));
+    if !starts_word(bytes, at) || !(23..=27).contains(&(id - at)) {
+        return miss;
+    }
+    let part =
+        |from: usize| (bytes.get(from) == Some(&b'.')).then(|| run_end(bytes, from + 1, url_safe));
+    let Some(stamp) = part(id).filter(|&end| end - id - 1 == 6) else {
+        return miss;
+    };
+    match part(stamp).filter(|&end| (27..=40).contains(&(end - stamp - 1))) {
+        Some(end) => Step::hit(at..end, "discord-token"),
+        None => miss,
+    }
+}
+
+/// `<digits>:A<34 characters>`, a Telegram bot's token (`123456789:AAH…`), found at the
+/// last digit of the bot's id: the digits before it (5 to 16 in all, back to `floor`) are its
+/// start.
+fn telegram(bytes: &[u8], at: usize, floor: usize) -> Step {
+    let colon = at + 1;
+    let end = run_end(bytes, colon + 1, url_safe);
+    let digits = bytes[floor.max(colon.saturating_sub(16))..colon]
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let start = colon - digits;
+    // In the Bot API's URLs the token follows `/bot`.
+    let word = starts_word(bytes, start) || bytes[..start].ends_with(b"/bot");
+    if (5..=16).contains(&digits) && word && end >= colon + 1 + 35 {
+        Step::hit(start..end, "telegram-bot-token")
+    } else {
+        Step::miss(end.max(colon))
     }
 }
 
@@ -111,7 +225,7 @@ fn prefixed(
     label: &'static str,
 ) -> Step {
     let end = run_end(bytes, body, &class);
-    if starts_word(bytes, at) && end - body >= min {
+    if starts_word(bytes, at) && end - body >= min && !placeholder(&bytes[at..end]) {
         Step::hit(at..end, label)
     } else {
         // Nothing else can start inside the run: every anchor needs a word start.
@@ -119,12 +233,29 @@ fn prefixed(
     }
 }
 
+/// A token that documentation prints, not a secret: AWS's `AKIAIOSFODNN7EXAMPLE`, Stripe's
+/// published test key, or `x`s standing for the characters (`ghp_xxxx…`).
+pub fn placeholder(token: &[u8]) -> bool {
+    const DOCUMENTED: &[&[u8]] = &[
+        b"sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        b"sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+        b"rk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    ];
+    let repeated = token
+        .windows(8)
+        .any(|w| w.iter().all(|&b| b == w[0] && matches!(b, b'x' | b'X')));
+    memchr::memmem::find(token, b"EXAMPLE").is_some()
+        || memchr::memmem::find(token, b"example").is_some()
+        || repeated
+        || DOCUMENTED.contains(&token)
+}
+
 /// `AKIA` (or another of AWS's prefixes) and 16 characters of base32: exactly 20.
 fn aws_access_key(bytes: &[u8], at: usize) -> Step {
     let end = run_end(bytes, at, alnum);
     let id = &bytes[at..end];
     let base32 = |b: &u8| b.is_ascii_uppercase() || (b'2'..=b'7').contains(b);
-    if starts_word(bytes, at) && id.len() == 20 && id[4..].iter().all(base32) {
+    if starts_word(bytes, at) && id.len() == 20 && id[4..].iter().all(base32) && !placeholder(id) {
         Step::hit(at..end, "aws-access-key")
     } else {
         Step::miss(end.max(at + 1))
@@ -132,7 +263,7 @@ fn aws_access_key(bytes: &[u8], at: usize) -> Step {
 }
 
 /// `sk-ant-…` is Anthropic's; another long random `sk-…` is OpenAI's (or one of the many
-/// services that copied its format).
+/// services that copied its format: DeepSeek, OpenRouter, …).
 fn sk_key(bytes: &[u8], at: usize, body: usize) -> Step {
     let end = run_end(bytes, body, url_safe);
     let key = &bytes[body..end];
@@ -142,9 +273,12 @@ fn sk_key(bytes: &[u8], at: usize, body: usize) -> Step {
     if key.starts_with(b"ant-") {
         return Step::hit(at..end, "anthropic-key");
     }
-    let random = key.iter().any(u8::is_ascii_digit)
-        && key.iter().any(u8::is_ascii_uppercase)
-        && key.iter().any(u8::is_ascii_lowercase);
+    // A long random part (OpenAI's, DeepSeek's 32 hex digits, OpenRouter's `or-v1-…`), not
+    // words joined by dashes (`sk-button-primary-2xl-…`).
+    let random = key
+        .split(|&b| b == b'-' || b == b'_')
+        .any(|part| part.len() >= 20 && part.iter().any(u8::is_ascii_digit))
+        && !placeholder(key);
     if random {
         Step::hit(at..end, "openai-key")
     } else {

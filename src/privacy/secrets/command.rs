@@ -1,0 +1,129 @@
+//! Passwords that tools take on their command line or in their own files, where no name says
+//! secret: `curl -u user:pass`, `mysql -pX`, `sshpass -p X`, `docker login -p X`, and `.pgpass` lines
+//! (`host:port:database:user:password`). Each is found at its flag (or, for `.pgpass`, its port
+//! field) and confirmed by the line it is on, read back no further than a bounded reach.
+
+use std::ops::Range;
+
+use super::names::{Class, looks_secret};
+use super::tokens::{Step, run_end};
+
+/// How far back a line is read for the command a flag belongs to.
+const REACH: usize = 512;
+
+/// The line before `at`: from its start (or `floor`, or `REACH` bytes back) to `at`.
+fn line_before(bytes: &[u8], at: usize, floor: usize) -> &[u8] {
+    let from = floor.max(at.saturating_sub(REACH)).min(at);
+    let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+    &bytes[start..at]
+}
+
+/// Whether the line before `at` runs one of `commands`.
+fn runs(bytes: &[u8], at: usize, floor: usize, commands: &[&str]) -> bool {
+    let line = line_before(bytes, at, floor);
+    commands
+        .iter()
+        .any(|c| memchr::memmem::find(line, c.as_bytes()).is_some())
+}
+
+/// A value given on a command line from `from`: quoted (`'…'`, `"…"`) or up to a space.
+fn argument(bytes: &[u8], from: usize) -> Range<usize> {
+    let limit = bytes.len().min(from + 1024);
+    match bytes.get(from) {
+        Some(&q @ (b'\'' | b'"')) => {
+            let close = memchr::memchr(q, &bytes[from + 1..limit]).map_or(limit, |i| from + 1 + i);
+            from + 1..close
+        }
+        _ => {
+            from..run_end(&bytes[..limit], from, |b| {
+                !b.is_ascii_whitespace() && b != b';'
+            })
+        }
+    }
+}
+
+fn hit_if_secret(bytes: &[u8], range: Range<usize>, resume: usize) -> Step {
+    let text = std::str::from_utf8(&bytes[range.clone()]).unwrap_or("");
+    if looks_secret(text, Class::UrlPassword, true) {
+        Step::hit(range, "password")
+    } else {
+        Step::miss(resume)
+    }
+}
+
+/// The check of a command-line anchor (`sshpass`, ` -p`, ` -u`, `--user`) found at `at`.
+pub fn password(anchor: &str, bytes: &[u8], at: usize, floor: usize) -> Step {
+    let after = at + anchor.len();
+    let miss = Step::miss(after);
+    let spaces = |from: usize| run_end(bytes, from, |b| b == b' ' || b == b'\t');
+    match anchor {
+        // `sshpass -p secret ssh host`, `sshpass -psecret …`.
+        "sshpass" => {
+            let flag = spaces(after);
+            if flag == after || !bytes[flag..].starts_with(b"-p") {
+                return miss;
+            }
+            hit_if_secret(bytes, argument(bytes, spaces(flag + 2)), after)
+        }
+        // `mysql -u root -pSecret db`: the password sticks to its flag (`-p secret` would ask
+        // for one and take `secret` for the database). `docker login -u me -p secret`.
+        " -p" => {
+            let value = argument(bytes, after);
+            if !value.is_empty() && runs(bytes, at, floor, &["mysql", "mariadb"]) {
+                return hit_if_secret(bytes, value, after);
+            }
+            let value = argument(bytes, spaces(after));
+            if value.start > after && runs(bytes, at, floor, &[" login"]) {
+                return hit_if_secret(bytes, value, after);
+            }
+            miss
+        }
+        // `curl -u user:secret …`, `curl --user=user:secret`: the part after the colon.
+        _ => {
+            let from = match bytes.get(after) {
+                Some(b'=') if anchor == "--user" => after + 1,
+                Some(b' ' | b'\t') => spaces(after),
+                Some(b'\'' | b'"') if anchor == " -u" => after,
+                _ => return miss,
+            };
+            let value = argument(bytes, from);
+            let Some(colon) = memchr::memchr(b':', &bytes[value.clone()]) else {
+                return miss;
+            };
+            if !runs(bytes, at, floor, &["curl"]) {
+                return miss;
+            }
+            hit_if_secret(bytes, value.start + colon + 1..value.end, after)
+        }
+    }
+}
+
+/// A `.pgpass` line found at the colon before its port (`:5432:` and the other usual ports of
+/// PostgreSQL and its poolers, `:*:`): five fields on one line, the last the password.
+pub fn pgpass(bytes: &[u8], at: usize, floor: usize) -> Step {
+    let miss = Step::miss(at + 1);
+    let host = line_before(bytes, at, floor);
+    if host.is_empty()
+        || host.len() > 255
+        || host
+            .iter()
+            .any(|&b| b == b':' || b.is_ascii_whitespace() || b"=\"'<>(),;".contains(&b))
+    {
+        return miss;
+    }
+    let limit = bytes.len().min(at + REACH);
+    let end = memchr::memchr(b'\n', &bytes[at..limit]).map_or(limit, |i| at + i);
+    let end = if end > at && bytes[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    };
+    let line = &bytes[at + 1..end];
+    let fields: Vec<&[u8]> = line.split(|&b| b == b':').collect();
+    // port, database, user, password
+    if fields.len() != 4 || fields[..3].iter().any(|f| f.is_empty()) {
+        return miss;
+    }
+    let password = end - fields[3].len()..end;
+    hit_if_secret(bytes, password, end.max(at + 1))
+}

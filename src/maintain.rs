@@ -23,6 +23,8 @@ use crate::{detach, fsutil};
 
 /// How long one run keeps trying while a reader holds the WAL.
 const LIFETIME: Duration = Duration::from_secs(60);
+/// After a rebuild failed (a full disk), the next try waits this long.
+const REBUILD_RETRY: Duration = Duration::from_secs(3600);
 /// With deleted private pages in the WAL, a run waits longer for the reader to let go.
 const SCRUB_LIFETIME: Duration = Duration::from_secs(15 * 60);
 const PAUSE: Duration = Duration::from_millis(250);
@@ -169,27 +171,41 @@ pub fn for_good(
     let index_clean = recall.purge_index(wait)?;
     retention::prune_tombstones(conn, config)?;
     rebuild::database(conn, &config.data_dir)?;
+    let _ = std::fs::remove_file(config.rebuild_stamp());
     Ok(retention::sweep(conn, slicer, wait)? && index_clean)
 }
 
-/// The rebuild asked for, with the write lock held as long as it takes (hooks spill meanwhile).
+/// The rebuild asked for, with the write lock held as long as it takes (hooks spill meanwhile);
+/// after a failure, not again for [`REBUILD_RETRY`].
 fn rebuild_now(config: &Config, store: &Store, log: &Log) {
-    let slicer = Slicer::command(Duration::from_secs(1));
-    let done = Recall::open(config).and_then(|recall| match recall {
-        Some(mut recall) => for_good(config, store, &mut recall, &slicer, LOCK_WAIT),
-        None => Ok(true),
+    let stamp = config.rebuild_stamp();
+    let failed_lately = std::fs::metadata(&stamp)
+        .and_then(|m| m.modified())
+        .is_ok_and(|at| at.elapsed().unwrap_or_default() < REBUILD_RETRY);
+    if failed_lately {
+        return;
+    }
+    let wait = Duration::from_secs(1);
+    let done = store.set_wait(wait).and_then(|()| {
+        let slicer = Slicer::command(wait);
+        match Recall::open(config)? {
+            Some(mut recall) => for_good(config, store, &mut recall, &slicer, LOCK_WAIT),
+            None => Ok(true),
+        }
     });
     match done {
         Ok(clean) => {
             if !clean {
                 let _ = fsutil::create_private(&config.scrub_flag());
             }
-            log.line(
-                "INFO",
-                "rebuilt the database: no old copy of a deleted row is left",
-            );
+            log.line("INFO", "rebuilt the database and the search index");
         }
-        Err(err) => log.line("WARN", &format!("rebuild: {err:#}")),
+        Err(err) => {
+            if let Ok(file) = fsutil::open_ours(&stamp, fsutil::Access::Append) {
+                let _ = file.set_modified(std::time::SystemTime::now());
+            }
+            log.line("WARN", &format!("rebuild, tried again in an hour: {err:#}"));
+        }
     }
 }
 

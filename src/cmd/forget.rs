@@ -64,6 +64,8 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     }
     let slicer = Slicer::command(WAIT);
     let conn = store.conn();
+    // The person may have taken longer to answer than the store's first wait.
+    store.set_wait(WAIT)?;
     // Remembered until done: a forget stopped half-way leaves the rebuild to maintenance.
     rebuild::request(conn)?;
     forget::apply(conn, &mut plan, &slicer)?;

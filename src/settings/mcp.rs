@@ -20,6 +20,7 @@ use crate::fsutil;
 
 /// The server's name in Claude Code: its tools are `mcp__claude-mem__search`, ….
 pub const SERVER_NAME: &str = "claude-mem";
+
 /// Whether a tool of Claude Code's is one of this server's: `mcp__claude-mem__search` and the
 /// others as install-hooks registers the server, or `mcp__plugin_<plugin>_claude-mem__…` should
 /// a plugin bundle it. Their answers are the memory itself (a `get` holds a whole earlier

@@ -56,13 +56,14 @@ pub fn requested(conn: &Connection) -> Result<bool> {
 /// temporary copy in `temp_dir`. The file takes the layout that gives free pages back
 /// (`auto_vacuum = INCREMENTAL`, see `retention`), whatever it had. VACUUM keeps the rowids of
 /// tables with an index, as ours all have, and the search index relies on them: should a
-/// SQLite ever renumber them, the rows counted before and after differ and the database draws
-/// a new `store_id`, so that the index rebuilds.
+/// SQLite ever renumber them, the row at a table's largest rowid is another one after (rows
+/// renumbered in order change only past a gap), and the database draws a new `store_id`, so
+/// that the index rebuilds.
 pub fn database(conn: &Connection, temp_dir: &Path) -> Result<()> {
-    let before = rowid_sums(conn, None)?;
+    let before = last_rows(conn, None)?;
     vacuum(conn, temp_dir, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
         .context("cannot rebuild the database (VACUUM needs free space about twice its size)")?;
-    if rowid_sums(conn, Some(&before))? != before {
+    if last_rows(conn, Some(&before))? != before {
         conn.execute(
             "UPDATE meta SET value = lower(hex(randomblob(16))) WHERE key = 'store_id'",
             [],
@@ -81,20 +82,24 @@ pub fn vacuum(conn: &Connection, temp_dir: &Path, sql: &str) -> rusqlite::Result
     done.and(reset)
 }
 
-/// Per indexed table: the largest rowid, and the count and sum of rowids up to it (up to the
-/// largest of `then`, to compare with an earlier reading while hooks add rows).
-fn rowid_sums(conn: &Connection, then: Option<&[(i64, i64, i64)]>) -> Result<Vec<(i64, i64, i64)>> {
+/// Per indexed table: its largest rowid and the key of the row there (or, given an earlier
+/// reading, the key of the row at the rowid read then: hooks may have added rows since). Each
+/// is an index probe, whatever the size of the table.
+fn last_rows(
+    conn: &Connection,
+    then: Option<&[(i64, Option<String>)]>,
+) -> Result<Vec<(i64, Option<String>)>> {
     [
-        "sessions",
-        "user_prompts",
-        "pending_queue",
-        "memories",
-        "summaries",
+        ("sessions", "session_id"),
+        ("user_prompts", "id"),
+        ("pending_queue", "id"),
+        ("memories", "id"),
+        ("summaries", "id"),
     ]
     .iter()
     .enumerate()
-    .map(|(i, table)| {
-        let max = match then {
+    .map(|(i, (table, key))| {
+        let rowid = match then {
             Some(then) => then[i].0,
             None => conn.query_row(
                 &format!("SELECT coalesce(max(rowid), 0) FROM {table}"),
@@ -102,12 +107,14 @@ fn rowid_sums(conn: &Connection, then: Option<&[(i64, i64, i64)]>) -> Result<Vec
                 |r| r.get(0),
             )?,
         };
-        let (count, sum) = conn.query_row(
-            &format!("SELECT COUNT(*), coalesce(sum(rowid), 0) FROM {table} WHERE rowid <= ?1"),
-            [max],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        Ok((max, count, sum))
+        let key = conn
+            .query_row(
+                &format!("SELECT {key} FROM {table} WHERE rowid = ?1"),
+                [rowid],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok((rowid, key))
     })
     .collect()
 }

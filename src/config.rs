@@ -281,6 +281,12 @@ impl Config {
         self.data_dir.join("retention-checked")
     }
 
+    /// Touched when the maintenance process failed to rebuild the database (a full disk): it
+    /// tries again only when this is old, as each try holds the write lock while it runs.
+    pub fn rebuild_stamp(&self) -> PathBuf {
+        self.data_dir.join("rebuild-failed")
+    }
+
     /// Held by the one maintenance process of this data dir.
     pub fn maintain_lock(&self) -> PathBuf {
         self.data_dir.join("maintain.lock")

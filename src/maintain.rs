@@ -1,11 +1,12 @@
 //! `claude-mem maintain`: the work no hook may pay for, done in a process of its own. Hooks
 //! start it detached (see `detach`) when the WAL has grown past what a hook may checkpoint,
 //! when a private turn's deleted pages are still in the WAL, when the spill folder holds
-//! more than a hook's slice, or at a session's end when retention is due. It applies every
-//! spilled write, applies a slice of the retention policy (`store::retention`, at most
-//! `retention::SLICE`), checkpoints and truncates the WAL (waiting for readers to let go, as a
-//! hook never may), and exits: at once when there is nothing left, or when its time is up and
-//! a later hook will start it again.
+//! more than a hook's slice, when an upgrade deleted rows, or at a session's end when
+//! retention is due. It applies every spilled write, applies a slice of the retention policy
+//! (`store::retention`, at most `retention::SLICE`), rebuilds both files when a rebuild was
+//! asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for readers to let go,
+//! as a hook never may), and exits: at once when there is nothing left, or when its time is up
+//! and a later hook will start it again.
 
 use std::time::{Duration, Instant};
 
@@ -13,14 +14,17 @@ use anyhow::{Context, Result};
 
 use crate::config::Config;
 use crate::log::Log;
+use crate::recall::Recall;
 use crate::spill::{self, FULL_SLICE};
 use crate::store::retention::{self, Scope};
 use crate::store::slices::{self, Slicer};
-use crate::store::{self, Store};
+use crate::store::{self, Store, fts, rebuild};
 use crate::{detach, fsutil};
 
 /// How long one run keeps trying while a reader holds the WAL.
 const LIFETIME: Duration = Duration::from_secs(60);
+/// After a rebuild failed (a full disk), the next try waits this long.
+const REBUILD_RETRY: Duration = Duration::from_secs(3600);
 /// With deleted private pages in the WAL, a run waits longer for the reader to let go.
 const SCRUB_LIFETIME: Duration = Duration::from_secs(15 * 60);
 const PAUSE: Duration = Duration::from_millis(250);
@@ -69,7 +73,6 @@ pub fn run(config: &Config) -> Result<Report> {
     };
     let mut retention_due = retention::due(config);
     loop {
-        let scrub = config.scrub_flag().exists();
         let mut store = Store::open(config, Instant::now() + Duration::from_secs(5))?;
         let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
         report.applied += backlog.applied;
@@ -77,7 +80,13 @@ pub fn run(config: &Config) -> Result<Report> {
         if std::mem::take(&mut retention_due) {
             report.retention = retention_slice(config, &store, &log);
         }
-        let truncated = checkpoint(&store);
+        if rebuild::requested(store.conn())? {
+            rebuild_now(config, &store, &log);
+        }
+        // Read before the checkpoint, so that a flag left after it is never taken away.
+        let scrub = config.scrub_flag().exists();
+        // The index's WAL too: a rebuild of it may have been kept from emptying it.
+        let truncated = checkpoint(&store) && (!scrub || fts::truncate_wal_of(config));
         if truncated && scrub {
             let _ = std::fs::remove_file(config.scrub_flag());
             log.line("INFO", "the WAL no longer holds pages of deleted rows");
@@ -140,6 +149,62 @@ fn retention_slice(config: &Config, store: &Store, log: &Log) -> Option<retentio
         Err(err) => {
             log.line("WARN", &format!("retention: {err:#}"));
             None
+        }
+    }
+}
+
+/// What forget and scrub end with, and the maintenance process when a rebuild was asked for
+/// (an upgrade that deleted rows, a rebuild a full disk stopped): what was deleted or rewritten
+/// for good leaves every file. The search index takes it out and is rebuilt, the tombstones it
+/// has seen go, the database is rebuilt (see `store::rebuild`: old copies of rows stay in the
+/// unused space of pages otherwise) and both WALs are truncated, waiting up to `wait` for
+/// readers to let go. Returns whether both WALs are empty; when not, the maintenance process
+/// must truncate them later (the caller leaves the scrub flag).
+pub fn for_good(
+    config: &Config,
+    store: &Store,
+    recall: &mut Recall,
+    slicer: &Slicer,
+    wait: Duration,
+) -> Result<bool> {
+    let conn = store.conn();
+    let index_clean = recall.purge_index(wait)?;
+    retention::prune_tombstones(conn, config)?;
+    rebuild::database(conn, &config.data_dir)?;
+    let _ = std::fs::remove_file(config.rebuild_stamp());
+    Ok(retention::sweep(conn, slicer, wait)? && index_clean)
+}
+
+/// The rebuild asked for, with the write lock held as long as it takes (hooks spill meanwhile);
+/// after a failure, not again for [`REBUILD_RETRY`].
+fn rebuild_now(config: &Config, store: &Store, log: &Log) {
+    let stamp = config.rebuild_stamp();
+    let failed_lately = std::fs::metadata(&stamp)
+        .and_then(|m| m.modified())
+        .is_ok_and(|at| at.elapsed().unwrap_or_default() < REBUILD_RETRY);
+    if failed_lately {
+        return;
+    }
+    let wait = Duration::from_secs(1);
+    let done = store.set_wait(wait).and_then(|()| {
+        let slicer = Slicer::command(wait);
+        match Recall::open(config)? {
+            Some(mut recall) => for_good(config, store, &mut recall, &slicer, LOCK_WAIT),
+            None => Ok(true),
+        }
+    });
+    match done {
+        Ok(clean) => {
+            if !clean {
+                let _ = fsutil::create_private(&config.scrub_flag());
+            }
+            log.line("INFO", "rebuilt the database and the search index");
+        }
+        Err(err) => {
+            if let Ok(file) = fsutil::open_ours(&stamp, fsutil::Access::Append) {
+                let _ = file.set_modified(std::time::SystemTime::now());
+            }
+            log.line("WARN", &format!("rebuild, tried again in an hour: {err:#}"));
         }
     }
 }

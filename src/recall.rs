@@ -70,6 +70,19 @@ impl Recall {
         self.index().map(|_| ())
     }
 
+    /// After rows were deleted or rewritten for good (forget, scrub): the index takes them out
+    /// and its file is rebuilt, so that no old copy of them stays in it (see `store::rebuild`).
+    /// Returns whether its WAL is empty (a reader may hold it up to `wait`). Nothing to do when
+    /// there is no index.
+    pub fn purge_index(&mut self, wait: std::time::Duration) -> Result<bool> {
+        if !self.config.index_path().exists() {
+            return Ok(true);
+        }
+        self.resync()?;
+        let data_dir = self.config.data_dir.clone();
+        self.index()?.rebuild(&data_dir, wait)
+    }
+
     /// What `id` names: a whole id as stored, or a unique prefix (6 characters at least) of an
     /// id or of the short id printed for it. Ambiguity is an error naming the candidates.
     pub fn resolve(&mut self, id: &str) -> Result<(Kind, String)> {

@@ -105,7 +105,7 @@ fn the_store_is_private_wal_and_versioned() {
     let app: i64 = db
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .unwrap();
-    assert_eq!((mode.as_str(), version, app), ("wal", 7, 0x636d_656d));
+    assert_eq!((mode.as_str(), version, app), ("wal", 8, 0x636d_656d));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -231,6 +231,51 @@ fn skipped_tools_and_their_override() {
     assert_eq!(
         env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_name = 'Bash'"),
         0
+    );
+}
+
+/// Regression (issue 16): claude-mem stored the calls of its own MCP tools, so a `get` answer
+/// kept a whole earlier session (searchable after that session was forgotten, filling search
+/// results with the memory's own answers, summarised by the compressor). They are never
+/// captured, whatever `CLAUDE_MEM_SKIP_TOOLS` says: the hook opens and creates nothing.
+#[test]
+fn claude_mem_captured_its_own_mcp_answers() {
+    let ours = |tool: &str| {
+        let mut event: serde_json::Value = serde_json::from_slice(&post_tool_use(
+            "s",
+            tool,
+            "t-1",
+            json!({"ids": ["0a1b2c3d"]}),
+        ))
+        .unwrap();
+        event["tool_response"] = json!([{"type": "text", "text": "prompt: the earlier words"}]);
+        event.to_string().into_bytes()
+    };
+    let tools = [
+        "mcp__claude-mem__search",
+        "mcp__claude-mem__get",
+        "mcp__claude-mem__timeline",
+        "mcp__plugin_tools_claude-mem__get",
+    ];
+    for env in [Env::new(), Env::new().with("CLAUDE_MEM_SKIP_TOOLS", "Grep")] {
+        for tool in tools {
+            assert_silent(&env.hook("capture", &ours(tool)));
+        }
+        assert!(
+            !env.data_dir.exists(),
+            "a capture of our own tool created the data dir"
+        );
+        assert!(tmp_is_empty(&env));
+    }
+    // Once there is a database, still nothing of them; another server's tools are kept.
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &ours("mcp__memory__search")));
+    for tool in tools {
+        assert_silent(&env.hook("capture", &ours(tool)));
+    }
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_name LIKE 'mcp%'"),
+        1
     );
 }
 

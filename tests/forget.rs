@@ -13,6 +13,7 @@ use serde_json::json;
 
 const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";
 const B: &str = "22222222-2222-4222-8222-bbbbbbbbbbbb";
+const C: &str = "33333333-3333-4333-8333-cccccccccccc";
 
 fn capture(session: &str, word: &str) -> Vec<u8> {
     event(
@@ -105,6 +106,122 @@ fn a_forgotten_session_is_in_no_file() {
     assert_eq!(env.spilled().len(), 1);
     assert!(found(&env, "alpha1command").is_empty());
     failed(&run(&env, &["show", short(A)]), 1);
+}
+
+/// Regression (issue 16): forget overwrote only the cells it deleted, while the hooks had left
+/// older copies of them in the unused space of live pages (page splits, rows rewritten by the
+/// next Stop) and in free pages: a forgotten session's prompts, commands, outputs and messages
+/// stayed readable in the database. Three sessions interleaved over pages that split, the search
+/// index built midway and at the end; forget the middle one: none of its texts is in any byte
+/// of any file (database, WAL, shared memory, search index and its WAL, spill folder, log).
+#[cfg(unix)]
+#[test]
+fn forget_left_old_copies_of_a_sessions_text_in_live_pages() {
+    let env = Env::new();
+    let sessions = [(A, "alpha"), (B, "beta"), (C, "gamma")];
+    interleaved(&env, &sessions, 0..6);
+    assert_eq!(found(&env, "beta03output"), ["Bash"]);
+    interleaved(&env, &sessions, 6..12);
+    assert_eq!(found(&env, "beta09output"), ["Bash"]);
+
+    assert_eq!(
+        ok(&run(&env, &["forget", short(B), "--yes"])),
+        "Forgot 1 session, 12 prompts, 12 tool calls, 12 messages.\n"
+    );
+    let disk = everything_on_disk(&env);
+    let left: Vec<String> = words_of("beta", 12)
+        .into_iter()
+        .filter(|w| contains(&disk, w))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "{} of 48 left: {left:?} in {:?}",
+        left.len(),
+        left.iter()
+            .flat_map(|w| files_holding(env.root.path(), w))
+            .collect::<std::collections::BTreeSet<_>>()
+    );
+    assert!(
+        !contains(&disk, "bbbbbbbbbbbb"),
+        "the session id is left in {:?}",
+        files_holding(env.root.path(), "bbbbbbbbbbbb")
+    );
+    // What stays is all there.
+    for word in ["alpha", "gamma"] {
+        assert!(
+            words_of(word, 12).iter().all(|w| contains(&disk, w)),
+            "{word}"
+        );
+    }
+    assert_eq!(found(&env, "gamma11output"), ["Bash"]);
+    assert!(found(&env, "beta11output").is_empty());
+}
+
+/// Regression (issue 16): earlier versions stored the calls of claude-mem's own MCP tools, so a
+/// `get` in one session kept the text of another: forgetting that one left it searchable and on
+/// disk through these copies. The first hook after the upgrade deletes them (another server's
+/// tools stay) and the maintenance process it starts rebuilds both files: no byte of them is
+/// left, and forgetting the session they quoted leaves its text nowhere.
+#[cfg(unix)]
+#[test]
+fn our_own_mcp_answers_stored_by_an_earlier_version_kept_a_forgotten_sessions_text() {
+    let env = Env::new();
+    let sessions = [(A, "alpha"), (B, "beta")];
+    interleaved(&env, &sessions, 0..4);
+    let stored = |n: usize, tool: &str, text: &str| {
+        let raw = json!({"tool_input": {"ids": ["0a1b2c3d"]},
+                         "tool_response": [{"type": "text", "text": text}], "lean": 1});
+        env.db()
+            .execute(
+                "INSERT INTO pending_queue (id, session_id, tool_use_id, prompt_id, event,
+                     tool_name, project_dir, raw_output, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, 'PostToolUse', ?5, ?6, ?7,
+                         strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+                         strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                rusqlite::params![
+                    format!("01960000-0000-7000-8000-{n:012}"),
+                    A,
+                    format!("mcp-{n}"),
+                    format!("{A}-p3"),
+                    tool,
+                    PROJECT,
+                    raw.to_string()
+                ],
+            )
+            .unwrap();
+    };
+    stored(
+        1,
+        "mcp__claude-mem__get",
+        "beta01prompt beta01output ownanswer1",
+    );
+    stored(2, "mcp__claude-mem__search", "beta02message ownanswer2");
+    stored(3, "mcp__claude-mem__timeline", "beta03command ownanswer3");
+    stored(4, "mcp__memory__search", "otheranswer4");
+    assert_eq!(found(&env, "ownanswer1"), ["mcp__claude-mem__get"]);
+    // The database as the earlier version left it, its search index built.
+    env.db().execute_batch("PRAGMA user_version = 7").unwrap();
+
+    assert_ack(&env.hook("capture", &capture(A, "after")));
+    let started = std::time::Instant::now();
+    while env.count("SELECT COUNT(*) FROM meta WHERE key = 'rebuild'") > 0 {
+        assert!(started.elapsed().as_secs() < 60, "no rebuild");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    env.wait_for_maintenance();
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_name LIKE 'mcp%'"),
+        1
+    );
+    gone(&env, &["ownanswer1", "ownanswer2", "ownanswer3"]);
+    assert_eq!(found(&env, "otheranswer4"), ["mcp__memory__search"]);
+
+    ok(&run(&env, &["forget", short(B), "--yes"]));
+    let disk = everything_on_disk(&env);
+    for word in words_of("beta", 4) {
+        assert!(!contains(&disk, &word), "{word} is on disk");
+        assert!(found(&env, &word).is_empty(), "{word} is found");
+    }
 }
 
 #[test]

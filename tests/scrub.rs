@@ -12,6 +12,8 @@ use common::*;
 use serde_json::json;
 
 const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";
+const B: &str = "22222222-2222-4222-8222-bbbbbbbbbbbb";
+const C: &str = "33333333-3333-4333-8333-cccccccccccc";
 const TOKEN: &str = "ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i";
 /// A secret of the user's own kind: only `CLAUDE_MEM_REDACT_EXTRA=acme_live_*` finds it.
 const ACME: &str = "acme_live_7Hk2pQ9xL4";
@@ -123,6 +125,61 @@ fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
         ok(&scrub(&env, &[])).starts_with("Nothing to scrub"),
         "a second scrub finds nothing"
     );
+}
+
+/// Regression (issue 16): scrub rewrote each row that held a secret, but a secret in Claude's
+/// message at a Stop had also been copied into the session row, which every Stop rewrites: the
+/// old copies of that row stayed in the unused space of its page, and the secret with them.
+/// Three sessions interleaved over pages that split, a secret in several Stop messages of each,
+/// the search index built; after scrub, no byte of any file holds any of them.
+#[cfg(unix)]
+#[test]
+fn scrub_left_a_dead_copy_of_the_session_row() {
+    let env = Env::new();
+    let sessions = [(A, "alpha"), (B, "beta"), (C, "gamma")];
+    interleaved(&env, &sessions, 0..4);
+    let mut secrets = Vec::new();
+    for n in 0..4 {
+        for (session, word) in sessions {
+            let secret = format!("acme_live_{word}{n}Zq7");
+            let message = format!(
+                "Deployed with {secret}: {}",
+                "all checks passed. ".repeat(n)
+            );
+            assert_ack(&env.hook(
+                "summary",
+                &event(
+                    "Stop",
+                    session,
+                    PROJECT,
+                    json!({"prompt_id": format!("{session}-p3"),
+                           "last_assistant_message": message}),
+                ),
+            ));
+            secrets.push(secret);
+        }
+    }
+    interleaved(&env, &sessions, 4..8);
+    assert_eq!(found(&env, "acme_live_beta2Zq7"), ["message"]);
+
+    let done = ok(&scrub(&env, &[]));
+    assert!(
+        done.starts_with("Scrubbed 12 messages: 12 secrets redacted ("),
+        "{done}"
+    );
+    let disk = everything_on_disk(&env);
+    let left: Vec<&String> = secrets.iter().filter(|s| contains(&disk, s)).collect();
+    assert!(
+        left.is_empty(),
+        "{} of {} left: {left:?} in {:?}",
+        left.len(),
+        secrets.len(),
+        left.iter()
+            .flat_map(|s| files_holding(env.root.path(), s))
+            .collect::<std::collections::BTreeSet<_>>()
+    );
+    assert!(words_of("beta", 8).iter().all(|w| contains(&disk, w)));
+    assert!(found(&env, "acme_live_beta2Zq7").is_empty());
 }
 
 /// What the compressor made of captures that held a secret before the rule that finds it:

@@ -1,8 +1,9 @@
 //! `forget`: deletes for good what a person names (see `store::forget`), after showing it and
 //! asking on a terminal. Then it reaches everything else that held it: events of it still
 //! waiting in the spill folder (removed there, never applied), the private-turn and notice marks
-//! of forgotten sessions, the search index (a sync, which takes the rows' text out), the WAL
-//! and the free pages.
+//! of forgotten sessions, the search index (a sync, which takes the rows' text out), and the old
+//! copies of its rows that earlier writes left in both files (a rebuild of each, then their
+//! WALs truncated: see `maintain::for_good`).
 
 use std::time::{Duration, Instant};
 
@@ -17,9 +18,9 @@ use crate::render::{self, Style};
 use crate::store::Store;
 use crate::store::forget::{self, Counts, Plan, Range, Target};
 use crate::store::read::{Kind, short_id};
-use crate::store::retention;
+use crate::store::rebuild;
 use crate::store::slices::Slicer;
-use crate::{detach, fsutil, notice, spill};
+use crate::{detach, fsutil, maintain, notice, spill};
 
 /// How long forget waits for the write lock and for readers to let go of the WAL.
 const WAIT: Duration = Duration::from_secs(10);
@@ -55,17 +56,17 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     }
     let slicer = Slicer::command(WAIT);
     let conn = store.conn();
+    // The person may have taken longer to answer than the store's first wait.
+    store.set_wait(WAIT)?;
+    // Remembered until done: a forget stopped half-way leaves the rebuild to maintenance.
+    rebuild::request(conn)?;
     forget::apply(conn, &mut plan, &slicer)?;
     let spilled = spill::forget(&config, &|write| plan.covers(write), true);
     for session in &plan.sessions {
         crate::hook::private_turn::forget_session(&config, &session.session_id);
         notice::forget_session(&config, &session.session_id);
     }
-    if config.index_path().exists() {
-        recall.resync()?;
-    }
-    retention::prune_tombstones(conn, &config)?;
-    let wal_clean = retention::sweep(conn, &slicer, WAIT)?;
+    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)?;
     let mut out = String::new();
     if !plan.is_empty() {
         out.push_str(&format!("Forgot {}.\n", counts(&plan)));

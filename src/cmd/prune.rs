@@ -75,7 +75,7 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
         None
     } else {
         let started = Instant::now();
-        retention::convert(conn)?;
+        retention::convert(conn, &config.data_dir)?;
         Some(started.elapsed())
     };
     // The index takes the deleted rows out, then their tombstones can go.

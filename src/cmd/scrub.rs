@@ -1,7 +1,8 @@
 //! `scrub`: today's privacy and secret rules applied to everything already stored (see
 //! `store::scrub`), and what they replaced then removed from every file that held it: the
-//! search index (a sync), the WAL and the free pages (`retention::sweep`). Events waiting in
-//! the spill folder are applied first, so that they are scrubbed too.
+//! search index (a sync), and the old copies of the rows that earlier writes left in both
+//! files (a rebuild of each, then their WALs truncated: see `maintain::for_good`). Events
+//! waiting in the spill folder are applied first, so that they are scrubbed too.
 
 use std::time::{Duration, Instant};
 
@@ -13,10 +14,9 @@ use crate::emit::Report;
 use crate::log::Log;
 use crate::recall::Recall;
 use crate::render;
-use crate::store::retention;
 use crate::store::slices::Slicer;
-use crate::store::{self, Store, scrub};
-use crate::{detach, fsutil, spill};
+use crate::store::{self, Store, rebuild, scrub};
+use crate::{detach, fsutil, maintain, spill};
 
 /// How long scrub waits for the write lock and for readers to let go of the WAL.
 const WAIT: Duration = Duration::from_secs(10);
@@ -42,16 +42,18 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         spill::FULL_SLICE,
     );
     let slicer = Slicer::command(WAIT);
+    // Taking in spilled events waits for nothing; a hook may hold the lock a moment.
+    store.set_wait(WAIT)?;
+    // Remembered until done: a scrub stopped half-way leaves the rebuild to maintenance.
+    let pending = rebuild::requested(store.conn())?;
+    rebuild::request(store.conn())?;
     let report = scrub::run(store.conn(), &config.redactor, Some(&slicer))?;
     let mut out = text(&report, false);
-    if report.rows_changed() == 0 {
+    if report.rows_changed() == 0 && !pending {
+        rebuild::cancel(store.conn())?;
         return Ok(out.into());
     }
-    if config.index_path().exists() {
-        recall.resync()?;
-    }
-    retention::prune_tombstones(store.conn(), &config)?;
-    let wal_clean = retention::sweep(store.conn(), &slicer, WAIT)?;
+    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)?;
     if !wal_clean {
         let _ = fsutil::create_private(&config.scrub_flag());
         drop(store);

@@ -20,6 +20,7 @@ pub mod integrity;
 pub mod lean;
 pub mod queue;
 pub mod read;
+pub mod rebuild;
 pub mod retention;
 pub mod scrub;
 pub mod slices;
@@ -53,6 +54,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("v5.sql"),
     include_str!("v6.sql"),
     include_str!("v7.sql"),
+    include_str!("v8.sql"),
 ];
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).
@@ -66,7 +68,8 @@ pub const WAL_OPEN_MAX: u64 = 16 << 20;
 pub struct Store {
     conn: Connection,
     wal_path: PathBuf,
-    /// Set after a commit when there is maintenance a hook must not do itself.
+    /// Set when there is maintenance a hook must not do itself: after a commit, or after an
+    /// upgrade that deleted rows.
     maintenance: Option<Maintenance>,
 }
 
@@ -77,6 +80,8 @@ pub enum Maintenance {
     Checkpoint,
     /// Rows of a private turn were deleted but a reader kept their old pages in the WAL.
     Scrub,
+    /// Rows were deleted for good (by an upgrade): the file must be rebuilt (see `rebuild`).
+    Rebuild,
 }
 
 /// A database (or data dir) that will not work until a person acts: someone else's file, a
@@ -132,16 +137,20 @@ impl Store {
         let (version, app_id) = versions(&conn)
             .with_context(|| format!("cannot read the database {}", path.display()))?;
         check_version(version, app_id, &path)?;
+        let mut maintenance = None;
         if version < SCHEMA_VERSION {
             migrate(&mut conn, deadline)
                 .with_context(|| format!("cannot set up {}", path.display()))?;
+            if rebuild::requested(&conn)? {
+                maintenance = Some(Maintenance::Rebuild);
+            }
         }
         let mut wal_path = path.into_os_string();
         wal_path.push("-wal");
         Ok(Store {
             conn,
             wal_path: wal_path.into(),
-            maintenance: None,
+            maintenance,
         })
     }
 
@@ -255,7 +264,9 @@ pub fn open_read_only(config: &Config, deadline: Instant) -> Result<Option<Conne
     }
     if version < SCHEMA_VERSION {
         drop(conn);
-        Store::open(config, deadline)?;
+        if Store::open(config, deadline)?.maintenance().is_some() {
+            crate::detach::maintain(config);
+        }
         return read::open_file_read_only(&path).map(Some);
     }
     Ok(Some(conn))

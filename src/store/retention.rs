@@ -20,6 +20,7 @@
 //! at once. Either way each transaction is short (see `slices`).
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
@@ -490,50 +491,14 @@ pub fn sweep(conn: &Connection, slicer: &Slicer, wait: Duration) -> Result<bool>
 }
 
 /// Converts a database made without `auto_vacuum = INCREMENTAL` (before schema v7), so that
-/// it can give pages back from now on: one whole VACUUM, which holds the write lock while it
-/// rewrites the file (hooks spill meanwhile). VACUUM keeps the rowids of tables with an index,
-/// as ours all have, and the search index relies on them; should a SQLite ever renumber them,
-/// the rows counted before and after differ and the database draws a new `store_id`, so that
-/// the index rebuilds. Returns whether it converted.
-pub fn convert(conn: &Connection) -> Result<bool> {
+/// it can give pages back from now on: one whole rebuild (see `rebuild`), which holds the write
+/// lock while it rewrites the file (hooks spill meanwhile). Returns whether it converted.
+pub fn convert(conn: &Connection, temp_dir: &Path) -> Result<bool> {
     if incremental(conn)? {
         return Ok(false);
     }
-    let before = rowid_sums(conn, None)?;
-    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
-        .context("cannot convert the database (VACUUM needs free space about its size)")?;
-    if rowid_sums(conn, Some(&before))? != before {
-        conn.execute(
-            "UPDATE meta SET value = lower(hex(randomblob(16))) WHERE key = 'store_id'",
-            [],
-        )?;
-    }
+    super::rebuild::database(conn, temp_dir)?;
     Ok(true)
-}
-
-/// Per indexed table: the largest rowid, and the count and sum of rowids up to it (up to the
-/// largest of `then`, to compare with an earlier reading while hooks add rows).
-fn rowid_sums(conn: &Connection, then: Option<&[(i64, i64, i64)]>) -> Result<Vec<(i64, i64, i64)>> {
-    ["sessions", "user_prompts", "pending_queue"]
-        .iter()
-        .enumerate()
-        .map(|(i, table)| {
-            let max = match then {
-                Some(then) => then[i].0,
-                None => conn.query_row(
-                    &format!("SELECT coalesce(max(rowid), 0) FROM {table}"),
-                    [],
-                    |r| r.get(0),
-                )?,
-            };
-            let (count, sum) = conn.query_row(
-                &format!("SELECT COUNT(*), coalesce(sum(rowid), 0) FROM {table} WHERE rowid <= ?1"),
-                [max],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            Ok((max, count, sum))
-        })
-        .collect()
 }
 
 /// Drops the tombstones the search index has seen (all but the newest: the index must never

@@ -149,10 +149,13 @@ pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
     Ok(Applied { purged })
 }
 
-/// Stored unless its turn is private.
+/// Stored unless its turn is private, or it is a call of claude-mem's own MCP tools that an
+/// earlier version spilled (see `is_our_tool`).
 fn observation(tx: &Transaction, write: &Write, o: &Observation) -> Result<()> {
     let s = &write.session;
-    if turn_is_private(tx, &s.session_id, o.prompt_id.as_deref(), &write.at)? {
+    if crate::settings::mcp::is_our_tool(&o.tool_name)
+        || turn_is_private(tx, &s.session_id, o.prompt_id.as_deref(), &write.at)?
+    {
         return Ok(());
     }
     tx.execute(

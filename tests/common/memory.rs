@@ -207,3 +207,112 @@ pub fn found(env: &Env, words: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// Records `sessions` (id, word) as the hooks do, their turns interleaved (turn 1 of each, then
+/// turn 2 of each, ...), each turn a prompt, a Bash call with a long output and a Stop, so that
+/// the rows of every session are spread over pages that split while the others grow. The words
+/// of turn `n` of a session are [`turn`]`("{word}{n:02}")`; each text carries its word at both
+/// ends, and the outputs run from 300 bytes to 5 KB (some need overflow pages). The sessions
+/// start with turn 0.
+pub fn interleaved(env: &Env, sessions: &[(&str, &str)], turns: std::ops::Range<usize>) {
+    let hook = |name: &str, event_name: &str, session: &str, extra: Value| {
+        assert_ack(&env.hook(name, &event(event_name, session, PROJECT, extra)));
+    };
+    if turns.start == 0 {
+        for (session, _) in sessions {
+            let start = event(
+                "SessionStart",
+                session,
+                PROJECT,
+                json!({"source": "startup"}),
+            );
+            assert_eq!(env.hook("context", &start).status.code(), Some(0));
+        }
+    }
+    let mut seed = 7 + turns.start as u64;
+    for n in turns {
+        for (i, (session, word)) in sessions.iter().enumerate() {
+            let [prompt, command, output, message] = turn(&format!("{word}{n:02}"));
+            let prompt_id = format!("{session}-p{n}");
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let filler = filler(300 + (seed >> 33) as usize % 4700, seed);
+            hook(
+                "prompt",
+                "UserPromptSubmit",
+                session,
+                json!({"prompt_id": prompt_id,
+                       "prompt": format!("{prompt} please look at {} {prompt}", &filler[..80])}),
+            );
+            hook(
+                "capture",
+                "PostToolUse",
+                session,
+                json!({"prompt_id": prompt_id, "tool_name": "Bash",
+                       "tool_use_id": format!("{session}-t{n}-{i}"),
+                       "tool_input": {"command": format!("grep -r {command} src # {command}")},
+                       "tool_response": {"stdout": format!("{output} {filler} {output}"),
+                                         "stderr": ""}}),
+            );
+            hook(
+                "summary",
+                "Stop",
+                session,
+                json!({"prompt_id": prompt_id,
+                       "last_assistant_message":
+                           format!("{message} {} {message}", &filler[..filler.len().min(600)])}),
+            );
+        }
+    }
+}
+
+/// Every word [`interleaved`] gave the first `turns` turns of a session recorded as `word`.
+pub fn words_of(word: &str, turns: usize) -> Vec<String> {
+    (0..turns)
+        .flat_map(|n| turn(&format!("{word}{n:02}")))
+        .collect()
+}
+
+/// `len` bytes of words that look like a command's output and hold no marker of [`turn`].
+fn filler(len: usize, mut seed: u64) -> String {
+    const WORDS: &[&str] = &[
+        "src/lib.rs:",
+        "fn",
+        "let",
+        "match",
+        "Ok(())",
+        "error[E0308]:",
+        "warning:",
+        "-->",
+        "12",
+        "348",
+        "|",
+        "=",
+        "note:",
+        "expected",
+        "found",
+        "struct",
+        "impl",
+        "pub",
+        "mod",
+        "test",
+        "passed;",
+        "failed;",
+        "0x7f3a",
+        "ms",
+        "Compiling",
+        "Finished",
+        "\n",
+    ];
+    let mut out = String::with_capacity(len + 16);
+    while out.len() < len {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.push_str(WORDS[(seed >> 33) as usize % WORDS.len()]);
+        out.push(' ');
+    }
+    out.truncate(len);
+    out
+}

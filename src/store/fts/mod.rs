@@ -306,6 +306,16 @@ impl Index {
         Ok(Some(items))
     }
 
+    /// Rebuilds the index file (see `store::rebuild`: the old copies of what a sync took out
+    /// stay in its pages otherwise), its temporary copy made in `temp_dir`, then truncates its
+    /// WAL, trying again until `wait` has passed while a reader holds it. Returns whether the
+    /// WAL is empty.
+    pub fn rebuild(&self, temp_dir: &Path, wait: Duration) -> Result<bool> {
+        super::rebuild::vacuum(&self.conn, temp_dir, "VACUUM")
+            .context("cannot rebuild the search index")?;
+        Ok(truncate_wal(&self.conn, wait))
+    }
+
     /// The newest tombstone of the database `main` that the index file has seen; `None` when
     /// there is no index, or one that will rebuild anyway (of another database, damaged).
     /// Reads only.
@@ -349,6 +359,42 @@ impl Index {
 
 /// The most items [`Index::resolve`] returns for a prefix.
 pub const RESOLVE_LIMIT: usize = 50;
+
+/// Truncates the WAL of the index `conn` is open on, trying again until `wait` has passed while
+/// a reader holds it (each try gives up at once: readers of the index are short). Returns
+/// whether it is empty. The connection waits for locks as before after.
+fn truncate_wal(conn: &Connection, wait: Duration) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    let _ = conn.busy_timeout(Duration::ZERO);
+    let clean = loop {
+        let done = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .is_ok_and(|busy| busy == 0);
+        if done || std::time::Instant::now() >= deadline {
+            break done;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = conn.busy_timeout(BUSY_WAIT);
+    clean
+}
+
+/// Truncates the WAL of the index file, if there is one, without waiting: what the maintenance
+/// process retries when a reader kept a rebuild from emptying it.
+pub fn truncate_wal_of(config: &Config) -> bool {
+    let path = config.index_path();
+    if !path.exists() {
+        return true;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    super::check_file(&path).is_ok()
+        && Connection::open_with_flags(&path, flags)
+            .is_ok_and(|conn| truncate_wal(&conn, Duration::ZERO))
+}
 
 /// Items whose handle or id starts with ?1 (`char(1114111)` sorts after any character).
 fn resolve_sql() -> String {

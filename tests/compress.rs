@@ -665,6 +665,95 @@ fn a_model_error_quoting_a_key_is_stored_without_it() {
     assert!(!common::contains(&common::everything_on_disk(&env), key));
 }
 
+/// Regression: a model's auth error quoting the key ("Invalid API key · sk-ant-…") was printed
+/// by `compress` as the model wrote it, and kept in the pause file and the log, which `status`
+/// and `doctor` show. Every text of a model's error we print or keep is redacted, whether the
+/// program said it in its result or on stderr, about the batch or not.
+#[test]
+fn a_model_error_quoting_a_key_is_never_printed_nor_kept_with_it() {
+    let key = "sk-ant-api03-Zq81kdP0x9Lm3pZr8Tq7wNb2Yc5Vh6Jf4Ds0Xk29fLq7Rt5Vb8Yc1Wd4Hf6AA";
+    let (env, model) = with_model();
+    // A model that prints `reply`, or says `said` on stderr and dies.
+    let script = model.join("errs.sh");
+    fs::write(
+        &script,
+        "#!/bin/sh\ncat >/dev/null\nhere=$(dirname \"$0\")\n\
+         if [ -f \"$here/said\" ]; then cat \"$here/said\" >&2; exit 1; fi\ncat \"$here/reply\"\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
+    working_session(&env, "s1");
+    let everything = |out: &Output| {
+        let mut all = stdout(out);
+        all.push_str(&String::from_utf8_lossy(&out.stderr));
+        for command in [&["status"][..], &["status", "--json"], &["doctor"]] {
+            let shown = env.command().args(command).output().unwrap();
+            all.push_str(&stdout(&shown));
+            all.push_str(&String::from_utf8_lossy(&shown.stderr));
+        }
+        assert!(!all.contains(key), "{all}");
+        assert!(!common::contains(&common::everything_on_disk(&env), key));
+        all
+    };
+
+    // In the result, about the login: the items wait, and the command says why.
+    let reply = json!({"is_error": true, "api_error_status": 401,
+                       "result": format!("Invalid API key · {key}"),
+                       "usage": {"input_tokens": 0, "output_tokens": 0}});
+    fs::write(model.join("reply"), reply.to_string()).unwrap();
+    let out = compress(&env, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let shown = everything(&out);
+    assert!(
+        shown.contains("(Invalid API key · [REDACTED:anthropic-key])"),
+        "{shown}"
+    );
+    assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+
+    // On stderr, without a result: about the login, then about nothing we know (the batch's).
+    for said in [
+        format!("401 authentication failed for {key}"),
+        format!("no answer for {key}"),
+    ] {
+        fs::write(model.join("said"), said).unwrap();
+        let shown = everything(&compress(&env, &[]));
+        assert!(shown.contains("[REDACTED:anthropic-key]"), "{shown}");
+    }
+    assert_eq!(queue_states(&env), [json!(["failed", 1, 1])]);
+}
+
+/// Regression: a memory's type the model made up was quoted whole in the reason a batch
+/// failed, which `compress` prints and the log keeps: 10 KB of it, key included. A short one
+/// is quoted (and redacted), a long one told by its length.
+#[test]
+fn a_made_up_type_is_told_by_its_length_not_quoted_whole() {
+    let key = "sk-ant-api03-Zq81kdP0x9Lm3pZr8Tq7wNb2Yc5Vh6Jf4Ds0Xk29fLq7Rt5Vb8Yc1Wd4Hf6AA";
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    let kind = format!("{key} {}", "x".repeat(10_000));
+    let reply = json!({"is_error": false, "structured_output": {"observations": [
+        {"type": kind, "title": "t", "narrative": "n", "facts": [], "concepts": [],
+         "files_read": [], "files_modified": [], "sources": [1]}]},
+        "usage": {"input_tokens": 10, "output_tokens": 10}});
+    fs::write(model.join("reply"), reply.to_string()).unwrap();
+    let out = ok(&compress(&env, &[]));
+    assert!(out.contains("1 batch failed"), "{out}");
+    let told = format!(
+        "has the unknown type of {} characters",
+        kind.chars().count()
+    );
+    assert!(out.contains(&told), "{out}");
+    assert!(out.len() < 1000, "{} bytes: {out}", out.len());
+    assert!(!out.contains(key), "{out}");
+    assert!(
+        !env.log()
+            .contains("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+    );
+    assert!(!common::contains(&common::everything_on_disk(&env), key));
+    assert_eq!(queue_states(&env), [json!(["failed", 1, 1])]);
+}
+
 /// After the last attempt the items are failed for good, and kept: `queue retry` brings them
 /// back.
 #[test]

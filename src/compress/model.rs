@@ -22,7 +22,10 @@ use serde_json::Value;
 
 use super::process;
 use crate::config::Config;
+use crate::privacy::secrets::Redactor;
 use crate::store::compressed::{MAX_COST_USD, MAX_TOKENS, Usage};
+use crate::store::fts::doc::bounded;
+use crate::store::scrub::clean_text;
 
 /// A correction turn when the first answer does not match the schema; no more.
 const MAX_TURNS: &str = "2";
@@ -81,12 +84,13 @@ pub fn call(config: &Config, request: &Request) -> Result<Reply, Failure> {
         .env("CLAUDE_MEM_DISABLED", "1")
         .current_dir(work_dir(config));
     let out = process::run(command, request.digest, config.compress.timeout)?;
-    match parse(&out.stdout) {
+    let redactor = &config.redactor;
+    match parse(&out.stdout, redactor) {
         Some(reply) => Ok(reply),
         None => Err(Failure::Broken(format!(
             "it exited with {} and printed no result{}",
             out.status,
-            last_line(&out.stderr)
+            last_line(&out.stderr, redactor)
                 .map(|l| format!(" ({l})"))
                 .unwrap_or_default()
         ))),
@@ -135,7 +139,7 @@ fn work_dir(config: &Config) -> PathBuf {
 
 /// The result object of `--output-format json` (the last line that is a JSON object), or of a
 /// command that prints the same.
-fn parse(stdout: &str) -> Option<Reply> {
+fn parse(stdout: &str, redactor: &Redactor) -> Option<Reply> {
     let result: Value = stdout
         .lines()
         .rev()
@@ -161,7 +165,7 @@ fn parse(stdout: &str) -> Option<Reply> {
             .and_then(Value::as_str)
             .or_else(|| result.get("subtype").and_then(Value::as_str))
             .unwrap_or("an error without a message");
-        crate::store::fts::doc::bounded(text, 300, 0)
+        told(text, redactor, 300)
     });
     Some(Reply {
         answer: if is_error { None } else { answer },
@@ -204,11 +208,21 @@ fn usage(usage: &Value, result: &Value) -> Usage {
     }
 }
 
-fn last_line(text: &str) -> Option<String> {
+fn last_line(text: &str, redactor: &Redactor) -> Option<String> {
     text.lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .map(|l| crate::store::fts::doc::bounded(l.trim(), 200, 0))
+        .map(|l| told(l.trim(), redactor, 200))
+}
+
+/// A program's words about an error as we print and keep them (on stderr, in the log, the
+/// pause file, the ledger, an item's `last_error`): they may quote a key ("Invalid API key ·
+/// sk-ant-…") or a capture, so they pass the hooks' privacy and secret rules first, here where
+/// they enter. Those search far more than is kept, so that the cut to `max` characters never
+/// splits a secret into a part no rule knows.
+pub(super) fn told(text: &str, redactor: &Redactor, max: usize) -> String {
+    let searched = bounded(text, 16 * max, 0);
+    bounded(&clean_text(redactor, &searched), max, 0)
 }
 
 #[cfg(test)]
@@ -224,7 +238,7 @@ mod tests {
             "usage": {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 10,
                       "cache_creation_input_tokens": 0},
             "modelUsage": {"claude-haiku-5-5": {"inputTokens": 1234}}, "api_error_status": null});
-        let reply = parse(&format!("a warning line\n{out}\n")).unwrap();
+        let reply = parse(&format!("a warning line\n{out}\n"), &Redactor::default()).unwrap();
         assert_eq!(reply.answer, Some(json!({"a": 7})));
         assert_eq!(reply.model.as_deref(), Some("claude-haiku-5-5"));
         let usage = reply.usage.unwrap();
@@ -236,7 +250,7 @@ mod tests {
     fn an_error_result_has_no_answer() {
         let out = json!({"is_error": true, "subtype": "success", "api_error_status": 400,
             "result": "Prompt is too long", "usage": {"input_tokens": 0, "output_tokens": 0}});
-        let reply = parse(&out.to_string()).unwrap();
+        let reply = parse(&out.to_string(), &Redactor::default()).unwrap();
         assert_eq!(
             (reply.answer, reply.error.as_deref(), reply.api_status),
             (None, Some("Prompt is too long"), Some(400))
@@ -244,10 +258,13 @@ mod tests {
         // A schema that could not be met: no structured output, an error subtype.
         let out = json!({"is_error": true, "subtype": "error_max_turns"});
         assert_eq!(
-            parse(&out.to_string()).unwrap().error.as_deref(),
+            parse(&out.to_string(), &Redactor::default())
+                .unwrap()
+                .error
+                .as_deref(),
             Some("error_max_turns")
         );
-        assert_eq!(parse("not json"), None);
+        assert_eq!(parse("not json", &Redactor::default()), None);
     }
 
     #[test]
@@ -255,7 +272,10 @@ mod tests {
         let out = json!({"structured_output": {}, "total_cost_usd": 1e300,
             "usage": {"input_tokens": u64::MAX, "output_tokens": 1e30,
                       "cache_read_input_tokens": -5, "cache_creation_input_tokens": "many"}});
-        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        let usage = parse(&out.to_string(), &Redactor::default())
+            .unwrap()
+            .usage
+            .unwrap();
         assert_eq!(
             (
                 usage.input,
@@ -268,7 +288,10 @@ mod tests {
         assert_eq!(usage.tokens(), 2 * MAX_TOKENS);
         assert_eq!(usage.cost_usd, Some(MAX_COST_USD));
         let out = json!({"usage": {"input_tokens": 12.7}, "total_cost_usd": -1});
-        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        let usage = parse(&out.to_string(), &Redactor::default())
+            .unwrap()
+            .usage
+            .unwrap();
         assert_eq!((usage.input, usage.cost_usd), (12, Some(0.0)));
     }
 
@@ -276,7 +299,9 @@ mod tests {
     fn a_command_may_answer_in_result_alone() {
         let out = json!({"result": "{\"observations\": []}"});
         assert_eq!(
-            parse(&out.to_string()).unwrap().answer,
+            parse(&out.to_string(), &Redactor::default())
+                .unwrap()
+                .answer,
             Some(json!({"observations": []}))
         );
     }

@@ -301,8 +301,16 @@ pub struct Outlook {
 /// which `doctor` reports instead. The database must be healthy and have the ledger (v6).
 pub fn outlook(config: &Config, day: &str, now: DateTime<Utc>) -> Result<Outlook> {
     let conn = super::read::open_file_read_only(&config.db_path())?;
+    let mut calls = latest_calls(&conn, LATEST_CALLS)?;
+    // Errors are redacted when settled; a row an earlier build settled is redacted here, as
+    // `doctor` shows it.
+    for call in &mut calls {
+        if let Some(error) = &mut call.error {
+            *error = super::scrub::clean_text(&config.redactor, error).into_owned();
+        }
+    }
     Ok(Outlook {
-        calls: latest_calls(&conn, LATEST_CALLS)?,
+        calls,
         queue: queue::stats(&conn, now)?,
         today: spent(&conn, day)?,
     })

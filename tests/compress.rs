@@ -1812,6 +1812,39 @@ mod real_cli {
         assert!(mock.requests().is_empty(), "{:#?}", mock.requests());
     }
 
+    /// Regression: with its API out of reach, Claude Code retried a refused connection for
+    /// about three minutes before it said so; under the compressor's deadline that became a
+    /// timeout, an attempt counted against items that had done nothing wrong. Now it says so
+    /// in seconds, and the items wait untouched.
+    #[test]
+    fn an_api_out_of_reach_is_known_in_seconds_and_the_items_wait_untouched() {
+        let Some(Cli { env, mock: _mock }) = cli() else {
+            return;
+        };
+        // A loopback port nothing listens on: every connection is refused.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let env = env
+            .with("ANTHROPIC_BASE_URL", &format!("http://127.0.0.1:{closed}"))
+            .with("CLAUDE_MEM_COMPRESS_TIMEOUT", "90");
+        working_session(&env, "s1");
+        let started = Instant::now();
+        let out = compress(&env, &[]);
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}{}", stdout(&out));
+        assert!(
+            err.contains("Connection refused") && err.contains("check the network"),
+            "{err}"
+        );
+        assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+        // About two seconds here; the deadline is 90.
+        assert!(took < Duration::from_secs(30), "took {took:?}");
+    }
+
     #[test]
     fn a_malformed_answer_or_an_api_error_fails_the_batch() {
         let Some(Cli { env, mock }) = cli() else {

@@ -4,9 +4,10 @@
 //! `claude -p` runs with a small model, no tools (`--tools ""`), no MCP servers
 //! (`--strict-mcp-config`), no hooks (`disableAllHooks`; and `CLAUDE_MEM_DISABLED=1`, so that
 //! our own record nothing of it), no CLAUDE.md (its instructions are not ours to follow, nor to
-//! pay for), its own system prompt, the answer's schema (`--json-schema`: the model answers
-//! through a tool that the CLI checks against it), at most one correction turn, nothing saved
-//! (`--no-session-persistence`), from the data dir (no project's files in view). The digest
+//! pay for), few retries (an API out of reach is known in seconds), its own system prompt, the
+//! answer's schema (`--json-schema`: the model answers through a tool that the CLI checks
+//! against it), at most one correction turn, nothing saved (`--no-session-persistence`), from
+//! the data dir (no project's files in view). The digest
 //! goes in on stdin; `--output-format json` prints one object with the answer
 //! (`structured_output`), the usage and the cost. `CLAUDE_MEM_COMPRESS_CMD` replaces all of
 //! that with a shell command that reads the digest on stdin and prints the same object; it
@@ -29,6 +30,12 @@ use crate::store::scrub::clean_text;
 
 /// A correction turn when the first answer does not match the schema; no more.
 const MAX_TURNS: &str = "2";
+/// Retries of a failed request (`CLAUDE_CODE_MAX_RETRIES`): Claude Code's own 10, with a
+/// backoff up to 32 s, kept it at a refused connection for about three minutes (178 s here,
+/// 2.1.330, offline) before it said "Connection refused", long enough to meet our deadline and
+/// count an attempt against the batch. Two take about two seconds and still ride out a passing
+/// 429 or 529; what is left is known by its words (`cause`) and paused for.
+const MAX_RETRIES: &str = "2";
 
 /// What one call is asked.
 #[derive(Debug, Clone)]
@@ -115,7 +122,8 @@ fn claude(config: &Config, system: &str, schema: &str) -> Result<Command, Failur
         .args(["--output-format", "json"])
         .args(["--max-turns", MAX_TURNS])
         .args(["--settings", r#"{"disableAllHooks":true}"#])
-        .env("CLAUDE_CODE_DISABLE_CLAUDE_MDS", "1");
+        .env("CLAUDE_CODE_DISABLE_CLAUDE_MDS", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", MAX_RETRIES);
     Ok(command)
 }
 

@@ -1008,6 +1008,50 @@ fn absurd_usage_numbers_are_clamped_and_never_break_the_ledger() {
 }
 
 /// Waits for `path` to exist, at most `limit`.
+/// Regression: `CLAUDE_MEM_COMPRESS_DAILY_TOKENS=18446744073709551615` was shown as a budget
+/// of -1 tokens by `status` and `compress` (u64 shown as i64), a timeout that large made
+/// `compress` panic (a lease of 1.25 times it overflowed), and a number past 64 bits was "not
+/// a whole number" and became the default 300,000. Each is held to its most, which `doctor`
+/// and `status` say.
+#[test]
+fn numbers_past_their_most_are_held_to_it_and_doctor_says_so() {
+    for huge in ["18446744073709551615", "99999999999999999999999"] {
+        let (env, _model) = with_model();
+        let env = env
+            .with("CLAUDE_MEM_COMPRESS_DAILY_TOKENS", huge)
+            .with("CLAUDE_MEM_COMPRESS_BATCH_TOKENS", huge)
+            .with("CLAUDE_MEM_COMPRESS_TIMEOUT", huge);
+        working_session(&env, "s1");
+        let out = ok(&compress(&env, &[]));
+        assert!(
+            out.contains("Today: ") && out.contains(" of 1,000,000,000,000 tokens"),
+            "{out}"
+        );
+        let status = ok(&env.command().arg("status").output().unwrap());
+        assert!(
+            status.contains(" of 1,000,000,000,000 tokens")
+                && status.contains(
+                    "CLAUDE_MEM_COMPRESS_DAILY_TOKENS is more than 1,000,000,000,000; using \
+                     1,000,000,000,000"
+                ),
+            "{status}"
+        );
+        assert!(!status.contains(" of -"), "{status}");
+        let json: Value = serde_json::from_str(&ok(&env
+            .command()
+            .args(["status", "--json"])
+            .output()
+            .unwrap()))
+        .unwrap();
+        assert_eq!(json["compress"]["daily_tokens"], 1_000_000_000_000u64);
+        let doctor = stdout(&env.command().arg("doctor").output().unwrap());
+        assert!(
+            doctor.contains("environment") && doctor.contains("is more than"),
+            "{doctor}"
+        );
+    }
+}
+
 fn wait_for(path: &Path, limit: Duration) {
     let started = Instant::now();
     while !path.exists() {

@@ -393,8 +393,8 @@ pub struct Scope {
     /// Every project.
     #[arg(long)]
     pub all: bool,
-    /// Only since then: a duration ago (30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a date
-    /// (2026-11-01, local time).
+    /// Only since then: a duration ago (90s, 30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a
+    /// date (2026-11-01, local time).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
     /// Only before then: a duration ago, or a date (the whole day included).

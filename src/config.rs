@@ -40,6 +40,17 @@ pub const DEFAULT_COMPRESS_DAILY_TOKENS: u64 = 300_000;
 pub const DEFAULT_COMPRESS_BATCH_TOKENS: u64 = 20_000;
 /// How long one model call may take (`CLAUDE_MEM_COMPRESS_TIMEOUT`, seconds).
 pub const DEFAULT_COMPRESS_TIMEOUT: Duration = Duration::from_secs(300);
+/// The most a day's budget may be: far more than any day can spend (a call counts for at most
+/// 4 billion tokens), far below what the ledger's sums and the numbers shown can hold.
+const MAX_COMPRESS_DAILY_TOKENS: u64 = 1_000_000_000_000;
+/// The most one batch's input may be: what a call is taken to use at most.
+const MAX_COMPRESS_BATCH_TOKENS: u64 = crate::store::compressed::MAX_TOKENS;
+/// The longest a model call may take: its items' lease (1.25 times as long, and 5 s) must stay
+/// within the queue's longest, a day.
+const MAX_COMPRESS_TIMEOUT: u64 = 12 * 3600;
+/// The longest a retention rule may wait, in days (a century): counted back from today it must
+/// stay a date. 0 turns a rule off.
+const MAX_RETENTION_DAYS: u64 = 36_500;
 
 /// How captured items are compressed into memories (`claude-mem compress`).
 #[derive(Debug, Clone)]
@@ -110,15 +121,23 @@ impl Retention {
 
     fn from_env(warnings: &mut Vec<String>) -> Retention {
         // 0 turns a rule off; unset is the default.
-        let mut read = |name: &str, default: u64| match number(name, warnings) {
+        let mut read = |name: &str, default: u64, max: u64| match number(name, warnings) {
             Some(0) => None,
-            Some(n) => Some(n),
+            Some(n) => Some(at_most(name, n, max, warnings)),
             None => Some(default),
         };
         Retention {
-            payload_days: read("CLAUDE_MEM_PAYLOAD_DAYS", DEFAULT_PAYLOAD_DAYS),
-            keep_days: read("CLAUDE_MEM_KEEP_DAYS", DEFAULT_KEEP_DAYS),
-            max_db_bytes: read("CLAUDE_MEM_MAX_DB_MB", DEFAULT_MAX_DB_MB)
+            payload_days: read(
+                "CLAUDE_MEM_PAYLOAD_DAYS",
+                DEFAULT_PAYLOAD_DAYS,
+                MAX_RETENTION_DAYS,
+            ),
+            keep_days: read(
+                "CLAUDE_MEM_KEEP_DAYS",
+                DEFAULT_KEEP_DAYS,
+                MAX_RETENTION_DAYS,
+            ),
+            max_db_bytes: read("CLAUDE_MEM_MAX_DB_MB", DEFAULT_MAX_DB_MB, u64::MAX)
                 .map(|mb| mb.saturating_mul(1 << 20)),
         }
     }
@@ -338,15 +357,16 @@ fn compress(warnings: &mut Vec<String>) -> Compress {
             true
         }
     };
-    let positive =
-        |name: &str, default: u64, warnings: &mut Vec<String>| match number(name, warnings) {
-            Some(0) => {
-                warnings.push(format!("{name}=0 is not allowed; using the default"));
-                default
-            }
-            Some(n) => n,
-            None => default,
-        };
+    let positive = |name: &str, default: u64, max: u64, warnings: &mut Vec<String>| match number(
+        name, warnings,
+    ) {
+        Some(0) => {
+            warnings.push(format!("{name}=0 is not allowed; using the default"));
+            default
+        }
+        Some(n) => at_most(name, n, max, warnings),
+        None => default,
+    };
     Compress {
         auto,
         model: non_empty("CLAUDE_MEM_MODEL")
@@ -356,16 +376,19 @@ fn compress(warnings: &mut Vec<String>) -> Compress {
         daily_tokens: positive(
             "CLAUDE_MEM_COMPRESS_DAILY_TOKENS",
             DEFAULT_COMPRESS_DAILY_TOKENS,
+            MAX_COMPRESS_DAILY_TOKENS,
             warnings,
         ),
         batch_tokens: positive(
             "CLAUDE_MEM_COMPRESS_BATCH_TOKENS",
             DEFAULT_COMPRESS_BATCH_TOKENS,
+            MAX_COMPRESS_BATCH_TOKENS,
             warnings,
         ),
         timeout: Duration::from_secs(positive(
             "CLAUDE_MEM_COMPRESS_TIMEOUT",
             DEFAULT_COMPRESS_TIMEOUT.as_secs(),
+            MAX_COMPRESS_TIMEOUT,
             warnings,
         )),
     }
@@ -406,10 +429,16 @@ fn uid() -> u32 {
     0
 }
 
+/// A whole number; digits past what 64 bits hold read as the largest (each variable has its
+/// own most, see [`at_most`]).
 fn number(name: &str, warnings: &mut Vec<String>) -> Option<u64> {
     let raw = non_empty(name)?;
-    match raw.trim().parse::<u64>() {
+    let digits = raw.trim();
+    match digits.parse::<u64>() {
         Ok(n) => Some(n),
+        Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(u64::MAX)
+        }
         Err(_) => {
             warnings.push(format!(
                 "{name}={raw:?} is not a whole number; using the default"
@@ -417,6 +446,18 @@ fn number(name: &str, warnings: &mut Vec<String>) -> Option<u64> {
             None
         }
     }
+}
+
+/// `n`, or `max` with a warning when it is more.
+fn at_most(name: &str, n: u64, max: u64, warnings: &mut Vec<String>) -> u64 {
+    if n > max {
+        warnings.push(format!(
+            "{name} is more than {}; using {}",
+            crate::render::count(max as i64),
+            crate::render::count(max as i64)
+        ));
+    }
+    n.min(max)
 }
 
 /// A stable 64-bit hash (FNV-1a): names derived from paths and ids (the fallback folder, marks)

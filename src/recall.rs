@@ -246,8 +246,8 @@ pub fn time_bound(flag: &str, value: &str, end_of_day: bool) -> Result<String> {
     at.map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
         .ok_or_else(|| {
             usage(format!(
-                "{flag} {value:?} is neither a duration (30m, 12h, 2d, 1w, 3mo, 1y) nor a date \
-                 (2026-11-01)"
+                "{flag} {value:?} is neither a duration (90s, 30m, 12h, 2d, 1w, 3mo, 1y) nor a \
+                 date (2026-11-01)"
             ))
         })
 }

@@ -665,6 +665,95 @@ fn a_model_error_quoting_a_key_is_stored_without_it() {
     assert!(!common::contains(&common::everything_on_disk(&env), key));
 }
 
+/// Regression: a model's auth error quoting the key ("Invalid API key · sk-ant-…") was printed
+/// by `compress` as the model wrote it, and kept in the pause file and the log, which `status`
+/// and `doctor` show. Every text of a model's error we print or keep is redacted, whether the
+/// program said it in its result or on stderr, about the batch or not.
+#[test]
+fn a_model_error_quoting_a_key_is_never_printed_nor_kept_with_it() {
+    let key = "sk-ant-api03-Zq81kdP0x9Lm3pZr8Tq7wNb2Yc5Vh6Jf4Ds0Xk29fLq7Rt5Vb8Yc1Wd4Hf6AA";
+    let (env, model) = with_model();
+    // A model that prints `reply`, or says `said` on stderr and dies.
+    let script = model.join("errs.sh");
+    fs::write(
+        &script,
+        "#!/bin/sh\ncat >/dev/null\nhere=$(dirname \"$0\")\n\
+         if [ -f \"$here/said\" ]; then cat \"$here/said\" >&2; exit 1; fi\ncat \"$here/reply\"\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
+    working_session(&env, "s1");
+    let everything = |out: &Output| {
+        let mut all = stdout(out);
+        all.push_str(&String::from_utf8_lossy(&out.stderr));
+        for command in [&["status"][..], &["status", "--json"], &["doctor"]] {
+            let shown = env.command().args(command).output().unwrap();
+            all.push_str(&stdout(&shown));
+            all.push_str(&String::from_utf8_lossy(&shown.stderr));
+        }
+        assert!(!all.contains(key), "{all}");
+        assert!(!common::contains(&common::everything_on_disk(&env), key));
+        all
+    };
+
+    // In the result, about the login: the items wait, and the command says why.
+    let reply = json!({"is_error": true, "api_error_status": 401,
+                       "result": format!("Invalid API key · {key}"),
+                       "usage": {"input_tokens": 0, "output_tokens": 0}});
+    fs::write(model.join("reply"), reply.to_string()).unwrap();
+    let out = compress(&env, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let shown = everything(&out);
+    assert!(
+        shown.contains("(Invalid API key · [REDACTED:anthropic-key])"),
+        "{shown}"
+    );
+    assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+
+    // On stderr, without a result: about the login, then about nothing we know (the batch's).
+    for said in [
+        format!("401 authentication failed for {key}"),
+        format!("no answer for {key}"),
+    ] {
+        fs::write(model.join("said"), said).unwrap();
+        let shown = everything(&compress(&env, &[]));
+        assert!(shown.contains("[REDACTED:anthropic-key]"), "{shown}");
+    }
+    assert_eq!(queue_states(&env), [json!(["failed", 1, 1])]);
+}
+
+/// Regression: a memory's type the model made up was quoted whole in the reason a batch
+/// failed, which `compress` prints and the log keeps: 10 KB of it, key included. A short one
+/// is quoted (and redacted), a long one told by its length.
+#[test]
+fn a_made_up_type_is_told_by_its_length_not_quoted_whole() {
+    let key = "sk-ant-api03-Zq81kdP0x9Lm3pZr8Tq7wNb2Yc5Vh6Jf4Ds0Xk29fLq7Rt5Vb8Yc1Wd4Hf6AA";
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    let kind = format!("{key} {}", "x".repeat(10_000));
+    let reply = json!({"is_error": false, "structured_output": {"observations": [
+        {"type": kind, "title": "t", "narrative": "n", "facts": [], "concepts": [],
+         "files_read": [], "files_modified": [], "sources": [1]}]},
+        "usage": {"input_tokens": 10, "output_tokens": 10}});
+    fs::write(model.join("reply"), reply.to_string()).unwrap();
+    let out = ok(&compress(&env, &[]));
+    assert!(out.contains("1 batch failed"), "{out}");
+    let told = format!(
+        "has the unknown type of {} characters",
+        kind.chars().count()
+    );
+    assert!(out.contains(&told), "{out}");
+    assert!(out.len() < 1000, "{} bytes: {out}", out.len());
+    assert!(!out.contains(key), "{out}");
+    assert!(
+        !env.log()
+            .contains("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+    );
+    assert!(!common::contains(&common::everything_on_disk(&env), key));
+    assert_eq!(queue_states(&env), [json!(["failed", 1, 1])]);
+}
+
 /// After the last attempt the items are failed for good, and kept: `queue retry` brings them
 /// back.
 #[test]
@@ -919,6 +1008,50 @@ fn absurd_usage_numbers_are_clamped_and_never_break_the_ledger() {
 }
 
 /// Waits for `path` to exist, at most `limit`.
+/// Regression: `CLAUDE_MEM_COMPRESS_DAILY_TOKENS=18446744073709551615` was shown as a budget
+/// of -1 tokens by `status` and `compress` (u64 shown as i64), a timeout that large made
+/// `compress` panic (a lease of 1.25 times it overflowed), and a number past 64 bits was "not
+/// a whole number" and became the default 300,000. Each is held to its most, which `doctor`
+/// and `status` say.
+#[test]
+fn numbers_past_their_most_are_held_to_it_and_doctor_says_so() {
+    for huge in ["18446744073709551615", "99999999999999999999999"] {
+        let (env, _model) = with_model();
+        let env = env
+            .with("CLAUDE_MEM_COMPRESS_DAILY_TOKENS", huge)
+            .with("CLAUDE_MEM_COMPRESS_BATCH_TOKENS", huge)
+            .with("CLAUDE_MEM_COMPRESS_TIMEOUT", huge);
+        working_session(&env, "s1");
+        let out = ok(&compress(&env, &[]));
+        assert!(
+            out.contains("Today: ") && out.contains(" of 1,000,000,000,000 tokens"),
+            "{out}"
+        );
+        let status = ok(&env.command().arg("status").output().unwrap());
+        assert!(
+            status.contains(" of 1,000,000,000,000 tokens")
+                && status.contains(
+                    "CLAUDE_MEM_COMPRESS_DAILY_TOKENS is more than 1,000,000,000,000; using \
+                     1,000,000,000,000"
+                ),
+            "{status}"
+        );
+        assert!(!status.contains(" of -"), "{status}");
+        let json: Value = serde_json::from_str(&ok(&env
+            .command()
+            .args(["status", "--json"])
+            .output()
+            .unwrap()))
+        .unwrap();
+        assert_eq!(json["compress"]["daily_tokens"], 1_000_000_000_000u64);
+        let doctor = stdout(&env.command().arg("doctor").output().unwrap());
+        assert!(
+            doctor.contains("environment") && doctor.contains("is more than"),
+            "{doctor}"
+        );
+    }
+}
+
 fn wait_for(path: &Path, limit: Duration) {
     let started = Instant::now();
     while !path.exists() {
@@ -1721,6 +1854,39 @@ mod real_cli {
         );
         assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
         assert!(mock.requests().is_empty(), "{:#?}", mock.requests());
+    }
+
+    /// Regression: with its API out of reach, Claude Code retried a refused connection for
+    /// about three minutes before it said so; under the compressor's deadline that became a
+    /// timeout, an attempt counted against items that had done nothing wrong. Now it says so
+    /// in seconds, and the items wait untouched.
+    #[test]
+    fn an_api_out_of_reach_is_known_in_seconds_and_the_items_wait_untouched() {
+        let Some(Cli { env, mock: _mock }) = cli() else {
+            return;
+        };
+        // A loopback port nothing listens on: every connection is refused.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let env = env
+            .with("ANTHROPIC_BASE_URL", &format!("http://127.0.0.1:{closed}"))
+            .with("CLAUDE_MEM_COMPRESS_TIMEOUT", "90");
+        working_session(&env, "s1");
+        let started = Instant::now();
+        let out = compress(&env, &[]);
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}{}", stdout(&out));
+        assert!(
+            err.contains("Connection refused") && err.contains("check the network"),
+            "{err}"
+        );
+        assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+        // About two seconds here; the deadline is 90.
+        assert!(took < Duration::from_secs(30), "took {took:?}");
     }
 
     #[test]

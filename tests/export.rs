@@ -416,6 +416,121 @@ fn what_is_imported_goes_through_the_privacy_and_secret_rules() {
     ));
 }
 
+/// Regression: an imported memory's type was stored and shown as it came, of any length: a
+/// 10 KB type, key and line breaks included, was stored whole, and with it in a recent session
+/// the session-start context was not handed at all. A type is a label: an unknown one is kept
+/// (another tool's modes have types of their own), its secrets out, on one line, cut to 32
+/// characters; an empty one is `change`. A row an earlier build imported is shown cut all the
+/// same, in the context, `show` and the MCP answers.
+#[test]
+fn an_imported_memory_type_is_kept_as_a_short_label() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["alpha1"]);
+    let long = format!("{TOKEN}\n{}", "ab ".repeat(5000));
+    let file = env.root.path().join("types.jsonl");
+    let records: Vec<String> = [("security_alert", "1"), ("", "2"), (long.as_str(), "3")]
+        .iter()
+        .map(|(kind, n)| {
+            memory_record(json!({"memory_type": kind, "key": format!("elsewhere/{n}"),
+                "id": format!("01950000-0000-7000-8000-00000000000{n}"),
+                "title": format!("imported {n}")}))
+            .to_string()
+        })
+        .collect();
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n",
+            json!({"format": "claude-mem/1"}),
+            records.join("\n")
+        ),
+    )
+    .unwrap();
+    ok(&import(&env, &file));
+    let kinds = ids(&env, "SELECT type FROM memories ORDER BY title");
+    assert_eq!(kinds[..2], ["security_alert", "change"]);
+    assert!(
+        kinds[2].starts_with("[REDACTED:github-token] ab ab")
+            && kinds[2].chars().count() <= 32
+            && !kinds[2].contains('\n'),
+        "{:?}",
+        kinds[2]
+    );
+    assert!(!contains(&everything_on_disk(&env), TOKEN));
+
+    // As an earlier build stored it: shown cut in the context, `show` and the MCP answers.
+    env.db()
+        .execute(
+            "UPDATE memories SET type = ?1 WHERE title = 'imported 3'",
+            [format!("huge\n{}", "ab ".repeat(5000))],
+        )
+        .unwrap();
+    let start = event(
+        "SessionStart",
+        "next",
+        PROJECT,
+        json!({"source": "startup"}),
+    );
+    let out = env.hook("context", &start);
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no context: {answer}"))
+        .to_string();
+    assert!(context.contains("    security_alert "), "{context}");
+    let memory = ids(&env, "SELECT id FROM memories WHERE title = 'imported 3'").remove(0);
+    let shown = ok(&run(&env, &["show", &memory]));
+    let session = ok(&run(&env, &["show", A]));
+    let json = ok(&run(&env, &["show", &memory, "--json"]));
+    let mcp = mcp_get(&env, &memory);
+    for (what, text) in [
+        ("context", &context),
+        ("show", &shown),
+        ("show session", &session),
+        ("show --json", &json),
+        ("mcp get", &mcp),
+    ] {
+        assert!(text.contains("huge ab ab"), "{what}: {text}");
+        assert!(!text.contains(&"ab ".repeat(20)), "{what}: {text}");
+    }
+}
+
+/// The text of the MCP `get` tool's answer for `id`.
+fn mcp_get(env: &Env, id: &str) -> String {
+    use std::io::Write;
+    let mut server = env
+        .command()
+        .arg("mcp")
+        .env("CLAUDE_PROJECT_DIR", PROJECT)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "get", "arguments": {"ids": [id]}}}),
+    ];
+    let mut stdin = server.stdin.take().unwrap();
+    for request in requests {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    drop(stdin);
+    let out = server.wait_with_output().unwrap();
+    let answer: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["id"] == 2)
+        .unwrap();
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// What the compressor made, and what an import brought, go both ways whole: every column of
 /// every memory and summary, each after its session.
 #[cfg(unix)]

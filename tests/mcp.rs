@@ -344,6 +344,48 @@ fn search_answers_a_compact_index_and_get_the_items_whole() {
     assert_eq!(stderr, "");
 }
 
+/// Regression: the `since` of the search tool was described as `30m, 12h, 2d, 1w` only, while
+/// months, years and seconds are taken too, as `search --since` says. The model reads the
+/// same as a person reads in `search --help`, and every example it is given works.
+#[test]
+fn the_since_of_the_search_tool_says_what_is_taken_as_the_cli_does() {
+    let env = Env::new();
+    shop(&env);
+    let mut server = Server::initialized(&env);
+    let list = server.request("tools/list", json!({}));
+    let since = list["result"]["tools"][0]["inputSchema"]["properties"]["since"]["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let said = since.trim_end_matches('.');
+    let help = String::from_utf8_lossy(
+        &env.command()
+            .args(["search", "--help"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .into_owned();
+    assert!(help.contains(said), "{since:?} is not in:\n{help}");
+    let examples = said
+        .split_once('(')
+        .and_then(|(_, rest)| rest.split_once(';'))
+        .map(|(list, _)| list)
+        .unwrap_or_else(|| panic!("no examples in {since:?}"));
+    let examples: Vec<&str> = examples.split(", ").collect();
+    for unit in ["s", "m", "h", "d", "w", "mo", "y"] {
+        assert!(
+            examples
+                .iter()
+                .any(|e| e.trim_start_matches(|c: char| c.is_ascii_digit()) == unit),
+            "{unit} missing from {since:?}"
+        );
+    }
+    for example in examples.into_iter().chain(["2026-11-01"]) {
+        server.text("search", json!({"query": "cargo", "since": example}));
+    }
+}
+
 #[test]
 fn mistakes_are_answered_and_the_server_goes_on() {
     let env = Env::new();

@@ -350,6 +350,26 @@ fn status_shows_the_policy_the_size_and_what_is_due() {
     );
 }
 
+/// Regression: a number of days that no calendar reaches back to (`CLAUDE_MEM_KEEP_DAYS=
+/// 100000000`) made `status` and `prune` panic (`DateTime - TimeDelta` overflowed), and the
+/// maintenance process with them. It counts as a century, which `doctor` says.
+#[test]
+fn days_past_any_calendar_count_as_a_century_and_doctor_says_so() {
+    for name in ["CLAUDE_MEM_KEEP_DAYS", "CLAUDE_MEM_PAYLOAD_DAYS"] {
+        let env = Env::new().with(name, "100000000");
+        session(&env, OLD, PROJECT, &["old1"]);
+        let status = ok(&run(&env, &["status"]));
+        assert!(status.contains("after 36500"), "{status}");
+        ok(&run(&env, &["prune", "--dry-run"]));
+        ok(&run(&env, &["prune"]));
+        let doctor = String::from_utf8_lossy(&run(&env, &["doctor"]).stdout).into_owned();
+        assert!(
+            doctor.contains(&format!("{name} is more than 36,500; using 36,500")),
+            "{doctor}"
+        );
+    }
+}
+
 /// Regression: `prune --older-than 1m` (one minute) deleted every session older than that at
 /// once, without asking; `1mo` and `1y` were refused. Now it shows what goes and asks on a
 /// terminal, needs `--yes` elsewhere, and takes months and years.

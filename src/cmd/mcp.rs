@@ -149,7 +149,7 @@ fn tools() -> Vec<Tool> {
                     "project": {"type": "string", "description": "A project directory (default: the current project)."},
                     "all_projects": {"type": "boolean", "description": "Search every project."},
                     "session": {"type": "string", "description": "Only this session (an id)."},
-                    "since": {"type": "string", "description": "Only since then: a duration ago (30m, 12h, 2d, 1w) or a date (2026-11-01)."},
+                    "since": {"type": "string", "description": "Only since then: a duration ago (90s, 30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a date (2026-11-01, local time)."},
                     "until": {"type": "string", "description": "Only before then: a duration ago, or a date (the whole day included)."},
                     "tool": {"type": "string", "description": "Only calls of this tool (Bash, Edit, ...)."},
                     "file": {"type": "string", "description": "Only calls that touched this file (a path, or its end: src/merge.rs)."},

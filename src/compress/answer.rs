@@ -28,6 +28,8 @@ pub const CONCEPTS: &[&str] = &[
 ];
 /// Longer titles are cut (a title is a line in a list).
 const TITLE_CHARS: usize = 120;
+/// A type or concept the model made up is quoted in the error up to this many characters.
+const QUOTED_CHARS: usize = 40;
 
 const INSTRUCTIONS: &str = "\
 You write memories of a Claude Code session for later sessions of the same project. You get a \
@@ -148,7 +150,7 @@ pub fn check(value: &Value, items: usize, wants_summary: bool) -> Result<Answer,
     for (i, o) in answer.observations.iter_mut().enumerate() {
         let at = format!("observation {}", i + 1);
         if !TYPES.contains(&o.kind.as_str()) {
-            return Err(format!("{at} has the unknown type {:?}", o.kind));
+            return Err(format!("{at} has the unknown type {}", quoted(&o.kind)));
         }
         if o.title.trim().is_empty() || o.narrative.trim().is_empty() {
             return Err(format!("{at} has no title or no narrative"));
@@ -162,7 +164,7 @@ pub fn check(value: &Value, items: usize, wants_summary: bool) -> Result<Answer,
             ));
         }
         if let Some(bad) = o.concepts.iter().find(|c| !CONCEPTS.contains(&c.as_str())) {
-            return Err(format!("{at} has the unknown concept {bad:?}"));
+            return Err(format!("{at} has the unknown concept {}", quoted(bad)));
         }
         o.sources.sort_unstable();
         o.sources.dedup();
@@ -175,6 +177,16 @@ pub fn check(value: &Value, items: usize, wants_summary: bool) -> Result<Answer,
         answer.summary = None;
     }
     Ok(answer)
+}
+
+/// A word the model made up, quoted in an error, which is printed and logged: whole when it
+/// is short (the error is redacted whole then), else only its length, as a part of it could
+/// be a part of a secret that no rule knows once cut.
+fn quoted(word: &str) -> String {
+    match word.chars().count() {
+        n if n > QUOTED_CHARS => format!("of {n} characters"),
+        _ => format!("{word:?}"),
+    }
 }
 
 /// One line of at most `max` characters.

@@ -57,6 +57,8 @@ const EARLIER_SHOWN: usize = 30;
 pub const FAILURES_IN_A_ROW: usize = 3;
 /// Passes over the sessions with work: items that arrive during a run get one more.
 const PASSES: usize = 3;
+/// The most of a failed batch's reason that is printed and kept.
+const FAILURE_CHARS: usize = 400;
 /// A writer's wait for the database: longer than a hook's, it holds nobody up.
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -463,6 +465,9 @@ impl Work<'_> {
     /// The batch failed: an attempt counted for each item (retried after a backoff, kept as
     /// failed after the last).
     fn fail(&mut self, batch: &Batch, why: &str) -> Result<()> {
+        // Printed and logged: it may quote the model's answer (a type it made up, a value
+        // serde found wrong), which is made of the user's captures.
+        let why = &model::told(why, &self.config.redactor, FAILURE_CHARS);
         for (token, ids) in &batch.leases {
             queue::fail(
                 self.store.conn(),

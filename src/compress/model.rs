@@ -4,9 +4,10 @@
 //! `claude -p` runs with a small model, no tools (`--tools ""`), no MCP servers
 //! (`--strict-mcp-config`), no hooks (`disableAllHooks`; and `CLAUDE_MEM_DISABLED=1`, so that
 //! our own record nothing of it), no CLAUDE.md (its instructions are not ours to follow, nor to
-//! pay for), its own system prompt, the answer's schema (`--json-schema`: the model answers
-//! through a tool that the CLI checks against it), at most one correction turn, nothing saved
-//! (`--no-session-persistence`), from the data dir (no project's files in view). The digest
+//! pay for), few retries (an API out of reach is known in seconds), its own system prompt, the
+//! answer's schema (`--json-schema`: the model answers through a tool that the CLI checks
+//! against it), at most one correction turn, nothing saved (`--no-session-persistence`), from
+//! the data dir (no project's files in view). The digest
 //! goes in on stdin; `--output-format json` prints one object with the answer
 //! (`structured_output`), the usage and the cost. `CLAUDE_MEM_COMPRESS_CMD` replaces all of
 //! that with a shell command that reads the digest on stdin and prints the same object; it
@@ -22,10 +23,19 @@ use serde_json::Value;
 
 use super::process;
 use crate::config::Config;
+use crate::privacy::secrets::Redactor;
 use crate::store::compressed::{MAX_COST_USD, MAX_TOKENS, Usage};
+use crate::store::fts::doc::bounded;
+use crate::store::scrub::clean_text;
 
 /// A correction turn when the first answer does not match the schema; no more.
 const MAX_TURNS: &str = "2";
+/// Retries of a failed request (`CLAUDE_CODE_MAX_RETRIES`): Claude Code's own 10, with a
+/// backoff up to 32 s, kept it at a refused connection for about three minutes (178 s here,
+/// 2.1.330, offline) before it said "Connection refused", long enough to meet our deadline and
+/// count an attempt against the batch. Two take about two seconds and still ride out a passing
+/// 429 or 529; what is left is known by its words (`cause`) and paused for.
+const MAX_RETRIES: &str = "2";
 
 /// What one call is asked.
 #[derive(Debug, Clone)]
@@ -81,12 +91,13 @@ pub fn call(config: &Config, request: &Request) -> Result<Reply, Failure> {
         .env("CLAUDE_MEM_DISABLED", "1")
         .current_dir(work_dir(config));
     let out = process::run(command, request.digest, config.compress.timeout)?;
-    match parse(&out.stdout) {
+    let redactor = &config.redactor;
+    match parse(&out.stdout, redactor) {
         Some(reply) => Ok(reply),
         None => Err(Failure::Broken(format!(
             "it exited with {} and printed no result{}",
             out.status,
-            last_line(&out.stderr)
+            last_line(&out.stderr, redactor)
                 .map(|l| format!(" ({l})"))
                 .unwrap_or_default()
         ))),
@@ -111,7 +122,8 @@ fn claude(config: &Config, system: &str, schema: &str) -> Result<Command, Failur
         .args(["--output-format", "json"])
         .args(["--max-turns", MAX_TURNS])
         .args(["--settings", r#"{"disableAllHooks":true}"#])
-        .env("CLAUDE_CODE_DISABLE_CLAUDE_MDS", "1");
+        .env("CLAUDE_CODE_DISABLE_CLAUDE_MDS", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", MAX_RETRIES);
     Ok(command)
 }
 
@@ -135,7 +147,7 @@ fn work_dir(config: &Config) -> PathBuf {
 
 /// The result object of `--output-format json` (the last line that is a JSON object), or of a
 /// command that prints the same.
-fn parse(stdout: &str) -> Option<Reply> {
+fn parse(stdout: &str, redactor: &Redactor) -> Option<Reply> {
     let result: Value = stdout
         .lines()
         .rev()
@@ -161,7 +173,7 @@ fn parse(stdout: &str) -> Option<Reply> {
             .and_then(Value::as_str)
             .or_else(|| result.get("subtype").and_then(Value::as_str))
             .unwrap_or("an error without a message");
-        crate::store::fts::doc::bounded(text, 300, 0)
+        told(text, redactor, 300)
     });
     Some(Reply {
         answer: if is_error { None } else { answer },
@@ -204,11 +216,21 @@ fn usage(usage: &Value, result: &Value) -> Usage {
     }
 }
 
-fn last_line(text: &str) -> Option<String> {
+fn last_line(text: &str, redactor: &Redactor) -> Option<String> {
     text.lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .map(|l| crate::store::fts::doc::bounded(l.trim(), 200, 0))
+        .map(|l| told(l.trim(), redactor, 200))
+}
+
+/// A program's words about an error as we print and keep them (on stderr, in the log, the
+/// pause file, the ledger, an item's `last_error`): they may quote a key ("Invalid API key ·
+/// sk-ant-…") or a capture, so they pass the hooks' privacy and secret rules first, here where
+/// they enter. Those search far more than is kept, so that the cut to `max` characters never
+/// splits a secret into a part no rule knows.
+pub(super) fn told(text: &str, redactor: &Redactor, max: usize) -> String {
+    let searched = bounded(text, 16 * max, 0);
+    bounded(&clean_text(redactor, &searched), max, 0)
 }
 
 #[cfg(test)]
@@ -224,7 +246,7 @@ mod tests {
             "usage": {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 10,
                       "cache_creation_input_tokens": 0},
             "modelUsage": {"claude-haiku-5-5": {"inputTokens": 1234}}, "api_error_status": null});
-        let reply = parse(&format!("a warning line\n{out}\n")).unwrap();
+        let reply = parse(&format!("a warning line\n{out}\n"), &Redactor::default()).unwrap();
         assert_eq!(reply.answer, Some(json!({"a": 7})));
         assert_eq!(reply.model.as_deref(), Some("claude-haiku-5-5"));
         let usage = reply.usage.unwrap();
@@ -236,7 +258,7 @@ mod tests {
     fn an_error_result_has_no_answer() {
         let out = json!({"is_error": true, "subtype": "success", "api_error_status": 400,
             "result": "Prompt is too long", "usage": {"input_tokens": 0, "output_tokens": 0}});
-        let reply = parse(&out.to_string()).unwrap();
+        let reply = parse(&out.to_string(), &Redactor::default()).unwrap();
         assert_eq!(
             (reply.answer, reply.error.as_deref(), reply.api_status),
             (None, Some("Prompt is too long"), Some(400))
@@ -244,10 +266,13 @@ mod tests {
         // A schema that could not be met: no structured output, an error subtype.
         let out = json!({"is_error": true, "subtype": "error_max_turns"});
         assert_eq!(
-            parse(&out.to_string()).unwrap().error.as_deref(),
+            parse(&out.to_string(), &Redactor::default())
+                .unwrap()
+                .error
+                .as_deref(),
             Some("error_max_turns")
         );
-        assert_eq!(parse("not json"), None);
+        assert_eq!(parse("not json", &Redactor::default()), None);
     }
 
     #[test]
@@ -255,7 +280,10 @@ mod tests {
         let out = json!({"structured_output": {}, "total_cost_usd": 1e300,
             "usage": {"input_tokens": u64::MAX, "output_tokens": 1e30,
                       "cache_read_input_tokens": -5, "cache_creation_input_tokens": "many"}});
-        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        let usage = parse(&out.to_string(), &Redactor::default())
+            .unwrap()
+            .usage
+            .unwrap();
         assert_eq!(
             (
                 usage.input,
@@ -268,7 +296,10 @@ mod tests {
         assert_eq!(usage.tokens(), 2 * MAX_TOKENS);
         assert_eq!(usage.cost_usd, Some(MAX_COST_USD));
         let out = json!({"usage": {"input_tokens": 12.7}, "total_cost_usd": -1});
-        let usage = parse(&out.to_string()).unwrap().usage.unwrap();
+        let usage = parse(&out.to_string(), &Redactor::default())
+            .unwrap()
+            .usage
+            .unwrap();
         assert_eq!((usage.input, usage.cost_usd), (12, Some(0.0)));
     }
 
@@ -276,7 +307,9 @@ mod tests {
     fn a_command_may_answer_in_result_alone() {
         let out = json!({"result": "{\"observations\": []}"});
         assert_eq!(
-            parse(&out.to_string()).unwrap().answer,
+            parse(&out.to_string(), &Redactor::default())
+                .unwrap()
+                .answer,
             Some(json!({"observations": []}))
         );
     }

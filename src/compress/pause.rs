@@ -4,7 +4,9 @@
 //! and `doctor` show it. A run that stores something removes it.
 //!
 //! The file holds `<until> <cause>` on its first line and the reason on the second (an
-//! earlier release wrote no cause: the pause holds all the same).
+//! earlier release wrote no cause: the pause holds all the same). The reason is often a
+//! model's error, which may quote a key: it is redacted as the hooks redact what they capture,
+//! before it is written, and again when read (a file an earlier build wrote).
 
 use std::io::Read;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -12,6 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::cause::Cause;
 use crate::config::Config;
 use crate::fsutil::{self, Access, Durability};
+use crate::store::scrub::clean_text;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pause {
@@ -36,14 +39,15 @@ pub fn current(config: &Config) -> Option<Pause> {
     (until > now()).then(|| Pause {
         until,
         cause: words.next().and_then(Cause::parse),
-        why: why.trim().to_string(),
+        why: clean_text(&config.redactor, why.trim()).into_owned(),
     })
 }
 
 /// Pauses compression until `until` (seconds since the epoch). Best effort: without the file
 /// the hooks start a compressor that finds the same reason and stops at once.
 pub fn set(config: &Config, until: u64, cause: Cause, why: &str) {
-    let text = format!("{until} {}\n{}\n", cause.as_str(), why.replace('\n', " "));
+    let why = clean_text(&config.redactor, why).replace('\n', " ");
+    let text = format!("{until} {}\n{why}\n", cause.as_str());
     let path = config.compress_pause();
     if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
         let name = name.to_string_lossy();

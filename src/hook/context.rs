@@ -23,6 +23,7 @@ use crate::emit::HookOutput;
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::settings::mcp;
+use crate::store::compressed::KIND_CHARS;
 use crate::store::read::short_id;
 use crate::store::{
     Failure, MEMORIES_SHOWN, MemoryLine, RecentSession, SessionSummary, Store, Wanted,
@@ -253,7 +254,7 @@ fn memory_lines(memories: &[MemoryLine]) -> String {
     for m in memories.iter().take(MEMORIES_SHOWN) {
         out.push_str(&format!(
             "    {} {}: {}\n",
-            handed(&m.kind, usize::MAX),
+            handed(&m.kind, KIND_CHARS),
             sealed(short_id(&m.id)),
             handed(&m.title, MEMORY_TITLE_CHARS)
         ));

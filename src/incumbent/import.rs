@@ -516,7 +516,9 @@ impl Import<'_> {
                         row.text(at("s.content_session_id")),
                         import.projects.path_of(row.text(at("project"))),
                         row.int(at("prompt_number")),
-                        row.text(at("type")).unwrap_or_else(|| "change".into()),
+                        crate::store::compressed::kind(
+                            &row.clean(config, at("type")).unwrap_or_default()
+                        ),
                         title,
                         row.clean(config, at("subtitle")),
                         narrative,

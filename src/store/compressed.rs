@@ -17,6 +17,22 @@ use super::queue::{self, Outcome};
 use crate::clock;
 use crate::config::Config;
 
+/// A memory's type is a label, shown on every line that lists the memory (the session-start
+/// context, `show`, the MCP answers): one line of at most this many characters. The
+/// compressor's are from `compress::answer::TYPES`; an import may bring others, which are
+/// kept (thedotmack/claude-mem's other modes have types of their own, and mapping them to one
+/// of ours would lose what they say), cut to this.
+pub const KIND_CHARS: usize = 32;
+
+/// A memory's type as stored and shown: one line of at most [`KIND_CHARS`] characters,
+/// `change` (other changes) when nothing is left.
+pub fn kind(text: &str) -> String {
+    match crate::render::one_line(text, KIND_CHARS) {
+        kind if kind.is_empty() => "change".into(),
+        kind => kind,
+    }
+}
+
 /// A typed observation to store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewMemory {
@@ -301,8 +317,16 @@ pub struct Outlook {
 /// which `doctor` reports instead. The database must be healthy and have the ledger (v6).
 pub fn outlook(config: &Config, day: &str, now: DateTime<Utc>) -> Result<Outlook> {
     let conn = super::read::open_file_read_only(&config.db_path())?;
+    let mut calls = latest_calls(&conn, LATEST_CALLS)?;
+    // Errors are redacted when settled; a row an earlier build settled is redacted here, as
+    // `doctor` shows it.
+    for call in &mut calls {
+        if let Some(error) = &mut call.error {
+            *error = super::scrub::clean_text(&config.redactor, error).into_owned();
+        }
+    }
     Ok(Outlook {
-        calls: latest_calls(&conn, LATEST_CALLS)?,
+        calls,
         queue: queue::stats(&conn, now)?,
         today: spent(&conn, day)?,
     })
@@ -496,7 +520,8 @@ fn read_memory(r: &Row) -> rusqlite::Result<Memory> {
         session_id: r.get("session_id")?,
         project_dir: r.get("project_dir")?,
         prompt_number: r.get("prompt_number")?,
-        kind: r.get("type")?,
+        // Bounded as shown: a row an earlier build imported may hold any text.
+        kind: kind(&r.get::<_, String>("type")?),
         title: r.get("title")?,
         subtitle: r.get("subtitle")?,
         narrative: r.get("narrative")?,

@@ -677,7 +677,8 @@ fn store_memory(conn: &Connection, r: &Redactor, m: &Memory) -> Result<usize> {
         m.session_id,
         m.project_dir,
         m.prompt_number,
-        m.memory_type,
+        // Its secrets out before it is cut, so that no cut leaves a part no rule knows.
+        super::compressed::kind(&clean_text(r, &m.memory_type)),
         clean_text(r, &m.title),
         m.subtitle.as_deref().map(|t| clean_text(r, t)),
         clean_text(r, &m.narrative),

@@ -662,6 +662,53 @@ fn spill_files_from_a_newer_version_are_left_and_damaged_ones_set_aside() {
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
 }
 
+/// Regression: 40 spill files of a later format at the head of the folder used up each hook's
+/// slice (8 files), so the 10 events behind them took more than 15 runs to apply. A slice
+/// counts only the writes it applies (its time still bounds the rest); a later format's file
+/// found under a format-1 name gets its proper name, and is skipped from then on unopened.
+#[cfg(unix)]
+#[test]
+fn newer_format_spill_files_at_the_head_do_not_use_up_a_hooks_slice() {
+    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
+    let behind: Vec<Vec<u8>> = (0..10)
+        .map(|i| post_tool_use("s", "Bash", &format!("behind-{i}"), json!({})))
+        .collect();
+    let maintenance = env.spill_captures(&behind);
+    let spill = env.data_dir.join("spill");
+    for n in 0..40 {
+        let body = json!({"format": 2, "write": {"id": n, "future": true}});
+        std::fs::write(
+            spill.join(format!("{}.json", spill_stem(n))),
+            body.to_string(),
+        )
+        .unwrap();
+    }
+    drop(maintenance);
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "next", json!({}))));
+    // This run itself got past the 40 to the writes behind them (how many it applied in its
+    // 10 ms depends on the machine; the maintenance process it started takes the rest).
+    let log = env.log();
+    assert!(
+        log.contains("hook capture: applied the spilled write"),
+        "the hook applied none of the writes behind: {log}"
+    );
+    env.wait_for_maintenance();
+    let applied = env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id LIKE 'behind-%'");
+    assert_eq!(applied, 10);
+    let left: Vec<String> = env
+        .spilled()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 40, "{left:?}");
+    assert!(
+        left.iter().all(|name| name.ends_with(".v2.json")),
+        "{left:?}"
+    );
+    assert!(!env.data_dir.join("spill-quarantine").exists());
+}
+
 #[test]
 fn the_log_is_rotated_past_its_cap() {
     let env = Env::new();

@@ -286,6 +286,12 @@ impl Config {
         self.data_dir.join("maintain.lock")
     }
 
+    /// Held by the hook whose turn it is to wait for the database's write lock (see
+    /// `hook::turn`).
+    pub fn turn_lock(&self) -> PathBuf {
+        self.data_dir.join("hooks.turn")
+    }
+
     /// Held by the compressor the hooks started (one per data dir); one run by hand takes it
     /// when it is free, so that the hooks start no other meanwhile.
     pub fn compress_lock(&self) -> PathBuf {

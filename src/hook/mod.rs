@@ -14,6 +14,7 @@ pub(crate) mod private_turn;
 mod prompt;
 mod record;
 mod summary;
+mod turn;
 pub mod wire;
 
 use std::ffi::{OsStr, OsString};

@@ -60,19 +60,17 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
     let failure = loop {
         attempt += 1;
         let wait = kept.is_some();
-        // Only a run that has to wait pays for the spill file, and then waits its turn.
-        let turn = match wait.then(|| turn::take(&config.turn_lock(), deadline)) {
-            Some(Waited::TooLong) => {
-                break anyhow::anyhow!(
-                    "waited the whole budget behind other hooks waiting for the lock"
-                );
-            }
-            Some(Waited::Turn(turn)) => Some(turn),
-            Some(Waited::Unavailable) | None => None,
-        };
         // A panic in SQLite or here must not cost the event: it is spilled like any failure.
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             let mut store = Store::open(config, deadline)?;
+            // Only a run that has to wait pays for the spill file, and then waits its turn.
+            let turn = match wait.then(|| turn::take(&config.turn_lock(), deadline)) {
+                Some(Waited::TooLong) => {
+                    anyhow::bail!("waited the whole budget behind other hooks waiting for the lock")
+                }
+                Some(Waited::Turn(turn)) => Some(turn),
+                Some(Waited::Unavailable) | None => None,
+            };
             store.wait_until(if wait { deadline } else { Instant::now() })?;
             // The next waiter's turn begins as soon as this one has the lock.
             store.apply_locked(write, || drop(turn))?;

@@ -268,6 +268,12 @@ impl Config {
         self.data_dir.join("wal-scrub")
     }
 
+    /// Present while captures stored before their prompt are left to number (see
+    /// `store::numbering`): the maintenance process numbers them.
+    pub fn numbering_flag(&self) -> PathBuf {
+        self.data_dir.join("numbering")
+    }
+
     /// Present while `claude-mem mcp` is registered with Claude Code (install-hooks writes it
     /// once Claude Code confirmed, uninstall-hooks removes it): the session-start context
     /// points at the MCP tools only then, and learns it with one `stat`.

@@ -18,6 +18,7 @@ pub mod forget;
 pub mod fts;
 pub mod integrity;
 pub mod lean;
+pub mod numbering;
 pub mod queue;
 pub mod read;
 pub mod retention;
@@ -66,6 +67,8 @@ pub const WAL_OPEN_MAX: u64 = 16 << 20;
 pub struct Store {
     conn: Connection,
     wal_path: PathBuf,
+    /// Set while captures are left to number (see [`numbering`]).
+    numbering_flag: PathBuf,
     /// Set after a commit when there is maintenance a hook must not do itself.
     maintenance: Option<Maintenance>,
 }
@@ -77,6 +80,8 @@ pub enum Maintenance {
     Checkpoint,
     /// Rows of a private turn were deleted but a reader kept their old pages in the WAL.
     Scrub,
+    /// Captures stored before their prompt are left to number.
+    Number,
 }
 
 /// A database (or data dir) that will not work until a person acts: someone else's file, a
@@ -141,6 +146,7 @@ impl Store {
         Ok(Store {
             conn,
             wal_path: wal_path.into(),
+            numbering_flag: config.numbering_flag(),
             maintenance: None,
         })
     }
@@ -158,6 +164,10 @@ impl Store {
         locked();
         let applied = write::apply(&tx, write)?;
         tx.commit()?;
+        if applied.numbering_left {
+            numbering::flag_left(&self.numbering_flag);
+            self.maintenance = self.maintenance.or(Some(Maintenance::Number));
+        }
         self.after_commit(
             applied.purged,
             matches!(write.change, Change::SessionEnd { .. }),

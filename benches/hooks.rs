@@ -7,7 +7,8 @@
 //! budgets are ratios of medians over interleaved rounds: each round runs every case once in a
 //! shuffled order, so a busy moment slows the floor as much as the cases around it.
 //!
-//! Run: `cargo bench --bench hooks` (150 rounds after 10 warm-up; 10 to 20 s on a quiet machine).
+//! Run: `cargo bench --bench hooks` (150 rounds after 10 warm-up, then the bursts; 20 to 40 s on
+//! a quiet machine).
 //! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`.
 //! Other builds of the binary (a profile experiment, a prototype) run the same cases in the same
 //! rounds, without budgets: `HOOKS_BENCH_COMPARE=label=/path/to/claude-mem,... cargo bench
@@ -20,10 +21,14 @@
 //! capture at most 40x (a Read, kept as a head and a tail, and an unknown tool's response cut
 //! at the default payload cap); a 1 KB capture holding a `<private>` tag, which the privacy
 //! filter walks, or secrets, which are redacted, at most 2.5x too, and a 5 MB Read or Bash
-//! output with secrets at most 40x. A missed budget, or a case that did not do what it is meant to measure
-//! (see `verify`), exits non-zero so this can gate a change.
+//! output with secrets at most 40x. Then bursts of 256 captures at once (see `burst`): none may
+//! spill, and their 95th percentile is at most 500x. A missed budget, or a case that did not do
+//! what it is meant to measure (see `verify`), exits non-zero so this can gate a change.
 // The bench's output is its report: it prints, unlike the crate.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+
+#[path = "hooks/burst.rs"]
+mod burst;
 
 use std::error::Error;
 use std::fs::{self, File};
@@ -182,7 +187,22 @@ fn run() -> Result<bool> {
     for case in &cases {
         check_after(case)?;
     }
-    Ok(report(&cases, rounds, &floor_note))
+    let mut bursts = vec![burst::Burst::new(
+        &format!("burst of {} captures", burst::HOOKS),
+        &hook_bin,
+        true,
+    )];
+    for (label, _) in compared()? {
+        let name = format!("burst of {} captures [{label}]", burst::HOOKS);
+        // The copy the rounds ran.
+        let bin = dir.join(format!("bin-{}", slug(&label)));
+        bursts.push(burst::Burst::new(&name, &bin, false));
+    }
+    let burst_inputs = burst::inputs(dir, &fs::read(&inputs.bash_1k)?, ID_PLACEHOLDER)?;
+    burst::run(&mut bursts, dir, &burst_inputs)?;
+    let cases_ok = report(&cases, rounds, &floor_note);
+    let bursts_ok = burst::report(&bursts, median(&cases[0].samples));
+    Ok(cases_ok && bursts_ok)
 }
 
 /// The event files, each written once; every capture case gets its own copy because it

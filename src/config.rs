@@ -287,6 +287,12 @@ impl Config {
         self.data_dir.join("wal-scrub")
     }
 
+    /// Present while captures stored before their prompt are left to number (see
+    /// `store::numbering`): the maintenance process numbers them.
+    pub fn numbering_flag(&self) -> PathBuf {
+        self.data_dir.join("numbering")
+    }
+
     /// Present while `claude-mem mcp` is registered with Claude Code (install-hooks writes it
     /// once Claude Code confirmed, uninstall-hooks removes it): the session-start context
     /// points at the MCP tools only then, and learns it with one `stat`.
@@ -309,6 +315,12 @@ impl Config {
     /// Held by the one maintenance process of this data dir.
     pub fn maintain_lock(&self) -> PathBuf {
         self.data_dir.join("maintain.lock")
+    }
+
+    /// Held by the hook whose turn it is to wait for the database's write lock (see
+    /// `hook::turn`).
+    pub fn turn_lock(&self) -> PathBuf {
+        self.data_dir.join("hooks.turn")
     }
 
     /// Held by the compressor the hooks started (one per data dir); one run by hand takes it

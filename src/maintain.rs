@@ -1,12 +1,13 @@
 //! `claude-mem maintain`: the work no hook may pay for, done in a process of its own. Hooks
 //! start it detached (see `detach`) when the WAL has grown past what a hook may checkpoint,
 //! when a private turn's deleted pages are still in the WAL, when the spill folder holds
-//! more than a hook's slice, when an upgrade deleted rows, or at a session's end when
-//! retention is due. It applies every spilled write, applies a slice of the retention policy
-//! (`store::retention`, at most `retention::SLICE`), rebuilds both files when a rebuild was
-//! asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for readers to let go,
-//! as a hook never may), and exits: at once when there is nothing left, or when its time is up
-//! and a later hook will start it again.
+//! more than a hook's slice, when an upgrade deleted rows, when a prompt stored after many
+//! captures of its turn left some to number, or at a session's end when retention is due. It
+//! applies every spilled write, numbers the captures left (`store::numbering`), applies a slice
+//! of the retention policy (`store::retention`, at most `retention::SLICE`), rebuilds both files
+//! when a rebuild was asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for
+//! readers to let go, as a hook never may), and exits: at once when there is nothing left, or
+//! when its time is up and a later hook will start it again.
 
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use crate::recall::Recall;
 use crate::spill::{self, FULL_SLICE};
 use crate::store::retention::{self, Scope};
 use crate::store::slices::{self, Slicer};
-use crate::store::{self, Store, fts, rebuild};
+use crate::store::{self, Store, fts, numbering, rebuild};
 use crate::{detach, fsutil};
 
 /// How long one run keeps trying while a reader holds the WAL.
@@ -28,6 +29,10 @@ const REBUILD_RETRY: Duration = Duration::from_secs(3600);
 /// With deleted private pages in the WAL, a run waits longer for the reader to let go.
 const SCRUB_LIFETIME: Duration = Duration::from_secs(15 * 60);
 const PAUSE: Duration = Duration::from_millis(250);
+/// How long one pass numbers captures left by prompt writes, and how long each of its
+/// transactions holds the lock: short, as the turn goes on meanwhile and its hooks wait.
+const NUMBERING_SLICE: Duration = Duration::from_secs(5);
+const NUMBERING_TX: Duration = Duration::from_millis(5);
 /// Another run may be taking the lock for a moment (a hook applying its slice, 10 ms at most).
 const LOCK_WAIT: Duration = Duration::from_millis(250);
 
@@ -77,6 +82,7 @@ pub fn run(config: &Config) -> Result<Report> {
         let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
         report.applied += backlog.applied;
         report.waiting = backlog.waiting;
+        let numbered = number_the_rest(config, &store, &log);
         if std::mem::take(&mut retention_due) {
             report.retention = retention_slice(config, &store, &log);
         }
@@ -94,12 +100,33 @@ pub fn run(config: &Config) -> Result<Report> {
         report.wal_after = store.wal_bytes();
         drop(store);
         let limit = if scrub { SCRUB_LIFETIME } else { LIFETIME };
-        if (truncated && backlog.waiting == 0) || started.elapsed() > limit {
+        if (truncated && backlog.waiting == 0 && numbered) || started.elapsed() > limit {
             break;
         }
         std::thread::sleep(PAUSE);
     }
     Ok(report)
+}
+
+/// Numbers the captures that prompt writes left (see `store::numbering`), when there are
+/// any; returns whether none are left.
+fn number_the_rest(config: &Config, store: &Store, log: &Log) -> bool {
+    let flag = config.numbering_flag();
+    if !flag.exists() {
+        return true;
+    }
+    let slicer = Slicer {
+        tx: NUMBERING_TX,
+        until: Some(Instant::now() + NUMBERING_SLICE),
+        wait: Duration::from_secs(1),
+    };
+    match numbering::the_rest(store.conn(), &slicer, &flag) {
+        Ok(done) => done,
+        Err(err) => {
+            log.line("WARN", &format!("numbering captures: {err:#}"));
+            false
+        }
+    }
 }
 
 /// One slice of the retention policy: a few hundred milliseconds, in short transactions.

@@ -135,6 +135,61 @@ fn real_prompts_are_numbered_and_stored() {
     }
 }
 
+/// Regression: a prompt stored after 100,000 captures of its turn (its write had waited in the
+/// spill folder) numbered them all in its one transaction: the hook took 1.4 s, and left a WAL
+/// too large for the hooks after it to open, so they spilled and ran 5 to 8 times slower until
+/// maintenance had shrunk it. A prompt's write now numbers a bounded part of its turn, and the
+/// maintenance process the rest.
+#[cfg(unix)]
+#[test]
+fn a_prompt_stored_after_a_huge_turn_numbers_it_without_holding_up_the_hooks() {
+    const CAPTURES: i64 = 20_000;
+    let env = Env::new();
+    let capture = |id: &str| {
+        event(
+            "PostToolUse",
+            "s",
+            json!({"prompt_id": "p-late", "tool_name": "Bash", "tool_use_id": id,
+                   "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a b"}}),
+        )
+    };
+    assert_ack(&env.hook("capture", &capture("first")));
+    let db = env.db();
+    db.execute(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+         INSERT INTO pending_queue (id, session_id, tool_use_id, prompt_id, event, tool_name,
+             raw_output, created_at, updated_at)
+         SELECT printf('00000000-0000-7000-8000-%012d', i), 's', printf('t-%06d', i), 'p-late',
+             'PostToolUse', 'Bash', raw_output, created_at, updated_at
+         FROM n, (SELECT * FROM pending_queue LIMIT 1)",
+        [CAPTURES],
+    )
+    .unwrap();
+    db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    drop(db);
+    let maintenance = env.hold_maintenance();
+    let prompt = event(
+        "UserPromptSubmit",
+        "s",
+        json!({"prompt_id": "p-late", "prompt": "the turn of many tool calls"}),
+    );
+    assert_ack(&env.hook("prompt", &prompt));
+    let numbered = || env.count("SELECT COUNT(*) FROM pending_queue WHERE prompt_number = 1");
+    let by_the_hook = numbered();
+    assert!(
+        (1..=1_000).contains(&by_the_hook),
+        "the prompt's hook numbered {by_the_hook} captures"
+    );
+    assert_ack(&env.hook("capture", &capture("next")));
+    assert!(env.spilled().is_empty(), "{}", env.log());
+    drop(maintenance);
+    let out = env.command().arg("maintain").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(numbered(), CAPTURES + 2);
+    assert!(!env.data_dir.join("numbering").exists());
+}
+
 #[test]
 fn racing_prompts_get_distinct_numbers() {
     const N: usize = 24;

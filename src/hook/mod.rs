@@ -14,6 +14,7 @@ pub(crate) mod private_turn;
 mod prompt;
 mod record;
 mod summary;
+mod turn;
 pub mod wire;
 
 use std::ffi::{OsStr, OsString};
@@ -254,7 +255,8 @@ fn start_compression(hook: Hook, config: &Config, store: &crate::store::Store) {
 }
 
 /// Once per session, what keeps the next outage harmless: the reserve slots for a full disk
-/// are put back, and a WAL that still holds deleted private pages is handed to maintenance.
+/// are put back, and a WAL that still holds deleted private pages, or captures left to
+/// number, are handed to maintenance.
 fn session_start_chores(config: &Config, log: &Log) {
     if let Err(err) = spill::replenish(config) {
         log.line(
@@ -262,7 +264,7 @@ fn session_start_chores(config: &Config, log: &Log) {
             &format!("could not set space aside for a full disk: {err}"),
         );
     }
-    if config.scrub_flag().exists() {
+    if config.scrub_flag().exists() || config.numbering_flag().exists() {
         detach::maintain(config);
     }
 }

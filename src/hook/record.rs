@@ -5,9 +5,10 @@
 //! before that loses it); a small slice of the spill backlog follows. A run that finds the
 //! database busy keeps its write in the spill folder *before* it waits, so that Claude Code
 //! killing it while it waits loses nothing; that copy skips the fsync (a kill does not lose
-//! written data, only a power loss would) and is removed once the write is in. A WAL grown huge
-//! behind a reader would make opening the database itself slow: then the write is spilled
-//! without opening it, and the maintenance process catches up.
+//! written data, only a power loss would) and is removed once the write is in. Then it waits
+//! its turn behind the other hooks that wait (see `turn`). A WAL grown huge behind a reader
+//! would make opening the database itself slow: then the write is spilled without opening it,
+//! and the maintenance process catches up.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -22,6 +23,8 @@ use crate::ops::Write;
 use crate::spill::{self, Backlog, Slice};
 use crate::store::{self, Maintenance, Store};
 use crate::{detach, layout};
+
+use super::turn::{self, Waited};
 
 pub struct Recorded {
     /// The open store, when the write went into the database.
@@ -60,9 +63,17 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
         // A panic in SQLite or here must not cost the event: it is spilled like any failure.
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             let mut store = Store::open(config, deadline)?;
-            // Without waiting first: only a run that has to wait pays for the spill file.
+            // Only a run that has to wait pays for the spill file, and then waits its turn.
+            let turn = match wait.then(|| turn::take(&config.turn_lock(), deadline)) {
+                Some(Waited::TooLong) => {
+                    anyhow::bail!("waited the whole budget behind other hooks waiting for the lock")
+                }
+                Some(Waited::Turn(turn)) => Some(turn),
+                Some(Waited::Unavailable) | None => None,
+            };
             store.wait_until(if wait { deadline } else { Instant::now() })?;
-            store.apply(write)?;
+            // The next waiter's turn begins as soon as this one has the lock.
+            store.apply_locked(write, || drop(turn))?;
             let backlog = take_in(&mut store, config, log, slice);
             anyhow::Ok((store, backlog))
         }))

@@ -13,6 +13,7 @@ mod lock;
 pub mod mcp;
 pub mod merge;
 mod open;
+mod rebase;
 mod replace;
 mod shape;
 mod write;

@@ -9,8 +9,9 @@
 //! size, mtime) and bytes compared with what the change was based on; the rename itself checks
 //! what it displaced (see `replace`); and the file is read once more after it. Whenever someone
 //! else's write shows, the change is merged again into their version instead of overwriting
-//! it. What stays open: a program that rewrites the file in place, without a lock, can still
-//! lose a write that lands in the microseconds of our rename (see `replace`).
+//! it, together with what a version of theirs that could not stay had changed (see `rebase`).
+//! What stays open: a program that rewrites the file in place, without a lock, can still lose
+//! a write that lands in the microseconds around our rename (see `replace`).
 
 use std::fs::{self, Metadata};
 use std::io::{ErrorKind, Write};
@@ -25,11 +26,15 @@ use super::diff;
 use super::document::{self, Document};
 use super::lock::Lock;
 use super::open::{self, Snapshot};
+use super::rebase::Carried;
 use super::replace::{Replaced, replace};
 use crate::fsutil::{create_private, private_dir, sync_dir};
 
-/// Rounds of read-merge-write before giving up on a file that keeps changing under us.
+/// Rounds of read-merge-write before giving up on a file that keeps changing under us; more
+/// while a version of theirs that could not stay is still to be merged (giving up would lose
+/// what it changed).
 const ATTEMPTS: usize = 8;
+const ATTEMPTS_CARRYING: usize = 32;
 
 /// How long to wait before believing an empty or unparsable file: Claude Code truncates the
 /// file before it writes it, so such a read may be of a write half done.
@@ -97,7 +102,17 @@ pub fn update<T>(
     let mut earlier: Option<Outcome<T>> = None;
     // Made at most once, by the first round that gets as far as writing.
     let mut backup = None;
-    for _ in 0..ATTEMPTS {
+    let mut carried = Carried::default();
+    let limit = |carried: &Carried| {
+        if carried.is_empty() {
+            ATTEMPTS
+        } else {
+            ATTEMPTS_CARRYING
+        }
+    };
+    let mut rounds = 0;
+    while rounds < limit(&carried) {
+        rounds += 1;
         let before = settled_read(&target).with_context(unchanged)?;
         let links = before.as_ref().map_or(1, |b| b.links);
         if before.is_none() && !create {
@@ -117,6 +132,7 @@ pub fn update<T>(
             Err(err) => return Err(err).with_context(unchanged),
         };
         let mut root = document.root.clone();
+        carried.apply(&mut root);
         let report = edit(&mut root).with_context(unchanged)?;
         let after = document.render(&root);
         if after == document.render(&document.root) {
@@ -143,9 +159,12 @@ pub fn update<T>(
         }
 
         let first = earlier.is_none();
-        if !replace_once(path, &target, before.as_ref(), &after, first, &mut backup)
-            .with_context(unchanged)?
-        {
+        let replaced = replace_once(path, &target, before.as_ref(), &after, first, &mut backup)
+            .with_context(unchanged)?;
+        if let Replaced::Raced { dropped } = replaced {
+            if let Some(dropped) = dropped {
+                carried.add(bytes, &dropped);
+            }
             continue;
         }
         let written = match (before, earlier.take()) {
@@ -173,9 +192,9 @@ pub fn update<T>(
     )
 }
 
-/// Puts `after` in place of the file that `before` saw, under our lock. `false` when the file
-/// changed meanwhile: then nothing was written, and the change is to be merged again. The
-/// backup is made (once) by the first round that gets this far.
+/// Puts `after` in place of the file that `before` saw, under our lock. `Raced` when the file
+/// changed meanwhile: then what is in place is theirs, and the change is to be merged again.
+/// The backup is made (once) by the first round that gets this far.
 fn replace_once(
     path: &Path,
     target: &Path,
@@ -183,7 +202,7 @@ fn replace_once(
     after: &[u8],
     first: bool,
     backup: &mut Option<PathBuf>,
-) -> Result<bool> {
+) -> Result<Replaced> {
     let existing = match before {
         Some(_) => Some(check_writable(target)?),
         None => {
@@ -197,22 +216,20 @@ fn replace_once(
     let _lock = Lock::acquire(target)?;
     remove_stale_temps(target);
     if open::read(target)?.as_ref() != before {
-        return Ok(false);
+        return Ok(Replaced::Raced { dropped: None });
     }
     if let (Some(before), true, None) = (before, first, &backup) {
         *backup = keep_backup(path, &before.bytes)?;
     }
     let temp = write_temp(target, after, existing.as_ref())?;
     if open::read(target)?.as_ref() != before {
-        return Ok(false);
+        return Ok(Replaced::Raced { dropped: None });
     }
-    if let Replaced::Raced = replace(temp, target, before)? {
-        return Ok(false);
-    }
-    if let Some(dir) = target.parent() {
+    let replaced = replace(temp, target, before)?;
+    if let (Replaced::Done, Some(dir)) = (&replaced, target.parent()) {
         sync_dir(dir);
     }
-    Ok(true)
+    Ok(replaced)
 }
 
 /// The file as it is, waiting while it is empty and was written within the last second: an

@@ -13,7 +13,13 @@
 //! only a small slice of a backlog; a larger one is left to the maintenance process.
 //!
 //! File names carry the format: `<id>.json` is format 1, and a later format must name itself
-//! `<id>.v<N>.json`, which this version skips without opening.
+//! `<id>.v<N>.json`, which this version skips without opening. A file of a later format found
+//! under a format-1 name is given its proper name once, and skipped from then on.
+//!
+//! A hook's slice counts the writes it applies: a file it only looks at (one too large for
+//! the slice, one of a later format, one set aside) costs no transaction, and is bounded by
+//! the slice's time alone, so that files skipped at the head of the folder never keep the
+//! hooks from the writes behind them.
 
 mod reserve;
 
@@ -43,6 +49,7 @@ const STALE_TEMP: Duration = Duration::from_secs(600);
 /// How much of a backlog one pass may take in.
 #[derive(Debug, Clone, Copy)]
 pub struct Slice {
+    /// Writes applied; files only looked at do not count.
     pub max_files: usize,
     pub max_time: Duration,
     /// Larger files are left for a pass that may take longer.
@@ -150,7 +157,7 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log, slice: Slice) -> Ba
         log,
         slice,
         started,
-        taken: 0,
+        applied: 0,
         stopped: false,
     };
     for dir in dirs {
@@ -180,7 +187,8 @@ struct Pass<'a> {
     log: &'a Log,
     slice: Slice,
     started: Instant,
-    taken: usize,
+    /// Writes applied so far (what [`Slice::max_files`] bounds).
+    applied: usize,
     /// The database cannot take writes now: leave everything for later.
     stopped: bool,
 }
@@ -206,22 +214,23 @@ impl Pass<'_> {
         names.sort_unstable();
         for (index, name) in names.iter().enumerate() {
             if self.stopped
-                || self.taken >= self.slice.max_files
+                || self.applied >= self.slice.max_files
                 || self.started.elapsed() > self.slice.max_time
             {
                 backlog.waiting += names.len() - index;
                 backlog.oldest = backlog.oldest.take().or_else(|| Some(name.clone()));
                 return;
             }
-            self.taken += 1;
-            self.one(&dir.join(name), name, backlog);
+            self.one(dir, name, backlog);
         }
     }
 
-    fn one(&mut self, path: &Path, name: &str, backlog: &mut Backlog) {
+    fn one(&mut self, dir: &Path, name: &str, backlog: &mut Backlog) {
+        let path = &dir.join(name);
         match take(self.store, path, self.slice.max_file_bytes) {
             Taken::Applied => {
                 let _ = fs::remove_file(path);
+                self.applied += 1;
                 backlog.applied += 1;
                 self.log.line(
                     "INFO",
@@ -245,6 +254,24 @@ impl Pass<'_> {
                 }
             }
             Taken::Reject(why) => self.set_aside(path, name, &why),
+            Taken::Newer(format) => self.rename_newer(dir, name, format),
+        }
+    }
+
+    /// Gives a file of a later format the name that format must carry, so that this version
+    /// skips it without opening it again and the version that knows it finds it.
+    fn rename_newer(&self, dir: &Path, name: &str, format: u32) {
+        let stem = name.strip_suffix(".json").unwrap_or(name);
+        let proper = format!("{stem}.v{format}.json");
+        match fs::rename(dir.join(name), dir.join(&proper)) {
+            Ok(()) => self.log.line(
+                "INFO",
+                &format!("left {proper} (spill format {format}) for the version that knows it"),
+            ),
+            Err(err) => self.log.line(
+                "WARN",
+                &format!("could not rename {name} of spill format {format}: {err}"),
+            ),
         }
     }
 
@@ -368,6 +395,14 @@ enum Taken {
     Stop(anyhow::Error),
     /// Can never be applied: set it aside.
     Reject(String),
+    /// Written by a later version in a format this one does not know.
+    Newer(u32),
+}
+
+/// The part of a spill file that every format shares.
+#[derive(Deserialize)]
+struct Format {
+    format: u32,
 }
 
 fn take(store: &mut Store, path: &Path, max_bytes: u64) -> Taken {
@@ -377,16 +412,17 @@ fn take(store: &mut Store, path: &Path, max_bytes: u64) -> Taken {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Taken::Gone,
         Err(err) => return Taken::Reject(err.to_string()),
     };
+    match serde_json::from_slice::<Format>(&bytes) {
+        Ok(Format { format }) if format > FORMAT => return Taken::Newer(format),
+        Ok(Format { format }) if format < FORMAT => {
+            return Taken::Reject(format!("format {format}, which no version wrote"));
+        }
+        _ => {}
+    }
     let file: SpillFile<Write> = match serde_json::from_slice(&bytes) {
         Ok(file) => file,
         Err(err) => return Taken::Reject(format!("damaged: {err}")),
     };
-    if file.format != FORMAT {
-        return Taken::Reject(format!(
-            "format {} in a file named as format {FORMAT}",
-            file.format
-        ));
-    }
     match store.apply(&file.write) {
         Ok(()) => Taken::Applied,
         Err(err) if crate::store::is_transient(&err) => Taken::Stop(err),

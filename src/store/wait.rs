@@ -1,4 +1,5 @@
-//! How a hook waits for the write lock: it looks again every millisecond until its deadline.
+//! How a hook waits for the write lock: it looks again every millisecond (at first every
+//! quarter of one) until its deadline.
 //!
 //! SQLite's own busy handler sleeps ever longer between looks (1, 2, 5, ... up to 100 ms). A
 //! command that writes in short slices, one transaction right after another (prune, scrub,
@@ -6,7 +7,9 @@
 //! that looks every 100 ms almost never finds it free: on the 100,000-capture database hooks
 //! waited their whole second during a scrub, and one spilled its event. Looking every
 //! millisecond, a hook gets the lock at the end of the slice it arrived in; the slices leave a
-//! gap for it ([`crate::store::slices`]).
+//! gap for it ([`crate::store::slices`]). Only one waiting hook looks at a time: the others
+//! sleep until it is their turn (`hook::turn`), so that hundreds of them waking every
+//! millisecond do not starve the process that holds the lock.
 //!
 //! Where waiting could deadlock SQLite fails at once instead, whatever the busy handler:
 //! [`past_deadlock`] tries again.
@@ -28,10 +31,19 @@ pub fn until(conn: &mut Connection, deadline: Instant) -> rusqlite::Result<()> {
     conn.busy_handler(Some(look_again))
 }
 
-fn look_again(_tries: i32) -> bool {
+/// The first looks come quicker: a lock that passes from hook to hook is free again within a
+/// millisecond or two, and each look saved is a hook's write sooner for all those in line. In
+/// a burst of 256 waiting hooks, all were in 230 to 320 ms after the lock was let go, against
+/// 430 to 630 ms looking every millisecond. A lock held longer (a long job's slice, someone
+/// else's transaction) is looked at every millisecond.
+const QUICK_LOOKS: i32 = 40;
+const QUICK: Duration = Duration::from_micros(250);
+const SLOW: Duration = Duration::from_millis(1);
+
+fn look_again(tries: i32) -> bool {
     match DEADLINE.with(Cell::get) {
         Some(deadline) if Instant::now() < deadline => {
-            std::thread::sleep(Duration::from_millis(1));
+            std::thread::sleep(if tries < QUICK_LOOKS { QUICK } else { SLOW });
             true
         }
         _ => false,

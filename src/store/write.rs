@@ -9,6 +9,7 @@
 use anyhow::Result;
 use rusqlite::{Transaction, params};
 
+use super::numbering;
 use crate::ops::{Change, Observation, SessionRef, Write};
 
 // The statements a hook runs, each an index probe (see the test at the end).
@@ -41,9 +42,6 @@ const INSERT_PROMPT: &str =
              prompt_text, truncated, created_at)
          VALUES (?1, ?2, ?3,
              (SELECT prompt_count + 1 FROM sessions WHERE session_id = ?2), ?4, ?5, ?6)";
-const NUMBER_EARLY_CAPTURES: &str = "UPDATE pending_queue SET prompt_number =
-                 (SELECT prompt_number FROM user_prompts WHERE id = ?1)
-             WHERE session_id = ?2 AND prompt_id = ?3 AND prompt_number IS NULL";
 const INSERT_PRIVATE_TURN: &str =
     "INSERT OR IGNORE INTO private_turns (prompt_id, session_id, created_at)
          VALUES (?1, ?2, ?3)";
@@ -104,19 +102,22 @@ const RAW_BACKLOG_CAP: i64 = 1000;
 pub struct Applied {
     /// Rows of a private turn were deleted: their old pages must leave the WAL too.
     pub purged: bool,
+    /// Captures stored before their prompt are left to number (see [`numbering`]).
+    pub numbering_left: bool,
 }
 
 pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
     upsert_session(tx, write)?;
     let s = &write.session;
     let mut purged = false;
+    let mut numbering_left = false;
     match &write.change {
         Change::Observation(o) => observation(tx, write, o)?,
         Change::Prompt {
             prompt_id,
             text,
             truncated,
-        } => prompt(tx, write, prompt_id.as_deref(), text, *truncated)?,
+        } => numbering_left = prompt(tx, write, prompt_id.as_deref(), text, *truncated)?,
         Change::PrivatePrompt { prompt_id } => {
             purged = private_prompt(tx, write, prompt_id.as_deref())?;
         }
@@ -146,7 +147,10 @@ pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
             )?;
         }
     }
-    Ok(Applied { purged })
+    Ok(Applied {
+        purged,
+        numbering_left,
+    })
 }
 
 /// Stored unless its turn is private, or it is a call of claude-mem's own MCP tools that an
@@ -195,27 +199,31 @@ fn turn_is_private(
     }
 }
 
+/// Stores the prompt; returns whether captures of its turn are left to number.
 fn prompt(
     tx: &Transaction,
     write: &Write,
     prompt_id: Option<&str>,
     text: &str,
     truncated: bool,
-) -> Result<()> {
+) -> Result<bool> {
     let s = &write.session;
     let inserted = tx.execute(
         INSERT_PROMPT,
         params![write.id, s.session_id, prompt_id, text, truncated, write.at],
     )?;
-    if inserted == 1 {
-        count_prompt(tx, &s.session_id)?;
-        // Captures applied before their (spilled) prompt learn its number now.
-        tx.execute(
-            NUMBER_EARLY_CAPTURES,
-            params![write.id, s.session_id, prompt_id],
-        )?;
+    if inserted == 0 {
+        return Ok(false);
     }
-    Ok(())
+    count_prompt(tx, &s.session_id)?;
+    // Captures applied before their (spilled) prompt learn its number now, a bounded number
+    // of them.
+    Ok(numbering::in_a_write(
+        tx,
+        &write.id,
+        &s.session_id,
+        prompt_id,
+    )?)
 }
 
 /// Records the turn as private and removes what was stored of it before this write landed.
@@ -372,7 +380,8 @@ mod tests {
             TURN_PRIVATE_BY_ID,
             TURN_PRIVATE_BY_TIME,
             INSERT_PROMPT,
-            NUMBER_EARLY_CAPTURES,
+            numbering::NUMBER_CAPTURES,
+            numbering::NEXT_PROMPT,
             INSERT_PRIVATE_TURN,
             FORGET_CAPTURES_BY_ID,
             FORGET_SUMMARY_BY_ID,

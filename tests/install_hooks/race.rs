@@ -1,8 +1,9 @@
 //! Another program writing settings.json while install-hooks and uninstall-hooks run: its
-//! changes must never be lost. Two kinds of writer, as they exist: one that replaces the file
-//! by a rename (an editor, another tool), and one that rewrites it in place (open, truncate,
-//! write), as Claude Code does. Each keeps adding keys of its own; at the end every key it
-//! wrote must still be in the file.
+//! changes must never be lost. Three kinds of writer, as they exist: one that replaces the
+//! file by a rename (an editor, another tool), one that rewrites it in place (open, truncate,
+//! write), as Claude Code does, and one that rewrites it in place holding it open while it
+//! reads and changes it. Each keeps adding keys of its own; at the end every key it wrote must
+//! still be in the file.
 //!
 //! The bounded tests run a few seconds each. For a loss rate, run the long one by hand:
 //! `RACE_SECS=60 cargo test --locked --test install_hooks race -- --ignored --nocapture`
@@ -25,6 +26,9 @@ enum Writer {
     Atomic,
     /// Open with O_TRUNC and write, like Claude Code.
     InPlace,
+    /// Open for writing first, read through that handle, write from the start and truncate: a
+    /// rewrite in place that holds the file open while it works on it.
+    HeldOpen,
 }
 
 struct Tally {
@@ -44,6 +48,9 @@ fn key(writer: Writer, i: usize) -> String {
 /// Adds key `i` to what is on disk, the way `writer` writes. Every read is of a whole file (we
 /// write by rename, and the writer is the only one writing in place).
 fn write_once(path: &Path, writer: Writer, i: usize) {
+    if let Writer::HeldOpen = writer {
+        return rewrite_held_open(path, i);
+    }
     let bytes = fs::read(path).expect("writer read");
     let Value::Object(mut root) = parse(&bytes) else {
         panic!("not an object: {}", String::from_utf8_lossy(&bytes));
@@ -60,7 +67,27 @@ fn write_once(path: &Path, writer: Writer, i: usize) {
             let mut file = fs::File::create(path).expect("writer open");
             file.write_all(text.as_bytes()).expect("writer write");
         }
+        Writer::HeldOpen => unreachable!(),
     }
+}
+
+fn rewrite_held_open(path: &Path, i: usize) {
+    use std::io::{Read, Seek};
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .expect("writer open");
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).expect("writer read");
+    let Value::Object(mut root) = parse(&bytes) else {
+        panic!("not an object: {}", String::from_utf8_lossy(&bytes));
+    };
+    root.insert(key(Writer::HeldOpen, i), Value::from(i));
+    let text = serde_json::to_string_pretty(&root).expect("json") + "\n";
+    file.rewind().expect("writer seek");
+    file.write_all(text.as_bytes()).expect("writer write");
+    file.set_len(text.len() as u64).expect("writer truncate");
 }
 
 /// Runs install-hooks and uninstall-hooks back to back for `duration` while `writer` adds a key
@@ -154,6 +181,14 @@ fn race_an_in_place_writer_loses_no_key() {
     assert_nothing_lost(Writer::InPlace, Duration::from_secs(4));
 }
 
+/// Regression: a writer that held the file open while it rewrote it in place wrote into the
+/// file our rename had displaced, after we had looked at it: 540 of 1,823 keys were lost.
+#[cfg(unix)]
+#[test]
+fn race_a_writer_holding_the_file_open_loses_no_key() {
+    assert_nothing_lost(Writer::HeldOpen, Duration::from_secs(4));
+}
+
 /// The long run that gives loss rates: `RACE_SECS` seconds per writer (default 60), of this
 /// binary or of the one `RACE_BINARY` names (an older build, to compare).
 #[cfg(unix)]
@@ -168,7 +203,7 @@ fn race_long_run_loss_rates() {
     let binary = std::env::var_os("RACE_BINARY").map_or_else(super::this_binary, Into::into);
     let mut lines = Vec::new();
     let mut lost = 0;
-    for writer in [Writer::Atomic, Writer::InPlace] {
+    for writer in [Writer::Atomic, Writer::InPlace, Writer::HeldOpen] {
         let tally = race(&binary, writer, Duration::from_secs(secs));
         lost += tally.lost.len() + tally.failed.len();
         lines.push(report(writer, &tally));

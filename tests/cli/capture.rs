@@ -1,11 +1,10 @@
 //! `claude-mem hook capture` through the real binary: what lands in the queue, what is a no-op,
 //! and that nothing is lost when the database is busy, unwritable, corrupt or too new.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::harness;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 fn row(env: &Env, tool_use_id: &str) -> Value {
@@ -713,7 +712,7 @@ fn a_planted_fallback_folder_open_to_others_is_not_used_and_the_loss_is_told() {
     std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = env.hook("capture", &fixture("hooks/PostToolUse-2.json"));
     assert!(
-        common::files_in(&planted).is_empty(),
+        harness::files_in(&planted).is_empty(),
         "wrote into a folder others can read"
     );
     // The event could be kept nowhere: the hook says so instead of acknowledging a loss.

@@ -2,13 +2,11 @@
 //! earlier release wrote, a pattern added since the hooks captured it) are redacted, and what
 //! they were is then in no file of the data dir: database, WAL, search index and its WAL.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Output;
 
-use common::memory::*;
-use common::*;
+use crate::harness::memory::*;
+use crate::harness::*;
 use serde_json::json;
 
 const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";

@@ -9,9 +9,6 @@
 // A skipped test says why to the person reading the test output.
 #![allow(clippy::print_stderr)]
 
-mod common;
-mod support;
-
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -19,7 +16,7 @@ use std::process::{Child, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{ACK, Env, assert_ack, assert_clean};
+use crate::harness::{self, ACK, Env, assert_ack, assert_clean};
 use serde_json::{Value, json};
 
 const PROJECT: &str = "/home/dev/shop";
@@ -662,7 +659,7 @@ fn a_model_error_quoting_a_key_is_stored_without_it() {
     let errors = rows(&env, "SELECT DISTINCT last_error FROM pending_queue");
     let error = errors[0][0].as_str().unwrap();
     assert!(error.contains("[REDACTED:anthropic-key]"), "{error}");
-    assert!(!common::contains(&common::everything_on_disk(&env), key));
+    assert!(!harness::contains(&harness::everything_on_disk(&env), key));
 }
 
 /// Regression: a model's auth error quoting the key ("Invalid API key · sk-ant-…") was printed
@@ -693,7 +690,7 @@ fn a_model_error_quoting_a_key_is_never_printed_nor_kept_with_it() {
             all.push_str(&String::from_utf8_lossy(&shown.stderr));
         }
         assert!(!all.contains(key), "{all}");
-        assert!(!common::contains(&common::everything_on_disk(&env), key));
+        assert!(!harness::contains(&harness::everything_on_disk(&env), key));
         all
     };
 
@@ -750,7 +747,7 @@ fn a_made_up_type_is_told_by_its_length_not_quoted_whole() {
         !env.log()
             .contains("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
     );
-    assert!(!common::contains(&common::everything_on_disk(&env), key));
+    assert!(!harness::contains(&harness::everything_on_disk(&env), key));
     assert_eq!(queue_states(&env), [json!(["failed", 1, 1])]);
 }
 
@@ -834,7 +831,7 @@ fn errors_that_are_not_the_batchs_give_the_items_back_and_pause() {
 
 /// What Claude Code 2.1.330 prints for `claude -p --output-format json` with no login
 /// (`is_error: true`, `api_error_status: null`, "Not logged in · Please run /login").
-const NOT_LOGGED_IN: &str = include_str!("fixtures/compress/not-logged-in.json");
+const NOT_LOGGED_IN: &str = include_str!("../fixtures/compress/not-logged-in.json");
 
 /// Issue 16: "Not logged in" has no API status, and was taken for a bad batch: an attempt
 /// counted on every item at each run (the hooks start one after every session, so a lapsed
@@ -1262,7 +1259,7 @@ fn at_the_deadline_no_process_of_the_model_survives_and_the_batch_fails() {
         let mut compressor = spawn_compress(&env, &[]);
         let pids = pids_of(&model, n);
         let _survivors = Survivors(pids.clone());
-        let status = support::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
+        let status = harness::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
             .unwrap()
             .unwrap_or_else(|| panic!("{form}: the compressor still ran after 30 s"));
         assert!(status.success(), "{form}: {status}");
@@ -1304,7 +1301,7 @@ fn a_model_that_answers_and_leaves_children_behind_is_stored_and_they_end() {
     let mut compressor = spawn_compress(&env, &[]);
     let pids = pids_of(&model, 2);
     let _survivors = Survivors(pids.clone());
-    let status = support::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
+    let status = harness::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
         .unwrap()
         .expect("the compressor still ran after 30 s");
     assert!(status.success(), "{status}");
@@ -1608,9 +1605,9 @@ fn install_hooks_says_what_compression_uses_and_how_to_turn_it_off() {
 /// (a small model, no tools but the answer's, our schema, our instructions, our digest, none
 /// of the user's CLAUDE.md), and what comes of the scripted answers.
 mod real_cli {
-    use super::support::claude_cli;
-    use super::support::mock_api::{MockApi, Reply};
     use super::*;
+    use crate::harness::claude_cli;
+    use crate::harness::mock_api::{MockApi, Reply};
 
     struct Cli {
         env: Env,

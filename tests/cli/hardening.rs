@@ -3,14 +3,12 @@
 //! failed on the release before this one. Cases that need another user run only as root (they
 //! give files to `nobody`), and say so when skipped.
 
-mod common;
-
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 /// A hook that has not finished by then is hanging: Claude Code would kill it and lose the

@@ -1,9 +1,10 @@
 //! Shared harness for the integration tests: every test gets its own temp HOME, data dir and
 //! TMPDIR, and runs the real binary with the user's environment scrubbed, so nothing on the
 //! machine running the tests can leak in or be touched.
-#![allow(dead_code)] // each test binary uses a different part of the harness
 
+pub mod claude_cli;
 pub mod memory;
+pub mod mock_api;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -536,10 +537,12 @@ pub fn on_pty(mut cmd: Command, typed: &str) -> (Option<i32>, String) {
     cmd.stdin(Stdio::from(terminal.try_clone().unwrap()))
         .stdout(Stdio::from(terminal.try_clone().unwrap()))
         .stderr(Stdio::from(terminal));
+    // Typed before the command starts, so that the echo shows before anything it prints
+    // whatever the scheduler does (typed after, it raced the command's question).
+    (&controller).write_all(typed.as_bytes()).unwrap();
     let mut child = cmd.spawn().unwrap();
     // The child holds the terminal now: once it exits, reading ends (EIO).
     drop(cmd);
-    (&controller).write_all(typed.as_bytes()).unwrap();
     let reader = std::thread::spawn(move || {
         let mut shown = Vec::new();
         let mut buf = [0u8; 4096];

@@ -3,15 +3,13 @@
 // The skip notice of the README example's test is for the person reading the test output.
 #![allow(clippy::print_stderr)]
 
-mod common;
-
 use std::collections::{BTreeSet, HashSet};
 use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use common::{Env, assert_ack, post_tool_use};
+use crate::harness::{self, Env, assert_ack, post_tool_use};
 use serde_json::{Value, json};
 
 /// Captures one tool call through `hook capture`.
@@ -421,7 +419,7 @@ fn a_failure_is_stored_without_the_secrets_its_error_quotes() {
         stored,
         "401 from https://api.anthropic.com: invalid x-api-key [REDACTED:anthropic-key]"
     );
-    assert!(!common::contains(&common::everything_on_disk(&env), key));
+    assert!(!harness::contains(&harness::everything_on_disk(&env), key));
 }
 
 #[test]

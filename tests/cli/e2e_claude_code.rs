@@ -6,13 +6,11 @@
 //! time limits that leave a complete session in the database, and that the memory we hand back
 //! at the next session start really reaches the model.
 //!
-//! The CLI comes from `support::claude_cli`: `CLAUDE_MEM_E2E_CLAUDE` (CI sets it; then it must
+//! The CLI comes from `harness::claude_cli`: `CLAUDE_MEM_E2E_CLAUDE` (CI sets it; then it must
 //! work), else a pinned npm install cached under `target/e2e/`. Where it cannot be installed
 //! (no npm, no network, Windows) the test prints why and passes as skipped.
 // The skip notice and the failure diagnostics are for the person reading the test output.
 #![allow(clippy::print_stderr)]
-
-mod support;
 
 use std::env;
 use std::fs::{self, File};
@@ -21,11 +19,12 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::harness;
+use crate::harness::claude_cli::{self, running_as_root, wait_or_kill};
+use crate::harness::mock_api::{MockApi, Reply};
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use serde_json::{Value, json};
-use support::claude_cli::{self, running_as_root, wait_or_kill};
-use support::mock_api::{MockApi, Reply};
 
 /// One `claude -p` run against the mock takes about a second; this only stops a hang.
 const SESSION_LIMIT: Duration = Duration::from_secs(120);
@@ -175,7 +174,7 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
 
 /// The request after the model's `mcp__claude-mem__search` call carries the tool's answer: the
 /// index of the first session's items (its Write of the notes file among them, by short id).
-fn assert_memory_reached_the_model(requests: &[support::mock_api::Request], data_dir: &Path) {
+fn assert_memory_reached_the_model(requests: &[harness::mock_api::Request], data_dir: &Path) {
     let first_turn = requests.iter().find(|r| r.is_main_turn()).unwrap();
     for tool in ["search", "timeline", "get"] {
         assert!(

@@ -1,13 +1,11 @@
 //! `claude-mem doctor` through the real binary: each check against a setup broken for it, and
 //! `--fix` making a real repair, after which doctor finds nothing wrong there.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{Env, assert_ack, assert_silent, hook_event, post_tool_use};
+use crate::harness::{self, Env, assert_ack, assert_silent, hook_event, post_tool_use};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_claude-mem");
@@ -472,7 +470,7 @@ fn data_open_to_other_users_fails_and_fix_closes_it() {
 #[cfg(unix)]
 #[test]
 fn a_file_of_another_user_in_the_data_dir_fails_and_is_not_touched() {
-    if !common::is_root() {
+    if !harness::is_root() {
         #[allow(clippy::print_stderr)] // the skip notice is for the person reading the test output
         {
             eprintln!("skipped: needs root to give a file to another user");
@@ -483,12 +481,12 @@ fn a_file_of_another_user_in_the_data_dir_fails_and_is_not_touched() {
     session_start(&env);
     let planted = env.data_dir.join("planted");
     fs::write(&planted, "x").unwrap();
-    common::chown(&planted, common::NOBODY);
+    harness::chown(&planted, harness::NOBODY);
     let (code, report) = doctor(&env, &["--fix"]);
     assert_eq!(code, 1);
     assert!(check(&report, "data", "planted belongs to uid 65534")["fix"].is_string());
     use std::os::unix::fs::MetadataExt;
-    assert_eq!(fs::metadata(&planted).unwrap().uid(), common::NOBODY);
+    assert_eq!(fs::metadata(&planted).unwrap().uid(), harness::NOBODY);
 }
 
 /// Fills the database with `n` captures whose payloads say their number, checkpointed into the
@@ -522,12 +520,12 @@ fn damage_a_page(env: &Env, n: usize) -> Vec<usize> {
         .find(|p| {
             let data = &bytes[p * page..(p + 1) * page];
             // A table's leaf page (0x0d) that holds the middle capture.
-            data[0] == 0x0d && common::contains(data, &middle)
+            data[0] == 0x0d && harness::contains(data, &middle)
         })
         .expect("the page holding the middle capture");
     let lost: Vec<usize> = (0..n)
         .filter(|i| {
-            common::contains(
+            harness::contains(
                 &bytes[at * page..(at + 1) * page],
                 &format!("marker-{i:06}"),
             )
@@ -572,7 +570,7 @@ fn a_damaged_database_is_moved_aside_and_what_can_be_read_comes_back() {
     assert_eq!(status(&report, "database", ""), "ok");
 
     // The old file is kept as it was, beside the new one.
-    let aside: Vec<PathBuf> = common::files_in(&env.data_dir)
+    let aside: Vec<PathBuf> = harness::files_in(&env.data_dir)
         .into_iter()
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
@@ -675,7 +673,7 @@ fn a_day_old_backlog_fails_and_a_quarantined_file_is_a_warning() {
     session_start(&env);
     let _maintenance = env.hold_maintenance();
     let spill = env.data_dir.join("spill");
-    let old = spill.join(format!("{}.json", common::spill_stem(1)));
+    let old = spill.join(format!("{}.json", harness::spill_stem(1)));
     fs::write(&old, "{}").unwrap();
     let private = |p: &Path, mode: u32| {
         use std::os::unix::fs::PermissionsExt;
@@ -697,7 +695,7 @@ fn a_day_old_backlog_fails_and_a_quarantined_file_is_a_warning() {
     let quarantine = env.data_dir.join("spill-quarantine");
     fs::create_dir_all(&quarantine).unwrap();
     private(&quarantine, 0o700);
-    let bad = quarantine.join(format!("{}.json", common::spill_stem(2)));
+    let bad = quarantine.join(format!("{}.json", harness::spill_stem(2)));
     fs::write(&bad, "{").unwrap();
     private(&bad, 0o600);
     let (code, report) = doctor(&env, &[]);

@@ -4,11 +4,9 @@
 // The one skip notice (no `script` to give a command a terminal) is for the person reading.
 #![allow(clippy::print_stderr)]
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 const PROJECT: &str = "/home/dev/shop";
@@ -1102,7 +1100,7 @@ fn a_schema_v1_database_is_read_then_migrated_and_reindexed() {
     let env = Env::new();
     std::fs::create_dir_all(&env.data_dir).unwrap();
     let db = env.db();
-    db.execute_batch(include_str!("fixtures/schema/v1.sql"))
+    db.execute_batch(include_str!("../fixtures/schema/v1.sql"))
         .unwrap();
     db.execute_batch(
         "PRAGMA journal_mode = WAL; PRAGMA application_id = 1668113773; PRAGMA user_version = 1;

@@ -329,14 +329,11 @@ fn a_settings_file_claude_code_ignores_fails_and_is_left_byte_for_byte() {
 /// A `claude` that answers `--version` with `version`.
 #[cfg(unix)]
 fn fake_claude(env: &Env, version: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = env.tmp().join("claude");
-    fs::write(
+    harness::write_program(
         &path,
         format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
-    )
-    .unwrap();
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     path
 }
 
@@ -411,10 +408,9 @@ fn the_mcp_server_is_read_from_claude_json_never_written() {
 #[cfg(unix)]
 #[test]
 fn an_mcp_server_not_registered_is_registered_by_fix() {
-    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let claude = env.tmp().join("claude");
-    fs::write(
+    harness::write_program(
         &claude,
         r#"#!/bin/sh
 case "$1 $2" in
@@ -424,9 +420,7 @@ case "$1 $2" in
   *) exit 1 ;;
 esac
 "#,
-    )
-    .unwrap();
-    fs::set_permissions(&claude, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let env = env.with("CLAUDE_MEM_CLAUDE_BIN", claude.to_str().unwrap());
     install(&env, &["--no-mcp"]);
     let (_, report) = doctor(&env, &[]);
@@ -470,11 +464,7 @@ fn data_open_to_other_users_fails_and_fix_closes_it() {
 #[cfg(unix)]
 #[test]
 fn a_file_of_another_user_in_the_data_dir_fails_and_is_not_touched() {
-    if !harness::is_root() {
-        #[allow(clippy::print_stderr)] // the skip notice is for the person reading the test output
-        {
-            eprintln!("skipped: needs root to give a file to another user");
-        }
+    if !harness::require_root("giving a file to another user") {
         return;
     }
     let env = env();
@@ -772,20 +762,17 @@ fn the_incumbent_and_bad_variables_are_said_plainly() {
 /// (kept in the returned folder), and two captured tool calls waiting for it.
 #[cfg(unix)]
 fn with_compression() -> (Env, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
     let env = env();
     let model = env.root.path().join("model");
     fs::create_dir(&model).unwrap();
     let script = model.join("model.sh");
-    fs::write(
+    harness::write_program(
         &script,
         format!(
             "#!/bin/sh\ncat >/dev/null\ncat '{}'\n",
             model.join("reply").display()
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
     install(&env, &[]);
     for id in ["t1", "t2"] {

@@ -123,11 +123,6 @@ impl Watch {
             self.seen.set(self.seen.get() + events_in(&buf[..read]));
         }
     }
-
-    /// Waits until `n` events have been seen.
-    pub fn wait_for(&self, n: usize, limit: Duration, what: impl Display) {
-        wait_until(limit, what, || self.seen() >= n);
-    }
 }
 
 /// The number of inotify events in what one read returned: each is a header and a name.

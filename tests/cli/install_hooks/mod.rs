@@ -1019,7 +1019,9 @@ fn a_change_made_while_install_runs_is_merged_not_overwritten() {
         .spawn()
         .expect("spawn");
     // It reads the lock (whose owner is alive), and reads it again after a pause: it waits.
-    opens.wait_for(2, Duration::from_secs(60), "install reading the lock twice");
+    crate::harness::wait_until(Duration::from_secs(60), "install reading the lock", || {
+        opens.seen() >= 2 || child.try_wait().expect("poll").is_some()
+    });
     assert!(
         child.try_wait().expect("poll").is_none(),
         "install did not wait for the lock"

@@ -1,6 +1,7 @@
-//! The integration tests: one binary (linking twenty took longer than running them), one module
-//! per area, each driving the real `claude-mem` binary in a sandbox of its own (see `harness`).
-//! Unit tests live beside the code in src/.
+//! The integration tests: one binary, one module per area, each test driving the real
+//! `claude-mem` binary in a sandbox of its own (see `harness`). One binary, not one per file:
+//! twenty each compiled and linked the harness and its dependencies again, 28 s from clean on
+//! 2 cores against 17 s for one. Unit tests live beside the code in src/.
 
 // What every area shares: the sandbox, the hook runs, the checks, the tools a test needs.
 mod harness;

@@ -99,7 +99,8 @@ fn install_lock(_dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Where `.ci/run` installs the pinned CLI and where this test installs it itself.
+/// Where the tests install the pinned CLI themselves. (`.ci/run` installs it under
+/// `target/e2e/` and names it in `CLAUDE_MEM_E2E_CLAUDE`.)
 fn cache_dir() -> PathBuf {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
     target

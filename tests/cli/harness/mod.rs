@@ -196,10 +196,12 @@ impl Env {
     }
 
     /// Takes the maintenance lock of this data dir, as a running maintenance process holds it:
-    /// hooks then leave the spill backlog to it. Held until the file is dropped.
+    /// hooks then leave the spill backlog to it. Held until the file is dropped. A maintenance
+    /// process the test's hooks started is waited for first.
     #[cfg(unix)]
     pub fn hold_maintenance(&self) -> std::fs::File {
         use std::os::unix::fs::OpenOptionsExt;
+        self.wait_for_maintenance();
         let lock = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
@@ -324,6 +326,17 @@ pub fn copy_program(from: &Path, to: &Path) {
         from.display(),
         to.display()
     );
+}
+
+/// Windows has no "Text file busy".
+#[cfg(not(unix))]
+pub fn write_program(path: &Path, text: impl AsRef<str>) {
+    std::fs::write(path, text.as_ref()).unwrap();
+}
+
+#[cfg(not(unix))]
+pub fn copy_program(from: &Path, to: &Path) {
+    std::fs::copy(from, to).unwrap();
 }
 
 pub fn files_in(dir: &Path) -> Vec<PathBuf> {

@@ -1,7 +1,7 @@
 //! Waiting for what a test can see happen, never for a length of time: a condition polled
 //! until a generous deadline, a sandbox's detached processes found by their environment, a
-//! process seen asleep in a system call, a file seen opened or changed. A fixed sleep passes on a fast
-//! machine and fails (or, worse, passes for the wrong reason) on a slow one; these do not.
+//! process seen asleep in a system call, a file seen opened or changed. A fixed sleep passes
+//! on a fast machine and fails (or, worse, passes for the wrong reason) on a slow one.
 
 use std::fmt::Display;
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! `install-hooks` and `uninstall-hooks` through the real binary, each test in its own temp
-//! directory with the environment cleared (HOME, PATH and CLAUDE_CONFIG_DIR are what we say).
+//! directory with the environment cleared (HOME, PATH and CLAUDE_CONFIG_DIR are what we say:
+//! see `Sandbox`).
 //!
 //! Fixture pairs live in tests/fixtures/settings/<name>/: `before.json`, `after.json` (the
 //! expected result of install-hooks for a Claude Code that knows PostToolUseFailure; `@BIN@`
@@ -20,8 +21,8 @@ use std::time::{Duration, SystemTime};
 
 use assert_cmd::Command;
 use serde_json::Value;
-use tempfile::TempDir;
 
+use crate::harness::{Env, heavy};
 use schema::Schema;
 
 const FIXTURES: &[&str] = &[
@@ -51,19 +52,21 @@ const OURS: &[(&str, &str)] = &[
     ("SessionEnd", "cleanup"),
 ];
 
+/// The harness's [`Env`] as install-hooks meets a user's machine: the data dir at its default
+/// place under an empty HOME, and a PATH holding nothing but the sandbox's `bin/`, where a
+/// test puts a fake `claude`. Its paths are canonical, as the binary prints them.
 struct Sandbox {
-    _dir: TempDir,
+    env: Env,
     root: PathBuf,
 }
 
 impl Sandbox {
-    /// An empty HOME and a PATH holding nothing but what the test puts there.
     fn new() -> Sandbox {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().canonicalize().expect("canonical temp dir");
-        fs::create_dir_all(root.join("home")).expect("home");
+        let env = Env::default_data_dir();
+        let root = env.root.path().canonicalize().expect("canonical temp dir");
         fs::create_dir_all(root.join("bin")).expect("bin");
-        Sandbox { _dir: dir, root }
+        let env = env.with("PATH", root.join("bin").to_str().expect("UTF-8 temp dir"));
+        Sandbox { env, root }
     }
 
     /// Puts a fake `claude` on PATH that prints `version_output` for `--version`.
@@ -86,12 +89,15 @@ impl Sandbox {
 
     /// Runs `binary` (this one, or a copy of it somewhere else).
     fn cmd_with(&self, binary: &Path, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary);
-        cmd.env_clear()
-            .env("HOME", self.home())
-            .env("PATH", self.root.join("bin"))
-            .current_dir(&self.root)
-            .args(args);
+        let mut cmd = Command::from_std(self.process(binary));
+        cmd.args(args);
+        cmd
+    }
+
+    /// `program` with the sandbox's environment, in its root, for a test to spawn.
+    fn process(&self, program: &Path) -> std::process::Command {
+        let mut cmd = self.env.command_of(program);
+        cmd.env("HOME", self.home()).current_dir(&self.root);
         cmd
     }
 
@@ -99,8 +105,7 @@ impl Sandbox {
     fn copy_binary(&self, relative: &str) -> PathBuf {
         let path = self.root.join(relative);
         fs::create_dir_all(path.parent().expect("parent")).expect("dir for binary copy");
-        fs::copy(env!("CARGO_BIN_EXE_claude-mem"), &path).expect("copy binary");
-        wait_until_executable(&path);
+        crate::harness::copy_program(Path::new(env!("CARGO_BIN_EXE_claude-mem")), &path);
         path
     }
 
@@ -112,30 +117,9 @@ impl Sandbox {
     }
 }
 
+/// A fake `claude` at `path` that prints `version_output` for `--version`.
 fn write_script(path: &Path, version_output: &str) {
-    fs::write(path, format!("#!/bin/sh\necho '{version_output}'\n")).expect("fake claude");
-    set_mode(path, 0o755);
-    wait_until_executable(path);
-}
-
-/// A program just written can fail to start with "Text file busy" (ETXTBSY) for a moment: a
-/// process that another test thread forked while the file was open for writing holds that
-/// descriptor until it execs. Waits out that moment, so the test runs what it means to run.
-fn wait_until_executable(path: &Path) {
-    for _ in 0..200 {
-        match std::process::Command::new(path)
-            .arg("--version")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-        {
-            Err(err) if err.raw_os_error() == Some(26) => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            _ => return,
-        }
-    }
+    crate::harness::write_program(path, format!("#!/bin/sh\necho '{version_output}'\n"));
 }
 
 fn set_mode(path: &Path, mode: u32) {
@@ -176,17 +160,10 @@ fn expected_after(name: &str, binary: &Path) -> String {
     text.replace("@BIN@", binary.to_str().expect("UTF-8 path"))
 }
 
-/// Tests that load both cores (a swarm of runs, runs killed at every moment, the races) take
-/// turns. The races measure what a writer loses in the window the README states; starved of CPU
-/// by a swarm beside them, a writer sat between its read and its write long enough to land in
-/// it now and then, and the test failed though nothing had changed.
-static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn heavy() -> std::sync::MutexGuard<'static, ()> {
-    HEAVY
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+// Tests that load both cores (a swarm of runs, runs killed at every moment, the races) take
+// turns (`heavy`). The races measure what a writer loses in the window the README states;
+// starved of CPU by a swarm beside them, a writer sat between its read and its write long
+// enough to land in it now and then, and the test failed though nothing had changed.
 
 fn this_binary() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_claude-mem"))
@@ -714,7 +691,7 @@ fn assert_refused(args: &[&str], content: &str, says: &[&str]) {
     assert_eq!(fs::read_to_string(&path).expect("read"), content);
     assert_eq!(mtime(&path), stamp);
     assert_eq!(
-        extra_files(&sandbox.root, &["settings.json", "home", "bin"]),
+        extra_files(&sandbox.root, &["settings.json", "home", "tmp", "bin"]),
         Vec::<String>::new()
     );
 }
@@ -777,7 +754,7 @@ fn a_read_only_file_is_refused_untouched_even_for_root() {
         );
         assert_eq!(mode(&path), 0o444);
         assert_eq!(
-            extra_files(&sandbox.root, &["settings.json", "home", "bin"]),
+            extra_files(&sandbox.root, &["settings.json", "home", "tmp", "bin"]),
             Vec::<String>::new()
         );
     }
@@ -973,6 +950,7 @@ fn dry_run_shows_the_change_and_writes_nothing() {
                 "settings.json",
                 "settings.json.claude-mem.bak",
                 "home",
+                "tmp",
                 "bin"
             ]
         ),
@@ -996,11 +974,9 @@ fn concurrent_installs_leave_a_valid_file_with_one_set_of_entries() {
             } else {
                 other.clone()
             };
-            std::process::Command::new(binary)
+            sandbox
+                .process(&binary)
                 .args(["install-hooks", "--settings", path_arg(&path)])
-                .env_clear()
-                .env("HOME", sandbox.home())
-                .env("PATH", sandbox.root.join("bin"))
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -1027,23 +1003,25 @@ fn concurrent_installs_leave_a_valid_file_with_one_set_of_entries() {
 
 /// A write by someone else (Claude Code) between our read and our rename is merged, not lost.
 /// Holding our lock file keeps the install between its first read and its write.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_change_made_while_install_runs_is_merged_not_overwritten() {
     let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
     let path = sandbox.settings_from("realistic");
     let lock = sandbox.root.join(".settings.json.claude-mem.lock");
     fs::write(&lock, std::process::id().to_string()).expect("hold the lock");
-    let mut child = std::process::Command::new(this_binary())
+    let opens = crate::harness::wait::Watch::opens(&lock);
+    let mut child = sandbox
+        .process(&this_binary())
         .args(["install-hooks", "--settings", path_arg(&path)])
-        .env_clear()
-        .env("HOME", sandbox.home())
-        .env("PATH", sandbox.root.join("bin"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    std::thread::sleep(Duration::from_millis(500));
+    // It reads the lock (whose owner is alive), and reads it again after a pause: it waits.
+    crate::harness::wait_until(Duration::from_secs(60), "install reading the lock", || {
+        opens.seen() >= 2 || child.try_wait().expect("poll").is_some()
+    });
     assert!(
         child.try_wait().expect("poll").is_none(),
         "install did not wait for the lock"
@@ -1080,47 +1058,43 @@ fn an_install_killed_at_any_moment_never_leaves_a_broken_file() {
     let old = read_fixture("realistic", "before.json");
     let new = expected_after("realistic", &this_binary()).into_bytes();
     let install = || {
-        std::process::Command::new(this_binary())
+        sandbox
+            .process(&this_binary())
             .args(["install-hooks", "--settings", path_arg(&path)])
-            .env_clear()
-            .env("HOME", sandbox.home())
-            .env("PATH", sandbox.root.join("bin"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn")
     };
-    // Spread the kills over three times a whole run, however fast this machine is.
-    let mut whole_run = Duration::ZERO;
-    for _ in 0..3 {
-        fs::write(&path, &old).expect("reset");
-        let start = std::time::Instant::now();
-        assert!(install().wait().expect("wait").success());
-        whole_run = whole_run.max(start.elapsed());
-    }
-    const ROUNDS: u32 = 60;
+    // Round k kills the install as soon as it has done its k-th thing in the folder (opened,
+    // read, written, created, renamed, deleted a file), until a round where it finished first:
+    // kills at every step it takes, however fast or slow this machine is.
     let mut outcomes = [0, 0];
-    // When no run got to its end (the machine slowed down after the runs were timed), the kills
-    // are spread over twice as long again, at most three times.
-    for spread in [3, 6, 12] {
-        for round in 0..ROUNDS {
-            fs::write(&path, &old).expect("reset");
-            let mut child = install();
-            std::thread::sleep(whole_run * spread * round / ROUNDS);
-            let _ = child.kill();
-            let _ = child.wait();
-            let now = fs::read(&path).expect("settings.json still there");
-            parse(&now);
-            match now {
-                bytes if bytes == old => outcomes[0] += 1,
-                bytes if bytes == new => outcomes[1] += 1,
-                bytes => panic!(
-                    "round {round}: neither old nor new:\n{}",
-                    String::from_utf8_lossy(&bytes)
-                ),
+    for round in 0.. {
+        assert!(round < 10_000, "the install never finished: {outcomes:?}");
+        fs::write(&path, &old).expect("reset");
+        let steps = crate::harness::wait::Watch::everything_in(&sandbox.root);
+        let mut child = install();
+        let mut finished = false;
+        while steps.seen() < round {
+            if child.try_wait().expect("poll").is_some() {
+                finished = true;
+                break;
             }
         }
-        if outcomes[1] > 0 {
+        let _ = child.kill();
+        let _ = child.wait();
+        let now = fs::read(&path).expect("settings.json still there");
+        parse(&now);
+        match now {
+            bytes if bytes == old => outcomes[0] += 1,
+            bytes if bytes == new => outcomes[1] += 1,
+            bytes => panic!(
+                "round {round}: neither old nor new:\n{}",
+                String::from_utf8_lossy(&bytes)
+            ),
+        }
+        if finished {
             break;
         }
     }

@@ -1,13 +1,11 @@
 //! `claude-mem doctor` through the real binary: each check against a setup broken for it, and
 //! `--fix` making a real repair, after which doctor finds nothing wrong there.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{Env, assert_ack, assert_silent, hook_event, post_tool_use};
+use crate::harness::{self, Env, assert_ack, assert_silent, hook_event, post_tool_use};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_claude-mem");
@@ -331,14 +329,11 @@ fn a_settings_file_claude_code_ignores_fails_and_is_left_byte_for_byte() {
 /// A `claude` that answers `--version` with `version`.
 #[cfg(unix)]
 fn fake_claude(env: &Env, version: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = env.tmp().join("claude");
-    fs::write(
+    harness::write_program(
         &path,
         format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
-    )
-    .unwrap();
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     path
 }
 
@@ -413,10 +408,9 @@ fn the_mcp_server_is_read_from_claude_json_never_written() {
 #[cfg(unix)]
 #[test]
 fn an_mcp_server_not_registered_is_registered_by_fix() {
-    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let claude = env.tmp().join("claude");
-    fs::write(
+    harness::write_program(
         &claude,
         r#"#!/bin/sh
 case "$1 $2" in
@@ -426,9 +420,7 @@ case "$1 $2" in
   *) exit 1 ;;
 esac
 "#,
-    )
-    .unwrap();
-    fs::set_permissions(&claude, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let env = env.with("CLAUDE_MEM_CLAUDE_BIN", claude.to_str().unwrap());
     install(&env, &["--no-mcp"]);
     let (_, report) = doctor(&env, &[]);
@@ -472,23 +464,19 @@ fn data_open_to_other_users_fails_and_fix_closes_it() {
 #[cfg(unix)]
 #[test]
 fn a_file_of_another_user_in_the_data_dir_fails_and_is_not_touched() {
-    if !common::is_root() {
-        #[allow(clippy::print_stderr)] // the skip notice is for the person reading the test output
-        {
-            eprintln!("skipped: needs root to give a file to another user");
-        }
+    if !harness::require_root("giving a file to another user") {
         return;
     }
     let env = env();
     session_start(&env);
     let planted = env.data_dir.join("planted");
     fs::write(&planted, "x").unwrap();
-    common::chown(&planted, common::NOBODY);
+    harness::chown(&planted, harness::NOBODY);
     let (code, report) = doctor(&env, &["--fix"]);
     assert_eq!(code, 1);
     assert!(check(&report, "data", "planted belongs to uid 65534")["fix"].is_string());
     use std::os::unix::fs::MetadataExt;
-    assert_eq!(fs::metadata(&planted).unwrap().uid(), common::NOBODY);
+    assert_eq!(fs::metadata(&planted).unwrap().uid(), harness::NOBODY);
 }
 
 /// Fills the database with `n` captures whose payloads say their number, checkpointed into the
@@ -522,12 +510,12 @@ fn damage_a_page(env: &Env, n: usize) -> Vec<usize> {
         .find(|p| {
             let data = &bytes[p * page..(p + 1) * page];
             // A table's leaf page (0x0d) that holds the middle capture.
-            data[0] == 0x0d && common::contains(data, &middle)
+            data[0] == 0x0d && harness::contains(data, &middle)
         })
         .expect("the page holding the middle capture");
     let lost: Vec<usize> = (0..n)
         .filter(|i| {
-            common::contains(
+            harness::contains(
                 &bytes[at * page..(at + 1) * page],
                 &format!("marker-{i:06}"),
             )
@@ -572,7 +560,7 @@ fn a_damaged_database_is_moved_aside_and_what_can_be_read_comes_back() {
     assert_eq!(status(&report, "database", ""), "ok");
 
     // The old file is kept as it was, beside the new one.
-    let aside: Vec<PathBuf> = common::files_in(&env.data_dir)
+    let aside: Vec<PathBuf> = harness::files_in(&env.data_dir)
         .into_iter()
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
@@ -675,7 +663,7 @@ fn a_day_old_backlog_fails_and_a_quarantined_file_is_a_warning() {
     session_start(&env);
     let _maintenance = env.hold_maintenance();
     let spill = env.data_dir.join("spill");
-    let old = spill.join(format!("{}.json", common::spill_stem(1)));
+    let old = spill.join(format!("{}.json", harness::spill_stem(1)));
     fs::write(&old, "{}").unwrap();
     let private = |p: &Path, mode: u32| {
         use std::os::unix::fs::PermissionsExt;
@@ -697,7 +685,7 @@ fn a_day_old_backlog_fails_and_a_quarantined_file_is_a_warning() {
     let quarantine = env.data_dir.join("spill-quarantine");
     fs::create_dir_all(&quarantine).unwrap();
     private(&quarantine, 0o700);
-    let bad = quarantine.join(format!("{}.json", common::spill_stem(2)));
+    let bad = quarantine.join(format!("{}.json", harness::spill_stem(2)));
     fs::write(&bad, "{").unwrap();
     private(&bad, 0o600);
     let (code, report) = doctor(&env, &[]);
@@ -774,20 +762,17 @@ fn the_incumbent_and_bad_variables_are_said_plainly() {
 /// (kept in the returned folder), and two captured tool calls waiting for it.
 #[cfg(unix)]
 fn with_compression() -> (Env, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
     let env = env();
     let model = env.root.path().join("model");
     fs::create_dir(&model).unwrap();
     let script = model.join("model.sh");
-    fs::write(
+    harness::write_program(
         &script,
         format!(
             "#!/bin/sh\ncat >/dev/null\ncat '{}'\n",
             model.join("reply").display()
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
     install(&env, &[]);
     for id in ["t1", "t2"] {

@@ -1,16 +1,14 @@
 //! The hook path against what a hostile neighbour, a full disk, a stuck reader and a careless
 //! caller can hand it (issue "Harden the hook path"). Each test names the promise it keeps; each
 //! failed on the release before this one. Cases that need another user run only as root (they
-//! give files to `nobody`), and say so when skipped.
-
-mod common;
+//! give files to `nobody`), and say so when skipped (see `harness::require`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 /// A hook that has not finished by then is hanging: Claude Code would kill it and lose the
@@ -47,13 +45,6 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
-fn skip(why: &str) {
-    #[allow(clippy::print_stderr)] // the skip notice is for the person reading the test output
-    {
-        eprintln!("skipped: {why}");
-    }
-}
-
 // ---- 1. The fallback folder of another user is never read or written ----
 
 /// A spill file as an attacker would plant it: a summary request whose message tells Claude to
@@ -75,8 +66,8 @@ fn planted_spill_file(dir: &Path) {
 #[cfg(unix)]
 #[test]
 fn a_fallback_folder_planted_by_another_user_is_never_read() {
-    if !is_root() {
-        return skip("planting a folder as another user needs root");
+    if !require_root("planting a folder as another user") {
+        return;
     }
     let env = Env::new();
     // Every name the fallback folder had or has for this data dir.
@@ -185,8 +176,8 @@ fn a_fifo_a_symlink_or_a_huge_file_in_the_spill_folder_never_hangs_or_floods_a_h
 #[test]
 fn a_data_dir_of_another_user_gets_no_file_of_ours() {
     use std::os::unix::fs::PermissionsExt;
-    if !is_root() {
-        return skip("giving the data dir to another user needs root");
+    if !require_root("giving the data dir to another user") {
+        return;
     }
     let env = Env::new();
     std::fs::create_dir(&env.data_dir).unwrap();
@@ -349,8 +340,8 @@ fn a_file_size_limit_is_a_write_error_not_a_death() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_loses_no_event_in_silence() {
-    if !is_root() {
-        return skip("mounting a small file system for the full-disk case needs root");
+    if !require_root("mounting a small file system for the full-disk case") {
+        return;
     }
     let env = Env::new();
     let disk = env.root.path().join("disk");
@@ -360,8 +351,8 @@ fn a_full_disk_loses_no_event_in_silence() {
         .arg(&disk)
         .status()
         .is_ok_and(|s| s.success());
-    if !mounted {
-        return skip("could not mount a tmpfs");
+    if !require((!mounted).then(|| "could not mount a tmpfs".to_string())) {
+        return;
     }
     let _unmount = Unmount(disk.clone());
     std::fs::create_dir(disk.join("tmp")).unwrap();
@@ -743,7 +734,7 @@ fn a_purged_private_turn_leaves_no_bytes_in_the_database_or_the_wal() {
             "still on disk: {:?}",
             files_holding(&env.data_dir, "SECRET-LATE")
         );
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(20));
     }
     drop(reader);
     env.wait_for_maintenance();

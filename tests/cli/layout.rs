@@ -3,11 +3,9 @@
 //! there, every hook refused it and every event went to the spill folder for good. Now our
 //! files have a folder and names of their own, and an earlier release's files move there once.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::harness::*;
 use rusqlite::Connection;
 use serde_json::json;
 

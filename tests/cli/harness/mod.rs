@@ -1,9 +1,20 @@
 //! Shared harness for the integration tests: every test gets its own temp HOME, data dir and
-//! TMPDIR, and runs the real binary with the user's environment scrubbed, so nothing on the
-//! machine running the tests can leak in or be touched.
-#![allow(dead_code)] // each test binary uses a different part of the harness
+//! TMPDIR, and runs the real binary with the user's environment scrubbed (no XDG_* or
+//! CLAUDE_CONFIG_DIR: what the binary finds through them, it finds under that HOME), so
+//! nothing on the machine running the tests can leak in or be touched. Also what the tests
+//! wait with (`wait`), what they need from the machine (`require`), the real Claude Code CLI
+//! and a mock of its API, and the sessions the hygiene tests record (`memory`).
 
+pub mod claude_cli;
 pub mod memory;
+pub mod mock_api;
+pub mod require;
+pub mod wait;
+
+#[cfg(unix)]
+pub use require::require_root;
+pub use require::{require, require_program};
+pub use wait::wait_until;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -114,8 +125,8 @@ impl Env {
     }
 
     /// Runs these captures while the database is locked, so that each spills. Returns holding
-    /// the maintenance lock (nothing takes the backlog in until the caller drops it), once the
-    /// maintenance processes the spilling hooks started have given up waiting for it (250 ms).
+    /// the maintenance lock: nothing takes the backlog in until the caller drops it (a hook
+    /// starts no maintenance process while the lock is held).
     #[cfg(unix)]
     pub fn spill_captures(&self, inputs: &[Vec<u8>]) -> std::fs::File {
         let maintenance = self.hold_maintenance();
@@ -126,7 +137,12 @@ impl Env {
             }
         });
         assert_eq!(self.spilled().len(), before + inputs.len());
-        std::thread::sleep(std::time::Duration::from_millis(400));
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            self.running("maintain"),
+            Vec::<u32>::new(),
+            "maintenance though held off"
+        );
         maintenance
     }
 
@@ -141,8 +157,27 @@ impl Env {
             .unwrap()
     }
 
-    /// Waits until no detached maintenance process runs for this data dir (hooks start one for
-    /// a backlog), so that a count of rows and spill files is not taken mid-move.
+    /// Waits until no maintenance process that this test's hooks started runs any more (they
+    /// start one for a backlog), so that a count of rows and spill files is not taken
+    /// mid-move. One just started counts before it has taken its lock.
+    #[cfg(target_os = "linux")]
+    pub fn wait_for_maintenance(&self) {
+        wait_until(
+            std::time::Duration::from_secs(60),
+            "maintenance to finish",
+            || self.running("maintain").is_empty(),
+        );
+    }
+
+    /// The pids of this test's `claude-mem <command>` processes still running: those its
+    /// hooks started detached (`maintain`, `compress`).
+    #[cfg(target_os = "linux")]
+    pub fn running(&self, command: &str) -> Vec<u32> {
+        wait::processes_of(&self.home(), command)
+    }
+
+    /// Without /proc, waits until the maintenance lock has been free for a while.
+    #[cfg(not(target_os = "linux"))]
     pub fn wait_for_maintenance(&self) {
         let lock = self.data_dir.join("maintain.lock");
         let started = std::time::Instant::now();
@@ -161,10 +196,12 @@ impl Env {
     }
 
     /// Takes the maintenance lock of this data dir, as a running maintenance process holds it:
-    /// hooks then leave the spill backlog to it. Held until the file is dropped.
+    /// hooks then leave the spill backlog to it. Held until the file is dropped. A maintenance
+    /// process the test's hooks started is waited for first.
     #[cfg(unix)]
     pub fn hold_maintenance(&self) -> std::fs::File {
         use std::os::unix::fs::OpenOptionsExt;
+        self.wait_for_maintenance();
         let lock = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
@@ -191,6 +228,34 @@ impl Env {
         self.db().query_row(sql, [], |r| r.get(0)).unwrap()
     }
 
+    /// Ends the leases of the claimed queue items that `which` (an SQL condition) selects, as
+    /// if their time had passed, instead of waiting for it; returns how many.
+    pub fn end_leases(&self, which: &str) -> usize {
+        self.db()
+            .execute(
+                &format!(
+                    "UPDATE pending_queue SET lease_until = {PAST}
+                      WHERE status = 'claimed' AND ({which})"
+                ),
+                [],
+            )
+            .unwrap()
+    }
+
+    /// Ends the backoff of every failed item that will be retried, as if it had passed;
+    /// returns how many.
+    pub fn end_backoffs(&self) -> usize {
+        self.db()
+            .execute(
+                &format!(
+                    "UPDATE pending_queue SET retry_at = {PAST}
+                      WHERE status = 'failed' AND retry_at IS NOT NULL"
+                ),
+                [],
+            )
+            .unwrap()
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.data_dir.join("memory.log")).unwrap_or_default()
     }
@@ -215,6 +280,63 @@ impl Env {
         }
         out
     }
+}
+
+/// A second ago, in the format the database stores times in.
+const PAST: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 seconds')";
+
+/// Tests that load both cores (hundreds of hooks at once, installs killed at every moment,
+/// the settings races) take turns: each measures what a user's burst or race would meet, and
+/// two at once starve each other into failures that say nothing about the code.
+pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HEAVY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Writes an executable script. Written by a child process: a file this process held open for
+/// writing would be held by every process another test forks meanwhile until it execs, and
+/// running the script then fails with "Text file busy" (ETXTBSY).
+#[cfg(unix)]
+pub fn write_program(path: &Path, text: impl AsRef<str>) {
+    let mut child = Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_ref().as_bytes())
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "writing {}: {status}", path.display());
+}
+
+/// Copies an executable, by a child process for the reason [`write_program`] gives.
+#[cfg(unix)]
+pub fn copy_program(from: &Path, to: &Path) {
+    let status = Command::new("cp").arg(from).arg(to).status().unwrap();
+    assert!(
+        status.success(),
+        "cp {} {}: {status}",
+        from.display(),
+        to.display()
+    );
+}
+
+/// Windows has no "Text file busy".
+#[cfg(not(unix))]
+pub fn write_program(path: &Path, text: impl AsRef<str>) {
+    std::fs::write(path, text.as_ref()).unwrap();
+}
+
+#[cfg(not(unix))]
+pub fn copy_program(from: &Path, to: &Path) {
+    std::fs::copy(from, to).unwrap();
 }
 
 pub fn files_in(dir: &Path) -> Vec<PathBuf> {
@@ -359,25 +481,20 @@ pub fn tmp_is_empty(env: &Env) -> bool {
 /// them run the binary as another user (`nobody`) instead.
 #[cfg(unix)]
 pub fn is_root() -> bool {
-    std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout == b"0\n")
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
 }
 
 /// The uid the tests run other-user cases as.
 pub const NOBODY: u32 = 65534;
 
 /// `claude-mem hook <name>` with this environment, run as `nobody` when the tests run as root
-/// (through `setpriv`, from util-linux); `None` when root lacks setpriv.
+/// (through `setpriv`, from util-linux); `None` (the test skipped, see [`require`]) when root
+/// lacks setpriv.
 #[cfg(unix)]
 pub fn hook_as_user(env: &Env, name: &str, input: &[u8]) -> Option<Output> {
     let mut cmd = if is_root() {
-        let found = std::process::Command::new("setpriv")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
+        if !require_program("setpriv") {
             return None;
         }
         let mut c = std::process::Command::new("setpriv");
@@ -536,10 +653,12 @@ pub fn on_pty(mut cmd: Command, typed: &str) -> (Option<i32>, String) {
     cmd.stdin(Stdio::from(terminal.try_clone().unwrap()))
         .stdout(Stdio::from(terminal.try_clone().unwrap()))
         .stderr(Stdio::from(terminal));
+    // Typed before the command starts, so that the echo shows before anything it prints
+    // whatever the scheduler does (typed after, it raced the command's question).
+    (&controller).write_all(typed.as_bytes()).unwrap();
     let mut child = cmd.spawn().unwrap();
     // The child holds the terminal now: once it exits, reading ends (EIO).
     drop(cmd);
-    (&controller).write_all(typed.as_bytes()).unwrap();
     let reader = std::thread::spawn(move || {
         let mut shown = Vec::new();
         let mut buf = [0u8; 4096];

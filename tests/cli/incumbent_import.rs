@@ -3,11 +3,9 @@
 //! with observations): everything comes over once, as we would have stored it, and its file is
 //! only read.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::harness::*;
 use rusqlite::{Connection, params};
 
 const SHOP: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";

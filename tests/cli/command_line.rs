@@ -1,9 +1,7 @@
 //! The command line outside the hook path: help and version work, and bad input to a command
 //! is one clear line on stderr with a non-zero exit.
 
-mod common;
-
-use common::{Env, memory};
+use crate::harness::{self, Env, memory};
 
 #[test]
 fn bad_command_input_is_one_line_and_non_zero() {
@@ -108,7 +106,7 @@ fn hook_help_helps_and_hook_is_not_in_the_main_list() {
     assert!(!help.contains("\n  hook "), "{help}");
     // What Claude Code runs is unchanged: an unknown hook is a silent no-op, never help.
     let out = env.hook("bogus", b"{}");
-    common::assert_silent(&out);
+    harness::assert_silent(&out);
     assert!(!env.data_dir.exists());
 }
 

@@ -1,14 +1,12 @@
 //! The MCP server through the real binary: `claude-mem mcp` spoken to over its stdin and
 //! stdout as Claude Code does, on databases the real hooks wrote.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use common::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 const PROJECT: &str = "/home/dev/shop";
@@ -638,7 +636,7 @@ fn the_server_exits_when_its_input_ends() {
 #[cfg(unix)]
 #[test]
 fn what_the_tools_answer_is_history_and_orders_in_it_are_left_out() {
-    use common::memory;
+    use crate::harness::memory;
     let env = Env::new();
     memory::session(&env, SESSION, PROJECT, &["alpha"]);
     let injected = json!({"type": "discovery",

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{NEW_CLAUDE, Sandbox, path_arg, read_fixture, stderr};
+use crate::harness::require_root;
 
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
@@ -76,6 +77,10 @@ fn a_fifo_socket_or_directory_as_the_settings_file_is_refused_at_once() {
 /// A device node (made here, as root only: replacing the real /dev/null is what this stops).
 #[test]
 fn a_device_node_as_the_settings_file_is_refused_and_stays_a_device() {
+    // Only root can make a device node; without one there is nothing to test here.
+    if !require_root("making a device node") {
+        return;
+    }
     let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
     let null = sandbox.root.join("null");
     let made = std::process::Command::new("mknod")
@@ -83,21 +88,16 @@ fn a_device_node_as_the_settings_file_is_refused_and_stays_a_device() {
         .args(["c", "1", "3"])
         .output()
         .expect("mknod");
-    if !made.status.success() {
-        // Only root can make a device node; without one there is nothing to test here.
-        assert!(!is_root(), "mknod failed as root: {}", stderr(&made));
-        return;
-    }
+    assert!(
+        made.status.success(),
+        "mknod failed as root: {}",
+        stderr(&made)
+    );
     assert_refused_quickly(&sandbox, &null, &null, "a character device");
     let kind = fs::symlink_metadata(&null)
         .expect("still there")
         .file_type();
     assert!(kind.is_char_device(), "replaced: {kind:?}");
-}
-
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 /// A FIFO where our lock file goes (anyone who can write the directory can make one): the

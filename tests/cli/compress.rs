@@ -6,27 +6,22 @@
 //! what it was handed and answers what the test put in place); the tests at the end run the
 //! real Claude Code CLI as the compressor against the loopback mock of the Messages API.
 #![cfg(unix)]
-// A skipped test says why to the person reading the test output.
-#![allow(clippy::print_stderr)]
-
-mod common;
-mod support;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{ACK, Env, assert_ack, assert_clean};
+use crate::harness::{self, ACK, Env, assert_ack, assert_clean};
 use serde_json::{Value, json};
 
 const PROJECT: &str = "/home/dev/shop";
 
 /// The model the tests run instead of Claude: it keeps each call's digest, schema, system
-/// prompt and environment in a folder of its own under `calls/`, waits `sleep` seconds if
-/// that file exists, then prints `reply` if that file exists, else a valid answer: one memory
+/// prompt and environment in a folder of its own under `calls/`, waits while the file `hold`
+/// exists (a test's way to keep it mid-call), then prints `reply` if that file exists, else
+/// a valid answer: one memory
 /// from every item of the digest, and a summary when the schema asks for one, with the usage
 /// in `tokens` (1000 input tokens when absent).
 const MODEL: &str = r#"#!/bin/sh
@@ -38,7 +33,7 @@ printf '%s' "$CLAUDE_MEM_COMPRESS_SCHEMA" > "$call/schema"
 printf '%s' "$CLAUDE_MEM_COMPRESS_SYSTEM" > "$call/system"
 printf '%s' "$CLAUDE_MEM_DISABLED" > "$call/disabled"
 pwd > "$call/cwd"
-[ -f "$here/sleep" ] && sleep "$(cat "$here/sleep")"
+while [ -f "$here/hold" ]; do sleep 0.01; done
 if [ -f "$here/reply" ]; then cat "$here/reply"; exit 0; fi
 items=$(grep -o '#[0-9][0-9]* ' "$call/digest" | sort -u | wc -l | tr -d ' ')
 sources=$(seq -s, 1 "$items")
@@ -57,8 +52,7 @@ fn with_model() -> (Env, PathBuf) {
     let bin = env.root.path().join("model");
     fs::create_dir(&bin).unwrap();
     let script = bin.join("model.sh");
-    fs::write(&script, MODEL).unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    harness::write_program(&script, MODEL);
     let command = script.to_str().unwrap().to_string();
     (env.with("CLAUDE_MEM_COMPRESS_CMD", &command), bin)
 }
@@ -662,7 +656,7 @@ fn a_model_error_quoting_a_key_is_stored_without_it() {
     let errors = rows(&env, "SELECT DISTINCT last_error FROM pending_queue");
     let error = errors[0][0].as_str().unwrap();
     assert!(error.contains("[REDACTED:anthropic-key]"), "{error}");
-    assert!(!common::contains(&common::everything_on_disk(&env), key));
+    assert!(!harness::contains(&harness::everything_on_disk(&env), key));
 }
 
 /// Regression: a model's auth error quoting the key ("Invalid API key · sk-ant-…") was printed
@@ -675,13 +669,11 @@ fn a_model_error_quoting_a_key_is_never_printed_nor_kept_with_it() {
     let (env, model) = with_model();
     // A model that prints `reply`, or says `said` on stderr and dies.
     let script = model.join("errs.sh");
-    fs::write(
+    harness::write_program(
         &script,
         "#!/bin/sh\ncat >/dev/null\nhere=$(dirname \"$0\")\n\
          if [ -f \"$here/said\" ]; then cat \"$here/said\" >&2; exit 1; fi\ncat \"$here/reply\"\n",
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
     working_session(&env, "s1");
     let everything = |out: &Output| {
@@ -693,7 +685,7 @@ fn a_model_error_quoting_a_key_is_never_printed_nor_kept_with_it() {
             all.push_str(&String::from_utf8_lossy(&shown.stderr));
         }
         assert!(!all.contains(key), "{all}");
-        assert!(!common::contains(&common::everything_on_disk(&env), key));
+        assert!(!harness::contains(&harness::everything_on_disk(&env), key));
         all
     };
 
@@ -750,7 +742,7 @@ fn a_made_up_type_is_told_by_its_length_not_quoted_whole() {
         !env.log()
             .contains("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
     );
-    assert!(!common::contains(&common::everything_on_disk(&env), key));
+    assert!(!harness::contains(&harness::everything_on_disk(&env), key));
     assert_eq!(queue_states(&env), [json!(["failed", 1, 1])]);
 }
 
@@ -834,7 +826,7 @@ fn errors_that_are_not_the_batchs_give_the_items_back_and_pause() {
 
 /// What Claude Code 2.1.330 prints for `claude -p --output-format json` with no login
 /// (`is_error: true`, `api_error_status: null`, "Not logged in · Please run /login").
-const NOT_LOGGED_IN: &str = include_str!("fixtures/compress/not-logged-in.json");
+const NOT_LOGGED_IN: &str = include_str!("../fixtures/compress/not-logged-in.json");
 
 /// Issue 16: "Not logged in" has no API status, and was taken for a bad batch: an attempt
 /// counted on every item at each run (the hooks start one after every session, so a lapsed
@@ -885,12 +877,10 @@ fn a_command_that_cannot_reach_its_model_gives_the_items_back() {
     let (env, model) = with_model();
     working_session(&env, "s1");
     let script = model.join("offline.sh");
-    fs::write(
+    harness::write_program(
         &script,
         "#!/bin/sh\ncat >/dev/null\necho 'urlopen error [Errno 111] Connection refused' >&2\nexit 1\n",
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
     let out = compress(&env, &[]);
     assert_eq!(out.status.code(), Some(1));
@@ -1075,10 +1065,8 @@ fn spawn_compress(env: &Env, args: &[&str]) -> Child {
 #[test]
 fn a_compressor_killed_mid_call_loses_nothing_and_stores_once() {
     let (env, model) = with_model();
-    // A deadline of 2 s makes a lease of 7.5 s.
-    let env = env.with("CLAUDE_MEM_COMPRESS_TIMEOUT", "2");
     working_session(&env, "s1");
-    fs::write(model.join("sleep"), "1.5").unwrap();
+    fs::write(model.join("hold"), "").unwrap();
     let mut first = spawn_compress(&env, &[]);
     wait_for(&model.join("calls"), Duration::from_secs(10));
     let call = loop {
@@ -1092,7 +1080,7 @@ fn a_compressor_killed_mid_call_loses_nothing_and_stores_once() {
     first.wait().unwrap();
     assert_eq!(queue_states(&env), [json!(["claimed", 0, 0])]);
     // Another compressor finds nothing to take while the lease runs.
-    fs::remove_file(model.join("sleep")).unwrap();
+    fs::remove_file(model.join("hold")).unwrap();
     let out = ok(&compress(&env, &[]));
     assert!(out.starts_with("Nothing to compress"), "{out}");
     // The ledger counted the killed call at its estimate.
@@ -1100,7 +1088,8 @@ fn a_compressor_killed_mid_call_loses_nothing_and_stores_once() {
         rows(&env, "SELECT outcome, estimated FROM compress_calls"),
         [json!(["pending", 1])]
     );
-    thread::sleep(Duration::from_millis(7600));
+    // The lease ends (written, not waited for): the items are claimed again.
+    assert_eq!(env.end_leases("TRUE"), 6);
     let out = ok(&compress(&env, &[]));
     assert!(out.contains("Compressed 6 items"), "{out}");
     assert_eq!(queue_states(&env), [json!(["done", 0, 0])]);
@@ -1117,8 +1106,7 @@ fn lingering_models(model: &Path) -> Vec<(&'static str, String, usize)> {
     let p = pids.display();
     let script = |name: &str, body: &str| {
         let path = model.join(name);
-        fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        harness::write_program(&path, format!("#!/bin/sh\n{body}"));
         path.to_str().unwrap().to_string()
     };
     vec![
@@ -1262,7 +1250,7 @@ fn at_the_deadline_no_process_of_the_model_survives_and_the_batch_fails() {
         let mut compressor = spawn_compress(&env, &[]);
         let pids = pids_of(&model, n);
         let _survivors = Survivors(pids.clone());
-        let status = support::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
+        let status = harness::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
             .unwrap()
             .unwrap_or_else(|| panic!("{form}: the compressor still ran after 30 s"));
         assert!(status.success(), "{form}: {status}");
@@ -1287,7 +1275,7 @@ fn a_model_that_answers_and_leaves_children_behind_is_stored_and_they_end() {
     let p = model.join("pids");
     let p = p.display();
     let script = model.join("answers.sh");
-    fs::write(
+    harness::write_program(
         &script,
         format!(
             "#!/bin/sh\nsleep 306 &\necho $! >> '{p}'\n\
@@ -1295,16 +1283,14 @@ fn a_model_that_answers_and_leaves_children_behind_is_stored_and_they_end() {
              exec {}\n",
             model.join("model.sh").display()
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let env = env.with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap());
     working_session(&env, "s1");
     let started = Instant::now();
     let mut compressor = spawn_compress(&env, &[]);
     let pids = pids_of(&model, 2);
     let _survivors = Survivors(pids.clone());
-    let status = support::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
+    let status = harness::claude_cli::wait_or_kill(&mut compressor, Duration::from_secs(30))
         .unwrap()
         .expect("the compressor still ran after 30 s");
     assert!(status.success(), "{status}");
@@ -1321,8 +1307,13 @@ fn two_compressors_at_once_never_compress_the_same_item() {
     for session in ["a", "b", "c", "d"] {
         working_session(&env, session);
     }
-    fs::write(model.join("sleep"), "0.3").unwrap();
+    // Each holds its first batch in the model until the other has one there too.
+    fs::write(model.join("hold"), "").unwrap();
     let runs = [spawn_compress(&env, &[]), spawn_compress(&env, &[])];
+    harness::wait_until(Duration::from_secs(60), "two model calls at once", || {
+        calls(&model).len() == 2
+    });
+    fs::remove_file(model.join("hold")).unwrap();
     let outputs: Vec<String> = runs
         .into_iter()
         .map(|run| ok(&run.wait_with_output().unwrap()))
@@ -1431,14 +1422,16 @@ fn session_end_starts_the_compressor_detached_unless_turned_off() {
     let (env, model) = with_model();
     let env = env.with("CLAUDE_MEM_COMPRESS", "on");
     working_session(&env, "s1");
-    fs::write(model.join("sleep"), "1").unwrap();
+    fs::write(model.join("hold"), "").unwrap();
     let end = event("s1", "SessionEnd", json!({"reason": "other"}));
     let out = env.hook("cleanup", &end);
     assert_eq!(String::from_utf8_lossy(&out.stdout), ACK);
     assert_clean(&out);
-    // The hook is back (its pipes closed: the compressor holds none of them) before the
-    // compressor it started is done: its model takes a second.
+    // The hook is back (its pipes closed: the compressor holds none of them) while the
+    // compressor it started is still in its model call.
+    wait_until(|| !calls(&model).is_empty());
     assert_eq!(env.count("SELECT COUNT(*) FROM memories"), 0);
+    fs::remove_file(model.join("hold")).unwrap();
     wait_until(|| {
         env.log()
             .contains("6 items into 1 memories and 1 summaries in 1 calls")
@@ -1449,23 +1442,24 @@ fn session_end_starts_the_compressor_detached_unless_turned_off() {
     let (env, model) = with_model();
     working_session(&env, "s1");
     assert_ack(&env.hook("cleanup", &end));
-    thread::sleep(Duration::from_millis(300));
-    assert!(!env.data_dir.join("compress.lock").exists());
-    assert!(calls(&model).is_empty());
+    assert_started_no_compressor(&env, &model);
     assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+}
+
+/// After the hooks of a test have returned, that they started no compressor: one they had
+/// started would be running now (a hook returns once its child is started), or have taken
+/// its lock and called the model.
+fn assert_started_no_compressor(env: &Env, model: &Path) {
+    #[cfg(target_os = "linux")]
+    assert_eq!(env.running("compress"), Vec::<u32>::new());
+    assert!(!env.data_dir.join("compress.lock").exists());
+    assert!(calls(model).is_empty());
 }
 
 /// Waits until `done` holds, at most a minute. (Taking the compressor's lock to see whether
 /// it runs would keep the one just started from running.)
-fn wait_until(done: impl Fn() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the compressor did not finish"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
+fn wait_until(done: impl FnMut() -> bool) {
+    harness::wait_until(Duration::from_secs(60), "the compressor", done);
 }
 
 /// A Stop starts it only once enough waits (100 items): a short turn does not.
@@ -1474,8 +1468,8 @@ fn a_stop_starts_the_compressor_once_the_backlog_passes_the_threshold() {
     let (env, model) = with_model();
     let env = env.with("CLAUDE_MEM_COMPRESS", "on");
     working_session(&env, "s1");
-    thread::sleep(Duration::from_millis(300));
-    assert!(calls(&model).is_empty(), "6 items are no backlog");
+    // 6 items are no backlog.
+    assert_started_no_compressor(&env, &model);
     let many: Vec<(&str, Value, Value)> = (0..100)
         .map(|i| {
             (
@@ -1496,11 +1490,7 @@ fn a_stop_starts_the_compressor_once_the_backlog_passes_the_threshold() {
 /// format) and what comes of its answer.
 #[test]
 fn the_readme_example_command_compresses_with_a_local_model() {
-    let python = std::process::Command::new("python3")
-        .arg("--version")
-        .output();
-    if !python.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: no python3 to run the README's example command");
+    if !harness::require_program("python3") {
         return;
     }
     let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
@@ -1509,8 +1499,7 @@ fn the_readme_example_command_compresses_with_a_local_model() {
     let example = &section[start..start + section[start..].find("```").unwrap()];
     let env = Env::new();
     let script = env.root.path().join("claude-mem-ollama");
-    fs::write(&script, example).unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    harness::write_program(&script, example);
     let ollama = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let env = env
         .with("CLAUDE_MEM_COMPRESS_CMD", script.to_str().unwrap())
@@ -1608,9 +1597,9 @@ fn install_hooks_says_what_compression_uses_and_how_to_turn_it_off() {
 /// (a small model, no tools but the answer's, our schema, our instructions, our digest, none
 /// of the user's CLAUDE.md), and what comes of the scripted answers.
 mod real_cli {
-    use super::support::claude_cli;
-    use super::support::mock_api::{MockApi, Reply};
     use super::*;
+    use crate::harness::claude_cli;
+    use crate::harness::mock_api::{MockApi, Reply};
 
     struct Cli {
         env: Env,
@@ -1635,7 +1624,7 @@ mod real_cli {
             .with("DISABLE_AUTOUPDATER", "1")
             .with("DISABLE_ERROR_REPORTING", "1")
             .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-        let env = if claude_cli::running_as_root(&env.home()) {
+        let env = if harness::is_root() {
             env.with("IS_SANDBOX", "1")
         } else {
             env

@@ -1,11 +1,10 @@
 //! `claude-mem hook capture` through the real binary: what lands in the queue, what is a no-op,
 //! and that nothing is lost when the database is busy, unwritable, corrupt or too new.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::harness;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 fn row(env: &Env, tool_use_id: &str) -> Value {
@@ -52,7 +51,7 @@ fn every_real_capture_event_is_stored_with_its_fields() {
         // The project is a column, and the call ran there: neither is repeated.
         assert!(raw.get("cwd").is_none() && raw.get("project_dir").is_none());
         assert_eq!(raw["lean"], 1);
-        // Known tools are stored in their lean shape (tests/hygiene.rs); others as sent.
+        // Known tools are stored in their lean shape (tests/cli/hygiene.rs); others as sent.
         let lean = matches!(tool, "Bash" | "Write" | "Edit" | "Read");
         if !lean {
             assert_eq!(raw["tool_input"], event["tool_input"], "{name}");
@@ -153,7 +152,7 @@ fn unknown_hook_names_and_bad_arguments_exit_zero() {
         &["hook", "post-tool-use-v9"][..],
         &["hook"][..],
         &["hook", ""][..],
-        // `hook --help` alone is a person asking (tests/cli.rs); with anything else it is not.
+        // `hook --help` alone is a person asking (command_line.rs); with anything else it is not.
         &["hook", "--bogus"][..],
         &["hook", "--help", "capture"][..],
         &["hook", "capture", "--help"][..],
@@ -367,7 +366,8 @@ fn an_oversized_event_is_stored_truncated_never_dropped() {
 #[test]
 fn parallel_captures_lose_nothing() {
     const N: usize = 256;
-    let _turn = one_burst_at_a_time();
+    // Hundreds of hooks at once: with the machine's cores to itself, as a user's burst.
+    let _turn = heavy();
     let env = Env::new();
     let children: Vec<_> = (0..N)
         .map(|i| {
@@ -412,7 +412,8 @@ fn parallel_captures_lose_nothing() {
 #[test]
 fn a_burst_of_waiting_hooks_all_get_their_turn() {
     const N: usize = 256;
-    let _turn = one_burst_at_a_time();
+    // Hundreds of hooks at once: with the machine's cores to itself, as a user's burst.
+    let _turn = heavy();
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "5000");
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
     let holder = env.db();
@@ -449,15 +450,6 @@ fn a_burst_of_waiting_hooks_all_get_their_turn() {
         env.count("SELECT COUNT(*) FROM pending_queue") as usize,
         N + 1
     );
-}
-
-/// The tests that start hundreds of hooks at once take turns, so that each has the machine's
-/// cores to itself as a user's burst would.
-fn one_burst_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static BURST: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    BURST
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[test]
@@ -588,10 +580,6 @@ fn a_read_only_data_dir_keeps_the_event_and_says_so() {
     }
     open(&env.data_dir, 0o555);
     let Some(out) = hook_as_user(&env, "capture", &fixture("hooks/PostToolUse-1.json")) else {
-        #[allow(clippy::print_stderr)] // the skip notice is for the person reading the test output
-        {
-            eprintln!("skipped: running as root without setpriv, which the read-only case needs");
-        }
         return;
     };
     assert_ack_telling(&out, "claude-mem is not recording");
@@ -713,7 +701,7 @@ fn a_planted_fallback_folder_open_to_others_is_not_used_and_the_loss_is_told() {
     std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = env.hook("capture", &fixture("hooks/PostToolUse-2.json"));
     assert!(
-        common::files_in(&planted).is_empty(),
+        harness::files_in(&planted).is_empty(),
         "wrote into a folder others can read"
     );
     // The event could be kept nowhere: the hook says so instead of acknowledging a loss.
@@ -787,30 +775,37 @@ fn spill_files_from_a_newer_version_are_left_and_damaged_ones_set_aside() {
 #[cfg(unix)]
 #[test]
 fn newer_format_spill_files_at_the_head_do_not_use_up_a_hooks_slice() {
-    let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
-    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
-    let behind: Vec<Vec<u8>> = (0..10)
-        .map(|i| post_tool_use("s", "Bash", &format!("behind-{i}"), json!({})))
-        .collect();
-    let maintenance = env.spill_captures(&behind);
-    let spill = env.data_dir.join("spill");
-    for n in 0..40 {
-        let body = json!({"format": 2, "write": {"id": n, "future": true}});
-        std::fs::write(
-            spill.join(format!("{}.json", spill_stem(n))),
-            body.to_string(),
-        )
-        .unwrap();
-    }
-    drop(maintenance);
-    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "next", json!({}))));
+    let backlog = || {
+        let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "1");
+        assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
+        let behind: Vec<Vec<u8>> = (0..10)
+            .map(|i| post_tool_use("s", "Bash", &format!("behind-{i}"), json!({})))
+            .collect();
+        let maintenance = env.spill_captures(&behind);
+        let spill = env.data_dir.join("spill");
+        for n in 0..40 {
+            let body = json!({"format": 2, "write": {"id": n, "future": true}});
+            std::fs::write(
+                spill.join(format!("{}.json", spill_stem(n))),
+                body.to_string(),
+            )
+            .unwrap();
+        }
+        drop(maintenance);
+        assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "next", json!({}))));
+        env
+    };
     // This run itself got past the 40 to the writes behind them (how many it applied in its
-    // 10 ms depends on the machine; the maintenance process it started takes the rest).
-    let log = env.log();
-    assert!(
-        log.contains("hook capture: applied the spilled write"),
-        "the hook applied none of the writes behind: {log}"
-    );
+    // 10 ms depends on the machine; the maintenance process it started takes the rest). A
+    // busy machine can take a hook off the CPU for its whole 10 ms: one of three runs must get
+    // there, where a slice used up by files it only looks at never does.
+    let env = (0..3)
+        .map(|_| backlog())
+        .find(|env| {
+            env.log()
+                .contains("hook capture: applied the spilled write")
+        })
+        .expect("the hook applied none of the writes behind, in three tries");
     env.wait_for_maintenance();
     let applied = env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id LIKE 'behind-%'");
     assert_eq!(applied, 10);

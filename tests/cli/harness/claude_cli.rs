@@ -1,14 +1,16 @@
 //! The real Claude Code CLI the tests drive: the one `CLAUDE_MEM_E2E_CLAUDE` names (CI sets
-//! it; then it must work), else a pinned npm install cached under `target/e2e/`. Where it cannot
-//! be installed (no npm, no network, Windows) `find` says why and the test passes as skipped.
-// The skip notice is for the person reading the test output.
+//! it; then it must work), else a pinned npm install cached under `target/e2e/`, made once for
+//! all the tests that need it. Where it cannot be installed (no npm, no network, Windows)
+//! `find` says why and the test passes as skipped, or fails under `require::REQUIRE_ALL`.
+// The install notices are for the person reading the test output.
 #![allow(clippy::print_stderr)]
 
 use std::env;
 use std::fs::{self, File};
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -21,35 +23,47 @@ const INSTALL_LIMIT: Duration = Duration::from_secs(240);
 
 /// The CLI to drive, or `None` (after saying why) when the test has to be skipped.
 pub fn find() -> Option<PathBuf> {
+    // Every test of the run asks; the first one installs, the others wait for it.
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = FOUND.get_or_init(locate);
+    let missing = found.as_ref().err().map(|why| {
+        format!("no real Claude Code CLI: {why}. Set {CLAUDE_VAR}=/path/to/claude to run it")
+    });
+    super::require(missing)
+        .then(|| found.clone().ok())
+        .flatten()
+}
+
+fn locate() -> Result<PathBuf, String> {
     if let Some(path) = env::var_os(CLAUDE_VAR) {
         // CI asked for this one: not finding it is a failure, not a skip.
         let path = PathBuf::from(path);
         let version = version_of(&path)
             .unwrap_or_else(|err| panic!("{CLAUDE_VAR}={} does not run: {err}", path.display()));
         eprintln!("e2e: Claude Code {version} from {CLAUDE_VAR}");
-        return Some(path);
+        return Ok(path);
     }
     if cfg!(windows) {
         // Hook commands and the Bash tool go through a different shell there; unverified.
-        return skip("not checked on Windows yet");
+        return Err("not checked on Windows yet".into());
     }
     let dir = cache_dir();
     let claude = dir.join("node_modules/.bin/claude");
-    if !claude.exists()
-        && let Err(why) = npm_install(&dir)
-    {
-        return skip(&format!(
-            "Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}"
-        ));
+    // Another test run (or `.ci/run`) may be installing it this moment: take turns.
+    let _turn = install_lock(&dir)?;
+    if !claude.exists() {
+        npm_install(&dir).map_err(|why| {
+            format!("Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}")
+        })?;
     }
     match version_of(&claude) {
-        Ok(version) if version.starts_with(CLAUDE_CODE_VERSION) => Some(claude),
-        Ok(version) => skip(&format!(
+        Ok(version) if version.starts_with(CLAUDE_CODE_VERSION) => Ok(claude),
+        Ok(version) => Err(format!(
             "{} is Claude Code {version}, not {CLAUDE_CODE_VERSION}; delete {}",
             claude.display(),
             dir.display()
         )),
-        Err(err) => skip(&format!(
+        Err(err) => Err(format!(
             "{} does not run ({err}); delete {} to reinstall",
             claude.display(),
             dir.display()
@@ -57,21 +71,36 @@ pub fn find() -> Option<PathBuf> {
     }
 }
 
-fn skip(why: &str) -> Option<PathBuf> {
-    notice(&format!(
-        "skipped: end-to-end test against the real Claude Code CLI: {why}. \
-         Set {CLAUDE_VAR}=/path/to/claude to run it."
-    ));
-    None
+/// An exclusive lock on a file beside the install `dir`, waited for; held until dropped.
+#[cfg(unix)]
+fn install_lock(dir: &Path) -> Result<File, String> {
+    use std::os::fd::AsRawFd;
+    let parent = dir.parent().expect("the cache dir has a parent");
+    fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let name = dir
+        .file_name()
+        .expect("the cache dir has a name")
+        .to_string_lossy();
+    let path = dir.with_file_name(format!("{name}.lock"));
+    let file = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(format!(
+            "lock {}: {}",
+            path.display(),
+            io::Error::last_os_error()
+        ));
+    }
+    Ok(file)
 }
 
-/// A line the developer sees under plain `cargo test`: the test harness captures `eprintln!`
-/// of a passing test, but not a direct write to stderr.
-fn notice(line: &str) {
-    let _ = writeln!(io::stderr(), "{line}");
+#[cfg(not(unix))]
+fn install_lock(_dir: &Path) -> Result<(), String> {
+    Ok(())
 }
 
-/// Where `.ci/run` installs the pinned CLI and where this test installs it itself.
+/// Where the tests install the pinned CLI themselves. (`.ci/run` installs it under
+/// `target/e2e/` and names it in `CLAUDE_MEM_E2E_CLAUDE`.)
 fn cache_dir() -> PathBuf {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
     target
@@ -80,7 +109,7 @@ fn cache_dir() -> PathBuf {
 }
 
 /// Installs the pinned CLI into `dir` through a staging folder, so an interrupted install never
-/// leaves a half-filled `dir` behind.
+/// leaves a half-filled `dir` behind. The caller holds the install lock.
 fn npm_install(dir: &Path) -> Result<(), String> {
     let name = dir.file_name().unwrap().to_string_lossy();
     let staging = dir.with_file_name(format!("{name}.partial-{}", std::process::id()));
@@ -132,20 +161,24 @@ fn npm_install(dir: &Path) -> Result<(), String> {
             Err(err) => Err(err.to_string()),
         },
     };
-    let outcome = outcome.and_then(|()| match fs::rename(&staging, dir) {
-        Ok(()) => Ok(()),
-        // Another test run finished first: use its install.
-        Err(_) if dir.join("node_modules/.bin/claude").exists() => Ok(()),
-        Err(err) => Err(format!("could not move the install into place: {err}")),
+    let outcome = outcome.and_then(|()| {
+        fs::rename(&staging, dir)
+            .map_err(|err| format!("could not move the install into place: {err}"))
     });
     let _ = fs::remove_dir_all(&staging);
     outcome
 }
 
-/// `claude --version`, e.g. "2.1.330 (Claude Code)".
+/// `claude --version`, e.g. "2.1.330 (Claude Code)", with none of the developer's environment.
 fn version_of(claude: &Path) -> Result<String, String> {
     let mut child = Command::new(claude)
         .arg("--version")
+        .env_clear()
+        .env("PATH", env::var_os("PATH").unwrap_or_default())
+        .env(
+            "HOME",
+            cache_dir().parent().expect("the cache dir has a parent"),
+        )
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_TELEMETRY", "1")
         .stdin(Stdio::null())
@@ -180,16 +213,4 @@ pub fn wait_or_kill(child: &mut Child, limit: Duration) -> io::Result<Option<Exi
         }
         thread::sleep(Duration::from_millis(20));
     }
-}
-
-#[cfg(unix)]
-pub fn running_as_root(own_dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    // A directory we just created belongs to whoever we run as: no libc needed.
-    fs::metadata(own_dir).is_ok_and(|m| m.uid() == 0)
-}
-
-#[cfg(not(unix))]
-pub fn running_as_root(_own_dir: &Path) -> bool {
-    false
 }

@@ -2,13 +2,11 @@
 //! time; what is forgotten is in no file afterwards (database, WAL, search index and its WAL,
 //! spill folder, quarantine, reserve, private marks); on a terminal it asks first.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-use common::memory::*;
-use common::*;
+use crate::harness::memory::*;
+use crate::harness::*;
 use serde_json::json;
 
 const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";

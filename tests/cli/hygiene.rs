@@ -5,9 +5,7 @@
 // The recall test reports its figure.
 #![allow(clippy::print_stderr)]
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 fn corpus() -> Value {

@@ -2,13 +2,11 @@
 //! earlier release wrote, a pattern added since the hooks captured it) are redacted, and what
 //! they were is then in no file of the data dir: database, WAL, search index and its WAL.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Output;
 
-use common::memory::*;
-use common::*;
+use crate::harness::memory::*;
+use crate::harness::*;
 use serde_json::json;
 
 const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";
@@ -222,7 +220,7 @@ fn secrets_in_memories_and_summaries_are_redacted_and_gone_from_every_file() {
 
 /// Regression: taking in spilled events left the connection waiting for nothing, so a hook
 /// holding the write lock for a moment made scrub fail with "database is locked".
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn scrub_waits_for_a_writer_that_holds_the_lock_a_moment() {
     let env = Env::new();
@@ -249,8 +247,16 @@ fn scrub_waits_for_a_writer_that_holds_the_lock_a_moment() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Long enough for scrub to reach its own writes, short of a hook's budget.
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Once scrub holds the maintenance lock, the one sleep it can be in is the wait for
+    // the write lock (a look every millisecond).
+    wait_until(
+        std::time::Duration::from_secs(60),
+        "scrub waiting for the write lock",
+        || {
+            let lock = std::fs::File::open(env.data_dir.join("maintain.lock")).unwrap();
+            !try_flock(&lock) && wait::asleep(child.id())
+        },
+    );
     holder.execute_batch("ROLLBACK").unwrap();
     let done = ok(&child.wait_with_output().unwrap());
     assert!(

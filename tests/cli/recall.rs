@@ -1,14 +1,10 @@
 //! The read side through the real binary: `search`, `show`, `sessions`, `timeline`, `status`
 //! on databases the real hooks wrote, the search index they keep beside it, and the habits of
 //! their output (exit codes, JSON, no colour in a pipe).
-// The one skip notice (no `script` to give a command a terminal) is for the person reading.
-#![allow(clippy::print_stderr)]
-
-mod common;
 
 use std::process::Output;
 
-use common::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 const PROJECT: &str = "/home/dev/shop";
@@ -1102,7 +1098,7 @@ fn a_schema_v1_database_is_read_then_migrated_and_reindexed() {
     let env = Env::new();
     std::fs::create_dir_all(&env.data_dir).unwrap();
     let db = env.db();
-    db.execute_batch(include_str!("fixtures/schema/v1.sql"))
+    db.execute_batch(include_str!("../fixtures/schema/v1.sql"))
         .unwrap();
     db.execute_batch(
         "PRAGMA journal_mode = WAL; PRAGMA application_id = 1668113773; PRAGMA user_version = 1;
@@ -1125,6 +1121,7 @@ fn a_schema_v1_database_is_read_then_migrated_and_reindexed() {
     assert!(!found(&env, &["merge"]).is_empty());
 }
 
+#[cfg(unix)]
 #[test]
 fn a_first_search_over_many_captures_shows_progress_on_a_terminal_only() {
     let env = Env::new();
@@ -1141,10 +1138,7 @@ fn a_first_search_over_many_captures_shows_progress_on_a_terminal_only() {
             [],
         )
         .unwrap();
-    let Some(shown) = on_terminal(&env, &["search", "mergeSettings"], false) else {
-        eprintln!("skipped: no `script` to run the command on a terminal");
-        return;
-    };
+    let shown = on_terminal(&env, &["search", "mergeSettings"], false);
     assert!(shown.contains("% indexing "), "{shown:?}");
     assert!(
         shown.contains("\r\u{1b}[2K"),
@@ -1153,41 +1147,34 @@ fn a_first_search_over_many_captures_shows_progress_on_a_terminal_only() {
     // In a pipe (every other test), stderr stays empty: see `search`.
 }
 
-/// The output of `claude-mem <args>` run on a terminal (stdout and stderr together), or `None`
-/// when there is no `script` to give it one.
-fn on_terminal(env: &Env, args: &[&str], no_color: bool) -> Option<String> {
-    let command = format!("{} {}", env!("CARGO_BIN_EXE_claude-mem"), args.join(" "));
-    let mut cmd = std::process::Command::new("script");
-    cmd.args(["-qec", &command, "/dev/null"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", env.root.path().join("home"))
-        .env("CLAUDE_MEM_DATA_DIR", &env.data_dir)
+/// The output of `claude-mem <args>` run on a terminal (stdout and stderr together), which
+/// must succeed.
+#[cfg(unix)]
+fn on_terminal(env: &Env, args: &[&str], no_color: bool) -> String {
+    let mut cmd = env.command();
+    cmd.args(args)
         .env("CLAUDE_PROJECT_DIR", PROJECT)
-        .env("TERM", "xterm")
-        .current_dir(env.root.path());
+        .env("TERM", "xterm");
     if no_color {
         cmd.env("NO_COLOR", "1");
     }
-    let out = cmd.output().ok()?;
-    out.status.success().then(|| stdout(&out))
+    let (code, shown) = on_pty(cmd, "");
+    assert_eq!(code, Some(0), "{shown}");
+    shown
 }
 
+#[cfg(unix)]
 #[test]
 fn colour_only_on_a_terminal_and_never_with_no_color() {
     let env = Env::new();
     shop(&env);
-    // `script` gives the command a terminal; without it there is nothing to check here.
-    let Some(coloured) = on_terminal(&env, &["search", "merge"], false) else {
-        eprintln!("skipped: no `script` to run the command on a terminal");
-        return;
-    };
+    let coloured = on_terminal(&env, &["search", "merge"], false);
     assert!(coloured.contains("\u{1b}[33m"), "{coloured:?}");
     assert!(
         coloured.contains("s ago"),
         "relative times on a terminal: {coloured:?}"
     );
-    let plain = on_terminal(&env, &["search", "merge"], true).unwrap();
+    let plain = on_terminal(&env, &["search", "merge"], true);
     assert!(!plain.contains('\u{1b}'), "{plain:?}");
     assert!(plain.contains("s ago"), "{plain:?}");
 }

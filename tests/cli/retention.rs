@@ -2,12 +2,10 @@
 //! really shrinks (a new database, and one made before it could), the slices the maintenance
 //! process applies after a session ends, and what `status` says is due.
 
-mod common;
-
 use std::path::Path;
 
-use common::memory::*;
-use common::*;
+use crate::harness::memory::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 const OLD: &str = "11111111-1111-4111-8111-111111111111";
@@ -182,7 +180,7 @@ fn a_database_made_before_it_could_shrink_is_converted_once() {
         .execute_batch(&format!(
             "{} PRAGMA journal_mode = WAL; PRAGMA application_id = 1668113773;
              PRAGMA user_version = 1;",
-            include_str!("fixtures/schema/v1.sql")
+            include_str!("../fixtures/schema/v1.sql")
         ))
         .unwrap();
     session(&env, MID, PROJECT, &["mid1"]);

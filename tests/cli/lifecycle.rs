@@ -3,9 +3,8 @@
 //! ordering races Claude Code produces (captures before SessionStart, parallel prompts,
 //! SessionStart twice).
 
-mod common;
-
-use common::*;
+use crate::harness;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 fn event(name: &str, session: &str, extra: Value) -> Vec<u8> {
@@ -941,7 +940,7 @@ fn commands_reach_claude_as_written_and_only_the_wrapper_tag_is_neutralised() {
 #[cfg(unix)]
 #[test]
 fn what_a_model_or_a_tool_wrote_reaches_the_next_session_as_history_not_orders() {
-    use common::memory::{self, PROJECT};
+    use crate::harness::memory::{self, PROJECT};
     let env = Env::new();
     memory::session(&env, "s-1", PROJECT, &["alpha"]);
     let injected = json!({"type": "discovery",
@@ -1013,13 +1012,13 @@ fn what_a_model_or_a_tool_wrote_reaches_the_next_session_as_history_not_orders()
     );
 }
 
-/// A Bash call in [`common::memory::PROJECT`] that passed.
+/// A Bash call in [`harness::memory::PROJECT`] that passed.
 #[cfg(unix)]
 fn bash_in(env: &Env, session: &str, command: &str) {
     let call = json!({"tool_name": "Bash", "tool_use_id": "b-1",
         "tool_input": {"command": command}, "tool_response": {"stdout": ""}});
     assert_ack(&env.hook(
         "capture",
-        &common::memory::event("PostToolUse", session, common::memory::PROJECT, call),
+        &harness::memory::event("PostToolUse", session, harness::memory::PROJECT, call),
     ));
 }

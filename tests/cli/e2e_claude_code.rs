@@ -6,13 +6,12 @@
 //! time limits that leave a complete session in the database, and that the memory we hand back
 //! at the next session start really reaches the model.
 //!
-//! The CLI comes from `support::claude_cli`: `CLAUDE_MEM_E2E_CLAUDE` (CI sets it; then it must
+//! The CLI comes from `harness::claude_cli`: `CLAUDE_MEM_E2E_CLAUDE` (CI sets it; then it must
 //! work), else a pinned npm install cached under `target/e2e/`. Where it cannot be installed
-//! (no npm, no network, Windows) the test prints why and passes as skipped.
-// The skip notice and the failure diagnostics are for the person reading the test output.
+//! (no npm, no network, Windows) the test prints why and passes as skipped, or fails under
+//! `CLAUDE_MEM_TEST_REQUIRE_ALL=1` (see `harness::require`).
+// The timings and the failure diagnostics are for the person reading the test output.
 #![allow(clippy::print_stderr)]
-
-mod support;
 
 use std::env;
 use std::fs::{self, File};
@@ -21,11 +20,12 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::harness::claude_cli::{self, wait_or_kill};
+use crate::harness::mock_api::{MockApi, Reply};
+use crate::harness::{self, Env};
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use serde_json::{Value, json};
-use support::claude_cli::{self, running_as_root, wait_or_kill};
-use support::mock_api::{MockApi, Reply};
 
 /// One `claude -p` run against the mock takes about a second; this only stops a hang.
 const SESSION_LIMIT: Duration = Duration::from_secs(120);
@@ -43,31 +43,24 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     let Some(claude) = claude_cli::find() else {
         return;
     };
-    let root = tempfile::tempdir().unwrap();
-    let home = root.path().join("home");
-    let tmp = root.path().join("tmp");
-    let project = root.path().join("project");
-    for dir in [&home, &tmp, &project] {
-        fs::create_dir(dir).unwrap();
-    }
+    let env = Env::new();
+    let project = env.root.path().join("project");
+    fs::create_dir(&project).unwrap();
     // Claude Code reports the project dir resolved; so must we, or a /tmp symlink (macOS)
     // would make the comparison fail for the wrong reason.
     let project = project.canonicalize().unwrap();
-    let data_dir = root.path().join("data");
+    let data_dir = env.data_dir.clone();
     let mock = MockApi::start(Duration::from_secs(600)).unwrap();
+    let _diagnostics = Diagnostics {
+        root: env.root.path().to_path_buf(),
+        home: env.home(),
+        data_dir: data_dir.clone(),
+    };
     let run = Run {
         claude,
-        logs: root.path().to_path_buf(),
-        home,
-        tmp,
+        env,
         project: project.clone(),
-        data_dir: data_dir.clone(),
         base_url: mock.base_url(),
-    };
-    let _diagnostics = Diagnostics {
-        root: root.path().to_path_buf(),
-        home: run.home.clone(),
-        data_dir: data_dir.clone(),
     };
 
     install_hooks(&run);
@@ -175,7 +168,7 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
 
 /// The request after the model's `mcp__claude-mem__search` call carries the tool's answer: the
 /// index of the first session's items (its Write of the notes file among them, by short id).
-fn assert_memory_reached_the_model(requests: &[support::mock_api::Request], data_dir: &Path) {
+fn assert_memory_reached_the_model(requests: &[harness::mock_api::Request], data_dir: &Path) {
     let first_turn = requests.iter().find(|r| r.is_main_turn()).unwrap();
     for tool in ["search", "timeline", "get"] {
         assert!(
@@ -226,7 +219,7 @@ fn short_id(id: &str) -> &str {
 /// hooks keep every event in the spill folder and say so through `systemMessage`, which Claude
 /// Code shows the user as a notice; none of them counts as a failed hook.
 fn assert_a_refused_database_is_told_once(run: &Run, mock: &MockApi) {
-    let db = Connection::open(run.data_dir.join("memory.db")).unwrap();
+    let db = Connection::open(run.env.data_dir.join("memory.db")).unwrap();
     db.execute_batch("PRAGMA user_version = 99").unwrap();
     drop(db);
     mock.set_script(vec![
@@ -260,7 +253,9 @@ fn assert_a_refused_database_is_told_once(run: &Run, mock: &MockApi) {
         .filter(|e| e["subtype"] == "hook_response" && e["outcome"] != "success")
         .collect();
     assert!(failed.is_empty(), "hooks counted as failed: {failed:#?}");
-    let spilled = fs::read_dir(run.data_dir.join("spill")).unwrap().count();
+    let spilled = fs::read_dir(run.env.data_dir.join("spill"))
+        .unwrap()
+        .count();
     assert!(
         spilled >= 3,
         "the session's events were not kept: {spilled}"
@@ -411,7 +406,7 @@ fn install_hooks(run: &Run) {
         said.contains("MCP server: registered with Claude Code as claude-mem (user scope)"),
         "install-hooks did not register the MCP server:\n{said}"
     );
-    let settings = fs::read_to_string(run.home.join(".claude/settings.json")).unwrap();
+    let settings = fs::read_to_string(run.env.home().join(".claude/settings.json")).unwrap();
     for event in [
         "SessionStart",
         "UserPromptSubmit",
@@ -430,12 +425,9 @@ fn install_hooks(run: &Run) {
 /// Everything one `claude -p` run needs.
 struct Run {
     claude: PathBuf,
-    /// Where each run leaves its debug log and output, for `Diagnostics`.
-    logs: PathBuf,
-    home: PathBuf,
-    tmp: PathBuf,
+    /// The sandbox; each run leaves its debug log and output at its root, for `Diagnostics`.
+    env: Env,
     project: PathBuf,
-    data_dir: PathBuf,
     base_url: String,
 }
 
@@ -448,15 +440,10 @@ impl Run {
     /// `program` with none of the developer's environment (their API key, CLAUDE_CONFIG_DIR,
     /// CLAUDE_MEM_* settings), and with everything that would make the CLI call out turned off.
     fn scrubbed(&self, program: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.env_clear()
-            .env("PATH", env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("TMPDIR", &self.tmp)
-            .env("CLAUDE_MEM_DATA_DIR", &self.data_dir)
-            // The queue stays as the session left it (tests/compress.rs drives compression).
-            .env("CLAUDE_MEM_COMPRESS", "off")
-            .env("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
+        // The queue stays as the session left it (CLAUDE_MEM_COMPRESS=off: tests/cli/compress.rs
+        // drives compression).
+        let mut cmd = self.env.command_of(program);
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
             .env("ANTHROPIC_BASE_URL", &self.base_url)
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
@@ -466,7 +453,7 @@ impl Run {
             .env("CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY", "1")
             .current_dir(&self.project)
             .stdin(Stdio::null());
-        if running_as_root(&self.home) {
+        if harness::is_root() {
             // Claude Code refuses --dangerously-skip-permissions to root outside a sandbox.
             cmd.env("IS_SANDBOX", "1");
         }
@@ -508,9 +495,10 @@ impl Run {
     /// Runs `claude -p prompt` with `format_args`; panics unless it ends in time and well.
     /// Returns its stdout.
     fn run_claude(&self, label: &str, prompt: &str, format_args: &[&str]) -> String {
-        let debug = self.logs.join(format!("claude-{label}.debug.log"));
-        let stdout_path = self.logs.join(format!("claude-{label}.stdout"));
-        let stderr_path = self.logs.join(format!("claude-{label}.stderr"));
+        let logs = self.env.root.path();
+        let debug = logs.join(format!("claude-{label}.debug.log"));
+        let stdout_path = logs.join(format!("claude-{label}.stdout"));
+        let stderr_path = logs.join(format!("claude-{label}.stderr"));
         let started = Instant::now();
         let mut child = self
             .scrubbed(&self.claude)

@@ -35,12 +35,7 @@ echo "fake claude: unexpected arguments: $*" >&2; exit 2
 
 impl Sandbox {
     fn with_mcp_claude(self) -> Sandbox {
-        let path = self.root.join("bin/claude");
-        fs::write(&path, FAKE_CLAUDE).expect("fake claude");
-        set_mode(&path, 0o755);
-        wait_until_executable(&path);
-        // The readiness probe above is not one of the calls under test.
-        let _ = fs::remove_file(self.calls_file());
+        crate::harness::write_program(&self.root.join("bin/claude"), FAKE_CLAUDE);
         self
     }
 

@@ -2,13 +2,12 @@
 //! data dirs gives the same rows; importing twice stores once; files of a newer format or with
 //! a bad line store nothing; what is read goes through the privacy and secret rules.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::memory::*;
-use common::*;
+use crate::harness;
+use crate::harness::memory::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 const A: &str = "11111111-1111-4111-8111-aaaaaaaaaaaa";
@@ -542,8 +541,8 @@ fn memories_and_summaries_go_both_ways_equal_in_every_column() {
         &source,
         A,
         &[
-            common::memory::memory("alpha1", &[1, 2]),
-            common::memory::memory("alpha2", &[3, 4]),
+            harness::memory::memory("alpha1", &[1, 2]),
+            harness::memory::memory("alpha2", &[3, 4]),
         ],
         summary("alphasum"),
     );
@@ -551,7 +550,7 @@ fn memories_and_summaries_go_both_ways_equal_in_every_column() {
     compress(
         &source,
         B,
-        &[common::memory::memory("beta1", &[1, 2])],
+        &[harness::memory::memory("beta1", &[1, 2])],
         summary("betasum"),
     );
     // One from elsewhere, with the columns the compressor leaves empty.

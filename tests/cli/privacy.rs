@@ -2,9 +2,7 @@
 //! `<claude-mem-context>`) never reaches the disk, whichever hook carries it and whatever path
 //! the write takes (database, WAL, spill file, log).
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use serde_json::{Value, json};
 
 fn event(name: &str, extra: Value) -> Vec<u8> {

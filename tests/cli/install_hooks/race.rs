@@ -114,11 +114,9 @@ fn race(binary: &Path, writer: Writer, duration: Duration) -> Tally {
         let mut gave_up = 0;
         while Instant::now() < deadline {
             let command = ["install-hooks", "uninstall-hooks"][runs % 2];
-            let output = std::process::Command::new(binary)
+            let output = sandbox
+                .process(binary)
                 .args([command, "--settings", path_arg(&path)])
-                .env_clear()
-                .env("HOME", sandbox.home())
-                .env("PATH", sandbox.root.join("bin"))
                 .stdin(Stdio::null())
                 .output()
                 .expect("run");

@@ -1,0 +1,139 @@
+//! Waiting for what a test can see happen, never for a length of time: a condition polled
+//! until a generous deadline, a sandbox's detached processes found by their environment, a
+//! process seen asleep in a system call, a file seen opened or changed. A fixed sleep passes
+//! on a fast machine and fails (or, worse, passes for the wrong reason) on a slow one.
+
+use std::fmt::Display;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How often a condition is looked at again.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Polls `done` until it holds; fails the test, naming `what`, when it has not after `limit`.
+pub fn wait_until(limit: Duration, what: impl Display, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < limit, "{what}: not after {limit:?}");
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The pids of the running processes `claude-mem <command> …` whose environment holds
+/// `HOME=<home>`: each test has a HOME of its own, so these are the processes its hooks
+/// started detached (`maintain`, `compress`), which no handle of the test's reaches. A
+/// zombie has ended and is not counted (its environment can no longer be read).
+#[cfg(target_os = "linux")]
+pub fn processes_of(home: &Path, command: &str) -> Vec<u32> {
+    let marker = format!("HOME={}", home.display()).into_bytes();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let proc = Path::new("/proc").join(pid.to_string());
+            let cmdline = std::fs::read(proc.join("cmdline")).unwrap_or_default();
+            let mut args = cmdline.split(|b| *b == 0);
+            let ours = args
+                .next()
+                .is_some_and(|exe| exe == b"claude-mem" || exe.ends_with(b"/claude-mem"));
+            ours && args.next() == Some(command.as_bytes())
+                && std::fs::read(proc.join("environ"))
+                    .unwrap_or_default()
+                    .split(|b| *b == 0)
+                    .any(|var| var == marker.as_slice())
+        })
+        .collect()
+}
+
+/// Whether process `pid` is asleep in `nanosleep` or `clock_nanosleep` right now (Linux:
+/// `/proc/<pid>/syscall`, readable for a child of the test process): a process waiting
+/// for a lock by looking again every few milliseconds spends most of its time there.
+#[cfg(target_os = "linux")]
+pub fn asleep(pid: u32) -> bool {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+    let number = text.split_whitespace().next().and_then(|n| n.parse().ok());
+    number == Some(libc::SYS_nanosleep) || number == Some(libc::SYS_clock_nanosleep)
+}
+
+/// Counts what happens to a file, or in a directory (Linux: inotify), to see that a process
+/// has reached the point where it opens or changes it, however long that took.
+#[cfg(target_os = "linux")]
+pub struct Watch {
+    fd: std::os::fd::OwnedFd,
+    seen: std::cell::Cell<usize>,
+}
+
+#[cfg(target_os = "linux")]
+impl Watch {
+    /// The times `path` is opened.
+    pub fn opens(path: &Path) -> Watch {
+        Watch::of(path, libc::IN_OPEN)
+    }
+
+    /// Everything done to `dir` and the files in it: opened, read, written, closed, created,
+    /// renamed, deleted.
+    pub fn everything_in(dir: &Path) -> Watch {
+        Watch::of(dir, libc::IN_ALL_EVENTS)
+    }
+
+    fn of(path: &Path, mask: u32) -> Watch {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: no pointers; returns a new descriptor or -1.
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+        assert!(fd >= 0, "inotify: {}", std::io::Error::last_os_error());
+        // SAFETY: the descriptor was just made and nothing else owns it.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid descriptor and NUL-terminated path.
+        let watch = unsafe { libc::inotify_add_watch(fd.as_raw_fd(), name.as_ptr(), mask) };
+        assert!(
+            watch >= 0,
+            "watch {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        );
+        Watch {
+            fd,
+            seen: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The events seen so far, waiting up to a millisecond for the next.
+    pub fn seen(&self) -> usize {
+        use std::os::fd::AsRawFd;
+        let mut ready = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut ready, 1, 1) };
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: a valid descriptor and a buffer of the length given.
+            let read =
+                unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            let Ok(read) = usize::try_from(read) else {
+                return self.seen.get();
+            };
+            self.seen.set(self.seen.get() + events_in(&buf[..read]));
+        }
+    }
+}
+
+/// The number of inotify events in what one read returned: each is a header and a name.
+#[cfg(target_os = "linux")]
+fn events_in(mut bytes: &[u8]) -> usize {
+    const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
+    let mut count = 0;
+    while bytes.len() >= HEADER {
+        let name_len = u32::from_ne_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        bytes = &bytes[(HEADER + name_len).min(bytes.len())..];
+        count += 1;
+    }
+    count
+}

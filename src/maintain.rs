@@ -47,9 +47,12 @@ pub struct Report {
     pub busy: bool,
     /// What the retention slice did, when one was due.
     pub retention: Option<retention::Report>,
+    /// The rebuild asked for, when one was tried: done, or why not.
+    pub rebuilt: Option<Result<(), String>>,
 }
 
-pub fn run(config: &Config) -> Result<Report> {
+/// Runs one pass; `auto` when a hook started it (see [`rebuild_now`]).
+pub fn run(config: &Config, auto: bool) -> Result<Report> {
     let log = Log::new(config, "maintain");
     fsutil::our_dir(&config.data_dir)
         .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
@@ -87,7 +90,7 @@ pub fn run(config: &Config) -> Result<Report> {
             report.retention = retention_slice(config, &store, &log);
         }
         if rebuild::requested(store.conn())? {
-            rebuild_now(config, &store, &log);
+            report.rebuilt = rebuild_now(config, &store, &log, auto).or(report.rebuilt);
         }
         // Read before the checkpoint, so that a flag left after it is never taken away.
         let scrub = config.scrub_flag().exists();
@@ -203,14 +206,20 @@ pub fn for_good(
 }
 
 /// The rebuild asked for, with the write lock held as long as it takes (hooks spill meanwhile);
-/// after a failure, not again for [`REBUILD_RETRY`].
-fn rebuild_now(config: &Config, store: &Store, log: &Log) {
+/// after a failure, not again for [`REBUILD_RETRY`] unless a person runs `maintain` (`forget`
+/// tells them to, once they have freed space).
+fn rebuild_now(
+    config: &Config,
+    store: &Store,
+    log: &Log,
+    auto: bool,
+) -> Option<Result<(), String>> {
     let stamp = config.rebuild_stamp();
     let failed_lately = std::fs::metadata(&stamp)
         .and_then(|m| m.modified())
         .is_ok_and(|at| at.elapsed().unwrap_or_default() < REBUILD_RETRY);
-    if failed_lately {
-        return;
+    if auto && failed_lately {
+        return None;
     }
     let wait = Duration::from_secs(1);
     let done = store.set_wait(wait).and_then(|()| {
@@ -226,12 +235,14 @@ fn rebuild_now(config: &Config, store: &Store, log: &Log) {
                 let _ = fsutil::create_private(&config.scrub_flag());
             }
             log.line("INFO", "rebuilt the database and the search index");
+            Some(Ok(()))
         }
         Err(err) => {
             if let Ok(file) = fsutil::open_ours(&stamp, fsutil::Access::Append) {
                 let _ = file.set_modified(std::time::SystemTime::now());
             }
             log.line("WARN", &format!("rebuild, tried again in an hour: {err:#}"));
+            Some(Err(format!("{err:#}")))
         }
     }
 }

@@ -53,7 +53,8 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         rebuild::cancel(store.conn())?;
         return Ok(out.into());
     }
-    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)?;
+    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)
+        .map_err(|err| super::not_rebuilt(&config, &out, &err))?;
     if !wal_clean {
         let _ = fsutil::create_private(&config.scrub_flag());
         drop(store);

@@ -8,7 +8,8 @@
 //! written data, only a power loss would) and is removed once the write is in. Then it waits
 //! its turn behind the other hooks that wait (see `turn`). A WAL grown huge behind a reader
 //! would make opening the database itself slow: then the write is spilled without opening it,
-//! and the maintenance process catches up.
+//! and the maintenance process catches up. So is a write while a rebuild holds the lock for
+//! seconds (see `store::rebuild::under_way`): waiting would cost the whole budget.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -42,6 +43,16 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
             "the data dir is being set up (files of an earlier release may have to move first)"
         );
         return keep(config, write, log, &why);
+    }
+    if store::rebuild::under_way(&config.data_dir) {
+        return keep(
+            config,
+            write,
+            log,
+            &anyhow::anyhow!(
+                "a rebuild holds it (forget, scrub or maintenance); kept without waiting"
+            ),
+        );
     }
     if store::wal_bytes(config) > store::WAL_OPEN_MAX {
         detach::maintain(config);

@@ -1,13 +1,14 @@
 //! `claude-mem maintain`: the work no hook may pay for, done in a process of its own. Hooks
 //! start it detached (see `detach`) when the WAL has grown past what a hook may checkpoint,
-//! when a private turn's deleted pages are still in the WAL, when the spill folder holds
+//! when a private turn's rows were deleted (or are left to delete), when the spill folder holds
 //! more than a hook's slice, when an upgrade deleted rows, when a prompt stored after many
 //! captures of its turn left some to number, or at a session's end when retention is due. It
-//! applies every spilled write, numbers the captures left (`store::numbering`), applies a slice
-//! of the retention policy (`store::retention`, at most `retention::SLICE`), rebuilds both files
-//! when a rebuild was asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for
-//! readers to let go, as a hook never may), and exits: at once when there is nothing left, or
-//! when its time is up and a later hook will start it again.
+//! applies every spilled write, numbers the captures left (`store::numbering`), removes what
+//! private turns left (`store::purge`), applies a slice of the retention policy
+//! (`store::retention`, at most `retention::SLICE`), rebuilds both files when a rebuild was
+//! asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for readers to let go,
+//! as a hook never may), and exits: at once when there is nothing left, or when its time is up
+//! and a later hook will start it again.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ use crate::recall::Recall;
 use crate::spill::{self, FULL_SLICE};
 use crate::store::retention::{self, Scope};
 use crate::store::slices::{self, Slicer};
-use crate::store::{self, Store, fts, numbering, rebuild};
+use crate::store::{self, Store, fts, numbering, purge, rebuild};
 use crate::{detach, fsutil};
 
 /// How long one run keeps trying while a reader holds the WAL.
@@ -86,11 +87,15 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         report.applied += backlog.applied;
         report.waiting = backlog.waiting;
         let numbered = number_the_rest(config, &store, &log);
+        let purged = purge_the_rest(config, &store, &log);
         if std::mem::take(&mut retention_due) {
             report.retention = retention_slice(config, &store, &log);
         }
+        let mut rebuild_waits = false;
         if rebuild::requested(store.conn())? {
-            report.rebuilt = rebuild_now(config, &store, &log, auto).or(report.rebuilt);
+            let tried = rebuild_now(config, &store, &log, auto);
+            rebuild_waits = tried.is_none();
+            report.rebuilt = tried.or(report.rebuilt);
         }
         // Read before the checkpoint, so that a flag left after it is never taken away.
         let scrub = config.scrub_flag().exists();
@@ -101,9 +106,14 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
             log.line("INFO", "the WAL no longer holds pages of deleted rows");
         }
         report.wal_after = store.wal_bytes();
+        // A hook that asked for a rebuild while this pass ran found this process running and
+        // started none: read again at the end, so that the request is not left for the next
+        // process some other cause starts.
+        let rebuild_left = !rebuild_waits && rebuild::requested(store.conn()).unwrap_or(false);
         drop(store);
         let limit = if scrub { SCRUB_LIFETIME } else { LIFETIME };
-        if (truncated && backlog.waiting == 0 && numbered) || started.elapsed() > limit {
+        let done = truncated && backlog.waiting == 0 && numbered && purged && !rebuild_left;
+        if done || started.elapsed() > limit {
             break;
         }
         std::thread::sleep(PAUSE);
@@ -127,6 +137,30 @@ fn number_the_rest(config: &Config, store: &Store, log: &Log) -> bool {
         Ok(done) => done,
         Err(err) => {
             log.line("WARN", &format!("numbering captures: {err:#}"));
+            false
+        }
+    }
+}
+
+/// Removes what private turns left (see `store::purge`), when they left any; returns whether
+/// none is left.
+fn purge_the_rest(config: &Config, store: &Store, log: &Log) -> bool {
+    let flag = config.purge_flag();
+    if !flag.exists() {
+        return true;
+    }
+    let slicer = Slicer {
+        tx: NUMBERING_TX,
+        until: Some(Instant::now() + NUMBERING_SLICE),
+        wait: Duration::from_secs(1),
+    };
+    match purge::the_rest(store.conn(), &slicer, &flag) {
+        Ok(done) => done,
+        Err(err) => {
+            log.line(
+                "WARN",
+                &format!("removing what private turns left: {err:#}"),
+            );
             false
         }
     }

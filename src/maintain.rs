@@ -92,9 +92,11 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
             report.retention = retention_slice(config, &store, &log);
         }
         let mut rebuild_waits = false;
+        let mut rebuild_ran = false;
         if rebuild::requested(store.conn())? {
             let tried = rebuild_now(config, &store, &log, auto);
             rebuild_waits = tried.is_none();
+            rebuild_ran = !rebuild_waits;
             report.rebuilt = tried.or(report.rebuilt);
         }
         // Read before the checkpoint, so that a flag left after it is never taken away.
@@ -112,7 +114,9 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         let rebuild_left = !rebuild_waits && rebuild::requested(store.conn()).unwrap_or(false);
         drop(store);
         let limit = if scrub { SCRUB_LIFETIME } else { LIFETIME };
-        let done = truncated && backlog.waiting == 0 && numbered && purged && !rebuild_left;
+        let done = truncated && backlog.waiting == 0 && numbered && purged && !rebuild_left
+            // Hooks that found the rebuild under way kept their events in the spill folder.
+            && !(rebuild_ran && spill::any_waiting(config));
         if done || started.elapsed() > limit {
             break;
         }

@@ -532,14 +532,15 @@ fn a_private_turns_purge_left_old_copies_in_live_pages() {
                    "prompt": format!("<private>beta{n:02}prompt</private>")}),
         );
     }
-    assert_eq!(
-        env.count(&format!(
-            "SELECT COUNT(*) FROM pending_queue WHERE session_id = '{B}'"
-        )),
-        0
-    );
+    // A prompt that found a rebuild under way (started by the purges before it) was kept in
+    // the spill folder: the maintenance process takes it in after its rebuild, and rebuilds
+    // again.
     let started = std::time::Instant::now();
-    while env.count("SELECT COUNT(*) FROM meta WHERE key = 'rebuild'") > 0 {
+    let rows_of_b = format!("SELECT COUNT(*) FROM pending_queue WHERE session_id = '{B}'");
+    while env.count("SELECT COUNT(*) FROM meta WHERE key = 'rebuild'") > 0
+        || env.count(&rows_of_b) > 0
+        || !env.spilled().is_empty()
+    {
         assert!(
             started.elapsed().as_secs() < 60,
             "no rebuild: {}",

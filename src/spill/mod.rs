@@ -166,6 +166,15 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log, slice: Slice) -> Ba
     backlog
 }
 
+/// Whether a write waits in the data dir's spill folder (one read of the folder).
+pub fn any_waiting(config: &Config) -> bool {
+    fs::read_dir(config.spill_dir()).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| is_current_format(&e.file_name().to_string_lossy()))
+    })
+}
+
 /// The fallback folder's spill folder, when the folder exists and is ours.
 fn fallback_spill(config: &Config, log: &Log) -> Option<PathBuf> {
     let fallback = config.fallback_dir();

@@ -154,16 +154,7 @@ fn wait_and_apply(
     deadline: Instant,
 ) -> anyhow::Result<()> {
     let mut looked = None;
-    // A look tries the lock only when no commit changed the WAL since the last look: while
-    // the waiters' turns go round, hundreds of them trying it would take the CPU from the
-    // one whose turn it is.
-    let mut seen = store.wal_stamp();
     let waited = turn::take(&config.turn_lock(), deadline, &mut || {
-        let now = store.wal_stamp();
-        if now != seen {
-            seen = now;
-            return false;
-        }
         let tried = store
             .wait_until(Instant::now())
             .and_then(|()| store.apply(write));

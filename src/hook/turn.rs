@@ -11,22 +11,31 @@
 //! its write is in, and the next one's turn begins.
 //!
 //! A holder that stops looking (stopped by SIGSTOP or a debugger, or slowed to a crawl) would
-//! make every waiter spend its whole budget in line while the database itself is free. So a
-//! waiter also looks for itself once every [`LOOK_EVERY`]: when no commit changed the WAL
-//! since its last look (writers are not getting through), one try at the lock, which a free
-//! database grants at once. While the turns go round, the WAL changes every few milliseconds
-//! and a look is one `stat`.
+//! make every waiter spend its whole budget in line while the database itself is free. So
+//! each new holder stamps the turn file's time, and a waiter looks at it once every
+//! [`LOOK_EVERY`]: when no turn began since its last look, it tries the database's lock
+//! itself, which a free database grants at once. While the turns go round (a new one every
+//! millisecond or two in a burst) a look is one `stat`, so that hundreds of waiters trying
+//! the lock do not take the CPU from the holder.
 
 use std::fs::{File, TryLockError};
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::fsutil::{self, Access};
 
 /// This run's turn to wait for the write lock; the next waiter's begins when it is dropped.
 pub struct Turn {
     _file: File,
+}
+
+impl Turn {
+    /// Takes the turn, and says so to the waiters (see the module's doc).
+    fn begin(file: File) -> Turn {
+        let _ = file.set_modified(SystemTime::now());
+        Turn { _file: file }
+    }
 }
 
 /// How often a waiter looks at the database itself, besides waiting for its turn.
@@ -43,17 +52,24 @@ pub enum Waited {
     Unavailable,
 }
 
-/// Waits until it is this run's turn, or until `deadline`; calls `look` every [`LOOK_EVERY`]
-/// meanwhile, and stops waiting when it returns true (it did the work, or failed for good).
+/// Waits until it is this run's turn, or until `deadline`; calls `look` when no turn began
+/// for [`LOOK_EVERY`], and stops waiting when it returns true (it did the work, or failed for
+/// good).
 pub fn take(path: &Path, deadline: Instant, look: &mut dyn FnMut() -> bool) -> Waited {
     let Ok(file) = fsutil::open_ours(path, Access::Append) else {
         return Waited::Unavailable;
     };
     match file.try_lock() {
-        Ok(()) => return Waited::Turn(Turn { _file: file }),
+        Ok(()) => return Waited::Turn(Turn::begin(file)),
         Err(TryLockError::WouldBlock) => {}
         Err(TryLockError::Error(_)) => return Waited::Unavailable,
     }
+    let began = || {
+        std::fs::symlink_metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    let mut last = began();
     // The kernel has no lock with a deadline: a thread waits for it, and when the deadline
     // comes first the run goes on without it (the lock, if it comes, goes when the process ends).
     let (sender, receiver) = mpsc::sync_channel(1);
@@ -67,13 +83,16 @@ pub fn take(path: &Path, deadline: Instant, look: &mut dyn FnMut() -> bool) -> W
         let now = Instant::now();
         let until = deadline.min(now + LOOK_EVERY);
         match receiver.recv_timeout(until.saturating_duration_since(now)) {
-            Ok(Ok(file)) => return Waited::Turn(Turn { _file: file }),
+            Ok(Ok(file)) => return Waited::Turn(Turn::begin(file)),
             Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => return Waited::Unavailable,
             Err(RecvTimeoutError::Timeout) if Instant::now() >= deadline => {
                 return Waited::TooLong;
             }
             Err(RecvTimeoutError::Timeout) => {
-                if look() {
+                let now = began();
+                if now != last {
+                    last = now;
+                } else if look() {
                     return Waited::Done;
                 }
             }

@@ -248,12 +248,6 @@ impl Store {
             .is_ok_and(|busy| busy == 0)
     }
 
-    /// The WAL file's size and time of last change: it changes with every commit.
-    pub fn wal_stamp(&self) -> Option<(u64, std::time::SystemTime)> {
-        let meta = std::fs::metadata(&self.wal_path).ok()?;
-        Some((meta.len(), meta.modified().ok()?))
-    }
-
     /// Size of the WAL file now.
     pub fn wal_bytes(&self) -> u64 {
         std::fs::metadata(&self.wal_path).map_or(0, |m| m.len())

@@ -40,7 +40,11 @@ pub enum Command {
     /// The hooks start this on their own, detached, when there is more of either than a hook
     /// should spend time on (a backlog left by an outage, a WAL grown behind a long reader).
     /// Waits up to a minute for a reader to let go; does nothing while another one runs.
-    Maintain,
+    Maintain {
+        /// Started by a hook: a rebuild that failed lately (a full disk) waits its hour.
+        #[arg(long, hide = true)]
+        auto: bool,
+    },
     /// Remove claude-mem's hooks (and nothing else) from Claude Code's settings.json.
     ///
     /// Removes every handler whose command runs a program named claude-mem with `hook`, from

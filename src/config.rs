@@ -293,6 +293,12 @@ impl Config {
         self.data_dir.join("numbering")
     }
 
+    /// Present while private turns have rows left to remove (see `store::purge`): the
+    /// maintenance process removes them.
+    pub fn purge_flag(&self) -> PathBuf {
+        self.data_dir.join("purging")
+    }
+
     /// Present while `claude-mem mcp` is registered with Claude Code (install-hooks writes it
     /// once Claude Code confirmed, uninstall-hooks removes it): the session-start context
     /// points at the MCP tools only then, and learns it with one `stat`.

@@ -14,7 +14,7 @@ use crate::fsutil;
 /// Starts `claude-mem maintain` for this data dir, unless one is running already.
 pub fn maintain(config: &Config) {
     if !is_locked(&config.maintain_lock()) {
-        start(&["maintain"]);
+        start(&["maintain", "--auto"]);
     }
 }
 
@@ -88,6 +88,30 @@ fn is_locked(path: &Path) -> bool {
         Ok(file) => !flock(&file),
         Err(_) => false,
     }
+}
+
+/// Whether another process holds an exclusive lock on `file`, learned by a shared lock taken
+/// for a moment (never in the way of another look).
+pub fn held(file: &File) -> bool {
+    !flock_shared(file)
+}
+
+#[cfg(unix)]
+fn flock_shared(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
+    unsafe {
+        let taken = libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) == 0;
+        if taken {
+            libc::flock(file.as_raw_fd(), libc::LOCK_UN);
+        }
+        taken
+    }
+}
+
+#[cfg(not(unix))]
+fn flock_shared(_file: &File) -> bool {
+    true
 }
 
 /// An exclusive `flock` without waiting; the kernel drops it when the file is closed or the

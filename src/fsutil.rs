@@ -18,6 +18,8 @@ pub enum Access {
     Read,
     /// Append, creating the file (mode 0600) when it is missing.
     Append,
+    /// Read, and write in place (a small file rewritten over its own bytes); never created.
+    Rewrite,
 }
 
 /// Creates `dir` (and its parents) with mode 0700 where it is missing.
@@ -100,6 +102,7 @@ pub fn open_ours(path: &Path, access: Access) -> io::Result<File> {
     match access {
         Access::Read => options.read(true),
         Access::Append => options.append(true).create(true),
+        Access::Rewrite => options.read(true).write(true),
     };
     #[cfg(unix)]
     {

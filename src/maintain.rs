@@ -1,13 +1,14 @@
 //! `claude-mem maintain`: the work no hook may pay for, done in a process of its own. Hooks
 //! start it detached (see `detach`) when the WAL has grown past what a hook may checkpoint,
-//! when a private turn's deleted pages are still in the WAL, when the spill folder holds
+//! when a private turn's rows were deleted (or are left to delete), when the spill folder holds
 //! more than a hook's slice, when an upgrade deleted rows, when a prompt stored after many
 //! captures of its turn left some to number, or at a session's end when retention is due. It
-//! applies every spilled write, numbers the captures left (`store::numbering`), applies a slice
-//! of the retention policy (`store::retention`, at most `retention::SLICE`), rebuilds both files
-//! when a rebuild was asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for
-//! readers to let go, as a hook never may), and exits: at once when there is nothing left, or
-//! when its time is up and a later hook will start it again.
+//! applies every spilled write, numbers the captures left (`store::numbering`), removes what
+//! private turns left (`store::purge`), applies a slice of the retention policy
+//! (`store::retention`, at most `retention::SLICE`), rebuilds both files when a rebuild was
+//! asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for readers to let go,
+//! as a hook never may), and exits: at once when there is nothing left, or when its time is up
+//! and a later hook will start it again.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ use crate::recall::Recall;
 use crate::spill::{self, FULL_SLICE};
 use crate::store::retention::{self, Scope};
 use crate::store::slices::{self, Slicer};
-use crate::store::{self, Store, fts, numbering, rebuild};
+use crate::store::{self, Store, fts, numbering, purge, rebuild};
 use crate::{detach, fsutil};
 
 /// How long one run keeps trying while a reader holds the WAL.
@@ -47,9 +48,12 @@ pub struct Report {
     pub busy: bool,
     /// What the retention slice did, when one was due.
     pub retention: Option<retention::Report>,
+    /// The rebuild asked for, when one was tried: done, or why not.
+    pub rebuilt: Option<Result<(), String>>,
 }
 
-pub fn run(config: &Config) -> Result<Report> {
+/// Runs one pass; `auto` when a hook started it (see [`rebuild_now`]).
+pub fn run(config: &Config, auto: bool) -> Result<Report> {
     let log = Log::new(config, "maintain");
     fsutil::our_dir(&config.data_dir)
         .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
@@ -83,11 +87,17 @@ pub fn run(config: &Config) -> Result<Report> {
         report.applied += backlog.applied;
         report.waiting = backlog.waiting;
         let numbered = number_the_rest(config, &store, &log);
+        let purged = purge_the_rest(config, &store, &log);
         if std::mem::take(&mut retention_due) {
             report.retention = retention_slice(config, &store, &log);
         }
+        let mut rebuild_waits = false;
+        let mut rebuild_ran = false;
         if rebuild::requested(store.conn())? {
-            rebuild_now(config, &store, &log);
+            let tried = rebuild_now(config, &store, &log, auto);
+            rebuild_waits = tried.is_none();
+            rebuild_ran = !rebuild_waits;
+            report.rebuilt = tried.or(report.rebuilt);
         }
         // Read before the checkpoint, so that a flag left after it is never taken away.
         let scrub = config.scrub_flag().exists();
@@ -98,9 +108,16 @@ pub fn run(config: &Config) -> Result<Report> {
             log.line("INFO", "the WAL no longer holds pages of deleted rows");
         }
         report.wal_after = store.wal_bytes();
+        // A hook that asked for a rebuild while this pass ran found this process running and
+        // started none: read again at the end, so that the request is not left for the next
+        // process some other cause starts.
+        let rebuild_left = !rebuild_waits && rebuild::requested(store.conn()).unwrap_or(false);
         drop(store);
         let limit = if scrub { SCRUB_LIFETIME } else { LIFETIME };
-        if (truncated && backlog.waiting == 0 && numbered) || started.elapsed() > limit {
+        let done = truncated && backlog.waiting == 0 && numbered && purged && !rebuild_left
+            // Hooks that found the rebuild under way kept their events in the spill folder.
+            && !(rebuild_ran && spill::any_waiting(config));
+        if done || started.elapsed() > limit {
             break;
         }
         std::thread::sleep(PAUSE);
@@ -124,6 +141,30 @@ fn number_the_rest(config: &Config, store: &Store, log: &Log) -> bool {
         Ok(done) => done,
         Err(err) => {
             log.line("WARN", &format!("numbering captures: {err:#}"));
+            false
+        }
+    }
+}
+
+/// Removes what private turns left (see `store::purge`), when they left any; returns whether
+/// none is left.
+fn purge_the_rest(config: &Config, store: &Store, log: &Log) -> bool {
+    let flag = config.purge_flag();
+    if !flag.exists() {
+        return true;
+    }
+    let slicer = Slicer {
+        tx: NUMBERING_TX,
+        until: Some(Instant::now() + NUMBERING_SLICE),
+        wait: Duration::from_secs(1),
+    };
+    match purge::the_rest(store.conn(), &slicer, &flag) {
+        Ok(done) => done,
+        Err(err) => {
+            log.line(
+                "WARN",
+                &format!("removing what private turns left: {err:#}"),
+            );
             false
         }
     }
@@ -203,14 +244,20 @@ pub fn for_good(
 }
 
 /// The rebuild asked for, with the write lock held as long as it takes (hooks spill meanwhile);
-/// after a failure, not again for [`REBUILD_RETRY`].
-fn rebuild_now(config: &Config, store: &Store, log: &Log) {
+/// after a failure, not again for [`REBUILD_RETRY`] unless a person runs `maintain` (`forget`
+/// tells them to, once they have freed space).
+fn rebuild_now(
+    config: &Config,
+    store: &Store,
+    log: &Log,
+    auto: bool,
+) -> Option<Result<(), String>> {
     let stamp = config.rebuild_stamp();
     let failed_lately = std::fs::metadata(&stamp)
         .and_then(|m| m.modified())
         .is_ok_and(|at| at.elapsed().unwrap_or_default() < REBUILD_RETRY);
-    if failed_lately {
-        return;
+    if auto && failed_lately {
+        return None;
     }
     let wait = Duration::from_secs(1);
     let done = store.set_wait(wait).and_then(|()| {
@@ -226,12 +273,14 @@ fn rebuild_now(config: &Config, store: &Store, log: &Log) {
                 let _ = fsutil::create_private(&config.scrub_flag());
             }
             log.line("INFO", "rebuilt the database and the search index");
+            Some(Ok(()))
         }
         Err(err) => {
             if let Ok(file) = fsutil::open_ours(&stamp, fsutil::Access::Append) {
                 let _ = file.set_modified(std::time::SystemTime::now());
             }
             log.line("WARN", &format!("rebuild, tried again in an hour: {err:#}"));
+            Some(Err(format!("{err:#}")))
         }
     }
 }

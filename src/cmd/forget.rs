@@ -66,7 +66,6 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
         crate::hook::private_turn::forget_session(&config, &session.session_id);
         notice::forget_session(&config, &session.session_id);
     }
-    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)?;
     let mut out = String::new();
     if !plan.is_empty() {
         out.push_str(&format!("Forgot {}.\n", counts(&plan)));
@@ -77,6 +76,8 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
             render::plural(spilled as i64, "event")
         ));
     }
+    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)
+        .map_err(|err| super::not_rebuilt(&config, &out, &err))?;
     if !wal_clean {
         // Old copies of the pages stay in the WAL until a checkpoint can truncate it: the
         // maintenance process keeps trying.

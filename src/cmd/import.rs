@@ -59,12 +59,19 @@ pub fn import(args: &ImportArgs) -> Result<Report> {
         }
     })?;
     let present: i64 = importer.present.iter().sum();
+    let ours = match importer.ours {
+        0 => String::new(),
+        n => format!(
+            "; skipped {} of claude-mem's own MCP tools (an earlier version stored them)",
+            render::plural(n, "call")
+        ),
+    };
     Ok(format!(
-        "Imported {} from {name}{}.\n",
+        "Imported {} from {name}{}{ours}.\n",
         export::describe(&importer.stored),
         match present {
             0 => String::new(),
-            n if n == records => "; all of it was here already".into(),
+            n if n == records - importer.ours => "; all of it was here already".into(),
             _ => format!(
                 "; {} were here already",
                 export::describe(&importer.present)

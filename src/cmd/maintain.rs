@@ -6,12 +6,19 @@ use anyhow::Result;
 use crate::config::Config;
 use crate::render;
 
-pub fn maintain() -> Result<String> {
+pub fn maintain(auto: bool) -> Result<String> {
     let config = Config::from_env();
-    let report = crate::maintain::run(&config)?;
+    let report = crate::maintain::run(&config, auto)?;
     if report.busy {
         return Ok(
             "Another claude-mem maintain is running for this data dir; nothing done.\n".into(),
+        );
+    }
+    if let Some(Err(why)) = &report.rebuilt {
+        anyhow::bail!(
+            "the database could not be rebuilt, so old copies of deleted rows may remain in it \
+             ({why}): {} again",
+            super::how_to_rebuild(&config)
         );
     }
     let mut out = format!(
@@ -21,6 +28,9 @@ pub fn maintain() -> Result<String> {
         report.wal_before,
         report.wal_after
     );
+    if report.rebuilt.is_some() {
+        out.push_str("Rebuilt the database and the search index: what was deleted left no copy.\n");
+    }
     if let Some(r) = report
         .retention
         .as_ref()

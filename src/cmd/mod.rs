@@ -38,7 +38,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Hook { .. } => Ok(Report::default()),
         Command::InstallHooks(args) => install::install(&args).map(Report::from),
         Command::UninstallHooks(args) => uninstall::uninstall(&args).map(Report::from),
-        Command::Maintain => maintain::maintain().map(Report::from),
+        Command::Maintain { auto } => maintain::maintain(auto).map(Report::from),
         Command::Queue(command) => queue::run(command).map(Report::from),
         Command::Search(args) => search::search(&args),
         Command::Show { id, json } => show::show(&id, json),
@@ -60,6 +60,33 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Export(args) => export::export(&args),
         Command::Import(args) => import::import(&args),
     }
+}
+
+/// The error of a forget or a scrub whose rows are gone from the tables but whose files could
+/// not be rebuilt (a full disk): what it did (`done`, its lines), what may remain, and how to
+/// finish. The rebuild stays asked for in the database, for `maintain` to do.
+fn not_rebuilt(config: &Config, done: &str, err: &anyhow::Error) -> anyhow::Error {
+    let done: Vec<&str> = done
+        .lines()
+        .map(|line| line.trim_end_matches('.'))
+        .collect();
+    anyhow::anyhow!(
+        "{}; but old copies of what it removed may remain in the database files until they \
+         are rebuilt ({err:#}): {}",
+        done.join("; "),
+        how_to_rebuild(config)
+    )
+}
+
+/// What makes a rebuild that a full disk stopped possible: the space it needs (its copy and
+/// the WAL it writes, each about the database's size), then `maintain`.
+fn how_to_rebuild(config: &Config) -> String {
+    let size = std::fs::metadata(config.db_path()).map_or(0, |m| m.len());
+    format!(
+        "free about {} on the disk of {}, then run `claude-mem maintain`",
+        crate::render::bytes(size.saturating_mul(2)),
+        config.data_dir.display()
+    )
 }
 
 /// A list's answer when nothing was ever captured.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::nothing_captured;
+use crate::compress::pause;
 use crate::config::Config;
 use crate::emit::Report;
 use crate::log::Log;
@@ -30,7 +31,8 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         let conn = store::open_read_only(&config, Instant::now() + WAIT)?
             .context("the database went away")?;
         let report = scrub::run(&conn, &config.redactor, None)?;
-        return Ok(text(&report, true).into());
+        let paused = pause::scrub(&config, true);
+        return Ok(format!("{}{}", text(&report, true), said(paused, true)).into());
     }
     let lock = detach::lock_waiting(&config.maintain_lock())
         .context("another claude-mem maintain kept running")?;
@@ -49,11 +51,13 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
     rebuild::request(store.conn())?;
     let report = scrub::run(store.conn(), &config.redactor, Some(&slicer))?;
     let mut out = text(&report, false);
+    out.push_str(&said(pause::scrub(&config, false), false));
     if report.rows_changed() == 0 && !pending {
         rebuild::cancel(store.conn())?;
         return Ok(out.into());
     }
-    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)?;
+    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)
+        .map_err(|err| super::not_rebuilt(&config, &out, &err))?;
     if !wal_clean {
         let _ = fsutil::create_private(&config.scrub_flag());
         drop(store);
@@ -65,6 +69,32 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         );
     }
     Ok(out.into())
+}
+
+/// A line about the compression pause's file, when `scrub` changed it (or would).
+fn said(paused: pause::Scrubbed, dry: bool) -> String {
+    let line = match (paused, dry) {
+        (pause::Scrubbed::Nothing, _) => return String::new(),
+        (pause::Scrubbed::Redacted, false) => {
+            "Redacted the reason kept with the compression pause (compress.paused)."
+        }
+        (pause::Scrubbed::Redacted, true) => {
+            "Would redact the reason kept with the compression pause (compress.paused)."
+        }
+        (pause::Scrubbed::Over, false) => {
+            "Removed the ended compression pause (compress.paused): its reason held a secret."
+        }
+        (pause::Scrubbed::Over, true) => {
+            "Would remove the ended compression pause (compress.paused): its reason holds a secret."
+        }
+        (pause::Scrubbed::NotOurs, false) => {
+            "Removed compress.paused: not a pause file claude-mem can read as its own."
+        }
+        (pause::Scrubbed::NotOurs, true) => {
+            "Would remove compress.paused: not a pause file claude-mem can read as its own."
+        }
+    };
+    format!("{line}\n")
 }
 
 fn text(report: &scrub::Report, dry: bool) -> String {

@@ -144,6 +144,19 @@ pub fn run(
             return Ok(report);
         }
     }
+    // Known before anything is read: a hook's run then ends in a few `stat`s, not a read of
+    // the whole queue (5.7 to 7.7 s on 100,000 captures). A run by hand still counts what waits.
+    let unavailable = (!options.dry_run)
+        .then(|| model::unavailable(config))
+        .flatten();
+    if let Some(why) = &unavailable {
+        pause::set_for(config, Cause::Unavailable, why);
+        report.stop = Some(Stop::Unavailable(why.clone()));
+        if options.auto {
+            Log::new(config, "compress").line("INFO", &format!("stopped: {why}"));
+            return Ok(report);
+        }
+    }
     if !config.db_path().exists() || crate::layout::pending(config) {
         return Ok(report);
     }
@@ -159,7 +172,7 @@ pub fn run(
     };
     if options.dry_run {
         work.dry_run(options.session.as_deref())?;
-    } else {
+    } else if unavailable.is_none() {
         work.drain(options.session.as_deref(), progress)?;
     }
     work.finish()

@@ -104,13 +104,21 @@ pub fn call(config: &Config, request: &Request) -> Result<Reply, Failure> {
     }
 }
 
+/// Why no call can be made, when that is known without making one: no `claude` found (and
+/// no `CLAUDE_MEM_COMPRESS_CMD`). A few `stat`s.
+pub fn unavailable(config: &Config) -> Option<String> {
+    if config.compress.command.is_some() || crate::settings::compat::locate().is_some() {
+        return None;
+    }
+    Some(format!(
+        "no Claude Code found (put `claude` on PATH, set {}, or set CLAUDE_MEM_COMPRESS_CMD)",
+        crate::settings::compat::CLAUDE_BIN_VAR
+    ))
+}
+
 fn claude(config: &Config, system: &str, schema: &str) -> Result<Command, Failure> {
-    let claude = crate::settings::compat::locate().ok_or_else(|| {
-        Failure::Unavailable(format!(
-            "no Claude Code found (put `claude` on PATH, set {}, or set CLAUDE_MEM_COMPRESS_CMD)",
-            crate::settings::compat::CLAUDE_BIN_VAR
-        ))
-    })?;
+    let claude = crate::settings::compat::locate()
+        .ok_or_else(|| Failure::Unavailable(unavailable(config).unwrap_or_default()))?;
     let mut command = Command::new(claude);
     command
         .args(["-p", "--model", &config.compress.model])

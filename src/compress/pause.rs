@@ -6,9 +6,10 @@
 //! The file holds `<until> <cause>` on its first line and the reason on the second (an
 //! earlier release wrote no cause: the pause holds all the same). The reason is often a
 //! model's error, which may quote a key: it is redacted as the hooks redact what they capture,
-//! before it is written, and again when read (a file an earlier build wrote).
+//! before it is written, and again when read (a file an earlier build wrote); `scrub` rewrites
+//! such a file over its own bytes ([`scrub`]).
 
-use std::io::Read;
+use std::io::{Read, Seek, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::cause::Cause;
@@ -58,6 +59,78 @@ pub fn set(config: &Config, until: u64, cause: Cause, why: &str) {
 /// Pauses compression for as long as `cause` asks.
 pub fn set_for(config: &Config, cause: Cause, why: &str) {
     set(config, now() + cause.pause().as_secs(), cause, why);
+}
+
+/// What [`scrub`] did (or, dry, would do) to the pause file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scrubbed {
+    /// No file, or nothing in it today's rules remove.
+    Nothing,
+    /// Its reason rewritten without what the rules remove, over the old bytes.
+    Redacted,
+    /// Removed: the pause is over, and its reason held what the rules remove.
+    Over,
+    /// Removed: not a pause file of ours (not a regular file of ours, or not as we write it).
+    NotOurs,
+}
+
+/// The largest pause file read: ours hold a line and a model's error.
+const MAX_FILE: u64 = 64 * 1024;
+
+/// Today's privacy and secret rules applied to the pause file, which an earlier build may have
+/// written with a key in its reason; with `dry`, only says what it would do.
+pub fn scrub(config: &Config, dry: bool) -> Scrubbed {
+    let path = config.compress_pause();
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Scrubbed::Nothing;
+    }
+    let remove = |what: Scrubbed| {
+        if !dry {
+            let _ = std::fs::remove_file(&path);
+        }
+        what
+    };
+    let access = if dry { Access::Read } else { Access::Rewrite };
+    let Ok(mut file) = fsutil::open_ours(&path, access) else {
+        return remove(Scrubbed::NotOurs);
+    };
+    let mut text = String::new();
+    let read = (&mut file).take(MAX_FILE + 1).read_to_string(&mut text);
+    let (first, why) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+    let until = first
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse::<u64>().ok());
+    let (Ok(_), Some(until)) = (read, until) else {
+        return remove(Scrubbed::NotOurs);
+    };
+    if text.len() as u64 > MAX_FILE {
+        return remove(Scrubbed::NotOurs);
+    }
+    let why = why.trim();
+    let clean = clean_text(&config.redactor, why).replace('\n', " ");
+    if clean == why {
+        return Scrubbed::Nothing;
+    }
+    if until <= now() {
+        return remove(Scrubbed::Over);
+    }
+    if !dry && overwrite(&mut file, &format!("{first}\n{clean}\n"), text.len()).is_err() {
+        return remove(Scrubbed::NotOurs);
+    }
+    Scrubbed::Redacted
+}
+
+/// Writes `text` over the file's first `old_len` bytes (padding with newlines, which a reader
+/// trims), syncs, then cuts the file to `text`: the old reason is overwritten where it lay.
+fn overwrite(file: &mut std::fs::File, text: &str, old_len: usize) -> std::io::Result<()> {
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.resize(bytes.len().max(old_len), b'\n');
+    file.rewind()?;
+    file.write_all(&bytes)?;
+    file.sync_data()?;
+    file.set_len(text.len() as u64)?;
+    file.sync_data()
 }
 
 pub fn clear(config: &Config) {

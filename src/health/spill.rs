@@ -1,5 +1,6 @@
 //! The spill folder as it stands: how many events wait for the database, since when, why (the
-//! log's newest word on it), and how many files were set aside as unusable.
+//! log's newest word on it), how many were written by a newer claude-mem (which this one never
+//! applies), and how many files were set aside as unusable.
 
 use std::fs;
 use std::path::PathBuf;
@@ -15,6 +16,9 @@ pub struct Spill {
     pub oldest: Option<SystemTime>,
     /// Why they wait, as the hooks last logged it (the database's error).
     pub why: Option<String>,
+    /// Events a newer claude-mem wrote in a format this one does not know (`<id>.vN.json`):
+    /// they wait for it, not for the database.
+    pub newer: usize,
     /// Spill files set aside in the quarantine folder.
     pub quarantined: usize,
 }
@@ -22,7 +26,15 @@ pub struct Spill {
 pub fn look(config: &Config) -> Spill {
     let mut spill = Spill::default();
     for dir in [config.spill_dir(), config.fallback_dir().join("spill")] {
-        for (_, modified) in waiting_in(dir) {
+        for (path, modified) in waiting_in(dir) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if crate::spill::is_newer_format(&name) {
+                spill.newer += 1;
+                continue;
+            }
+            if !crate::spill::is_current_format(&name) {
+                continue;
+            }
             spill.waiting += 1;
             if let Some(m) = modified {
                 spill.oldest = Some(spill.oldest.map_or(m, |o| o.min(m)));

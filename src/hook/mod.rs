@@ -255,8 +255,8 @@ fn start_compression(hook: Hook, config: &Config, store: &crate::store::Store) {
 }
 
 /// Once per session, what keeps the next outage harmless: the reserve slots for a full disk
-/// are put back, and a WAL that still holds deleted private pages, or captures left to
-/// number, are handed to maintenance.
+/// are put back, and a WAL that still holds deleted private pages, captures left to number, or
+/// rows private turns left, are handed to maintenance.
 fn session_start_chores(config: &Config, log: &Log) {
     if let Err(err) = spill::replenish(config) {
         log.line(
@@ -264,7 +264,10 @@ fn session_start_chores(config: &Config, log: &Log) {
             &format!("could not set space aside for a full disk: {err}"),
         );
     }
-    if config.scrub_flag().exists() || config.numbering_flag().exists() {
+    if config.scrub_flag().exists()
+        || config.numbering_flag().exists()
+        || config.purge_flag().exists()
+    {
         detach::maintain(config);
     }
 }

@@ -8,7 +8,8 @@
 //! written data, only a power loss would) and is removed once the write is in. Then it waits
 //! its turn behind the other hooks that wait (see `turn`). A WAL grown huge behind a reader
 //! would make opening the database itself slow: then the write is spilled without opening it,
-//! and the maintenance process catches up.
+//! and the maintenance process catches up. So is a write while a rebuild holds the lock for
+//! seconds (see `store::rebuild::under_way`): waiting would cost the whole budget.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -43,6 +44,16 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
         );
         return keep(config, write, log, &why);
     }
+    if store::rebuild::under_way(&config.data_dir) {
+        return keep(
+            config,
+            write,
+            log,
+            &anyhow::anyhow!(
+                "a rebuild holds it (forget, scrub or maintenance); kept without waiting"
+            ),
+        );
+    }
     if store::wal_bytes(config) > store::WAL_OPEN_MAX {
         detach::maintain(config);
         return keep(
@@ -64,16 +75,12 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             let mut store = Store::open(config, deadline)?;
             // Only a run that has to wait pays for the spill file, and then waits its turn.
-            let turn = match wait.then(|| turn::take(&config.turn_lock(), deadline)) {
-                Some(Waited::TooLong) => {
-                    anyhow::bail!("waited the whole budget behind other hooks waiting for the lock")
-                }
-                Some(Waited::Turn(turn)) => Some(turn),
-                Some(Waited::Unavailable) | None => None,
-            };
-            store.wait_until(if wait { deadline } else { Instant::now() })?;
-            // The next waiter's turn begins as soon as this one has the lock.
-            store.apply_locked(write, || drop(turn))?;
+            if wait {
+                wait_and_apply(&mut store, config, write, deadline)?;
+            } else {
+                store.wait_until(Instant::now())?;
+                store.apply(write)?;
+            }
             let backlog = take_in(&mut store, config, log, slice);
             anyhow::Ok((store, backlog))
         }))
@@ -136,6 +143,40 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
         }
         None => keep(config, write, log, &failure),
     }
+}
+
+/// Applies `write` once it is this run's turn to wait for the lock, or sooner, when a look of
+/// its own between turns finds the database free (the holder of the turn may be stopped).
+fn wait_and_apply(
+    store: &mut Store,
+    config: &Config,
+    write: &Write,
+    deadline: Instant,
+) -> anyhow::Result<()> {
+    let mut looked = None;
+    let waited = turn::take(&config.turn_lock(), deadline, &mut || {
+        let tried = store
+            .wait_until(Instant::now())
+            .and_then(|()| store.apply(write));
+        match tried {
+            Err(err) if store::is_busy(&err) => false,
+            done => {
+                looked = Some(done);
+                true
+            }
+        }
+    });
+    let turn = match waited {
+        Waited::Done => return looked.unwrap_or(Ok(())),
+        Waited::TooLong => {
+            anyhow::bail!("waited the whole budget behind other hooks waiting for the lock")
+        }
+        Waited::Turn(turn) => Some(turn),
+        Waited::Unavailable => None,
+    };
+    store.wait_until(deadline)?;
+    // The next waiter's turn begins as soon as this one has the lock.
+    store.apply_locked(write, || drop(turn))
 }
 
 /// Keeps `write` in the spill folder after the database failed with `failure`.

@@ -166,6 +166,15 @@ pub fn ingest(store: &mut Store, config: &Config, log: &Log, slice: Slice) -> Ba
     backlog
 }
 
+/// Whether a write waits in the data dir's spill folder (one read of the folder).
+pub fn any_waiting(config: &Config) -> bool {
+    fs::read_dir(config.spill_dir()).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| is_current_format(&e.file_name().to_string_lossy()))
+    })
+}
+
 /// The fallback folder's spill folder, when the folder exists and is ours.
 fn fallback_spill(config: &Config, log: &Log) -> Option<PathBuf> {
     let fallback = config.fallback_dir();
@@ -379,9 +388,20 @@ pub fn forget(config: &Config, covers: &dyn Fn(&Write) -> bool, remove: bool) ->
 }
 
 /// `<uuid>.json`; anything else, `<id>.v2.json` of a later format included, is not ours to read.
-fn is_current_format(name: &str) -> bool {
+pub fn is_current_format(name: &str) -> bool {
     name.strip_suffix(".json")
         .is_some_and(|stem| !stem.is_empty() && !stem.contains('.'))
+}
+
+/// `<id>.v<N>.json`: a write of a later format, left for the version that knows it.
+pub fn is_newer_format(name: &str) -> bool {
+    name.strip_suffix(".json")
+        .and_then(|stem| stem.rsplit_once(".v"))
+        .is_some_and(|(id, n)| {
+            is_current_format(&format!("{id}.json"))
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// What became of one spill file.
@@ -505,5 +525,18 @@ mod tests {
         ));
         assert!(!is_current_format(".json"));
         assert!(!is_current_format("x.json.tmp-12"));
+        assert!(is_newer_format(
+            "0191a2b3-0000-7000-8000-000000000000.v2.json"
+        ));
+        for other in [
+            "a.json",
+            "a.v.json",
+            "a.vx.json",
+            ".v2.json",
+            "a.b.v2.json",
+            "a.v2",
+        ] {
+            assert!(!is_newer_format(other), "{other}");
+        }
     }
 }

@@ -13,7 +13,8 @@
 //! already here is left as it is, so importing twice stores once and several files merge. What
 //! is read is not trusted: it is checked whole before anything is stored ([`parse`] of every
 //! line), and its text goes through today's privacy and secret rules (as `scrub` applies them)
-//! on the way in. [`Importer`] takes records from any source: the JSON Lines reader here, and
+//! on the way in; calls of claude-mem's own MCP tools (an earlier version stored them) are
+//! skipped, as the hooks skip them. [`Importer`] takes records from any source: the JSON Lines reader here, and
 //! later a reader of thedotmack/claude-mem's database.
 
 use std::io::Write;
@@ -27,6 +28,7 @@ use super::scrub::{clean_payload, clean_text};
 use super::slices::Slicer;
 use crate::clock;
 use crate::privacy::secrets::Redactor;
+use crate::settings::mcp::is_our_tool;
 
 /// The name every header carries, and the version of it this claude-mem writes and reads.
 pub const FORMAT_NAME: &str = "claude-mem";
@@ -551,6 +553,9 @@ pub struct Importer<'a> {
     /// Per type ([`TYPES`] order): records stored, and records that were here already.
     pub stored: Counts,
     pub present: Counts,
+    /// Calls of claude-mem's own MCP tools, which an earlier version stored and exported: never
+    /// stored (see `settings::mcp::is_our_tool`).
+    pub ours: i64,
 }
 
 impl<'a> Importer<'a> {
@@ -559,6 +564,7 @@ impl<'a> Importer<'a> {
             redactor,
             stored: [0; TYPES.len()],
             present: [0; TYPES.len()],
+            ours: 0,
         }
     }
 
@@ -581,6 +587,12 @@ impl<'a> Importer<'a> {
     }
 
     fn store(&mut self, conn: &Connection, record: &Record) -> Result<()> {
+        if let Record::Observation(q) = record
+            && q.tool_name.as_deref().is_some_and(is_our_tool)
+        {
+            self.ours += 1;
+            return Ok(());
+        }
         let r = self.redactor;
         let inserted = match record {
             Record::Session(s) => conn.prepare_cached(INSERT_SESSION)?.execute(params![

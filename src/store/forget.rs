@@ -18,8 +18,8 @@ use std::collections::{HashMap, HashSet};
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::purge::LAST_MESSAGE as LAST_MESSAGE_AFTER_PURGE;
 use super::slices::Slicer;
-use super::write::LAST_MESSAGE_AFTER_PURGE;
 use crate::ops::{Change, Write};
 
 /// What to forget.

@@ -19,6 +19,7 @@ pub mod fts;
 pub mod integrity;
 pub mod lean;
 pub mod numbering;
+pub mod purge;
 pub mod queue;
 pub mod read;
 pub mod rebuild;
@@ -71,6 +72,8 @@ pub struct Store {
     wal_path: PathBuf,
     /// Set while captures are left to number (see [`numbering`]).
     numbering_flag: PathBuf,
+    /// Set while private turns have rows left (see [`purge`]).
+    purge_flag: PathBuf,
     /// Set when there is maintenance a hook must not do itself: after a commit, or after an
     /// upgrade that deleted rows.
     maintenance: Option<Maintenance>,
@@ -87,6 +90,8 @@ pub enum Maintenance {
     Rebuild,
     /// Captures stored before their prompt are left to number.
     Number,
+    /// Rows of private turns are left to remove.
+    Purge,
 }
 
 /// A database (or data dir) that will not work until a person acts: someone else's file, a
@@ -156,6 +161,7 @@ impl Store {
             conn,
             wal_path: wal_path.into(),
             numbering_flag: config.numbering_flag(),
+            purge_flag: config.purge_flag(),
             maintenance,
         })
     }
@@ -177,8 +183,12 @@ impl Store {
             numbering::flag_left(&self.numbering_flag);
             self.maintenance = self.maintenance.or(Some(Maintenance::Number));
         }
+        if applied.purged.left {
+            purge::flag_left(&self.purge_flag);
+            self.maintenance = self.maintenance.or(Some(Maintenance::Purge));
+        }
         self.after_commit(
-            applied.purged,
+            applied.purged.removed,
             matches!(write.change, Change::SessionEnd { .. }),
         );
         Ok(())
@@ -202,13 +212,17 @@ impl Store {
     /// Past [`WAL_INLINE_MAX`] the copy is left to the maintenance process. After a private
     /// turn was purged, TRUNCATE whatever the size, so that the WAL keeps no old copy of its
     /// pages; if a reader prevents that, the maintenance process retries until it succeeds.
+    /// Either way, it then rebuilds the file (the purge asked for it): old copies of the rows
+    /// stay in live pages otherwise.
     fn after_commit(&mut self, purged: bool, session_end: bool) {
         let wal = self.wal_bytes();
         let _ = self.conn.busy_timeout(Duration::ZERO);
         if purged {
-            if !self.copy_back_and_truncate() {
-                self.maintenance = Some(Maintenance::Scrub);
-            }
+            self.maintenance = if self.copy_back_and_truncate() {
+                self.maintenance.or(Some(Maintenance::Rebuild))
+            } else {
+                Some(Maintenance::Scrub)
+            };
         } else if wal > WAL_INLINE_MAX {
             self.maintenance = Some(Maintenance::Checkpoint);
         } else if wal > WAL_CHECKPOINT_BYTES {

@@ -174,6 +174,8 @@ pub fn claim(conn: &Connection, claim: &Claim, now: DateTime<Utc>) -> Result<Vec
     let at = clock::stamp(now);
     let until = clock::stamp(now + chrono::Duration::from_std(claim.lease)?);
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    // What private turns left may not wait for the maintenance process: no consumer gets it.
+    super::purge::all_left(&tx)?;
     let limit = claim.limit as i64;
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![&limit, &at, &claim.consumer, &until, &token];
     if let Some(session) = &claim.session {

@@ -493,11 +493,11 @@ pub fn sweep(conn: &Connection, slicer: &Slicer, wait: Duration) -> Result<bool>
 /// Converts a database made without `auto_vacuum = INCREMENTAL` (before schema v7), so that
 /// it can give pages back from now on: one whole rebuild (see `rebuild`), which holds the write
 /// lock while it rewrites the file (hooks spill meanwhile). Returns whether it converted.
-pub fn convert(conn: &Connection, temp_dir: &Path) -> Result<bool> {
+pub fn convert(conn: &Connection, data_dir: &Path) -> Result<bool> {
     if incremental(conn)? {
         return Ok(false);
     }
-    super::rebuild::database(conn, temp_dir)?;
+    super::rebuild::database(conn, data_dir)?;
     Ok(true)
 }
 

@@ -10,6 +10,7 @@ use anyhow::Result;
 use rusqlite::{Transaction, params};
 
 use super::numbering;
+use super::purge::{self, Found, Purged};
 use crate::ops::{Change, Observation, SessionRef, Write};
 
 // The statements a hook runs, each an index probe (see the test at the end).
@@ -45,14 +46,6 @@ const INSERT_PROMPT: &str =
 const INSERT_PRIVATE_TURN: &str =
     "INSERT OR IGNORE INTO private_turns (prompt_id, session_id, created_at)
          VALUES (?1, ?2, ?3)";
-const FORGET_CAPTURES_BY_ID: &str = "DELETE FROM pending_queue
-                  WHERE session_id = ?1 AND prompt_id = ?2 AND prompt_number IS NULL";
-const FORGET_SUMMARY_BY_ID: &str = "DELETE FROM pending_queue
-                  WHERE kind = 'summary' AND session_id = ?1 AND prompt_id = ?2";
-pub(super) const LAST_MESSAGE_AFTER_PURGE: &str = "UPDATE sessions SET last_assistant_message =
-                 (SELECT json_extract(raw_output, '$.last_assistant_message') FROM pending_queue
-                   WHERE session_id = ?1 AND kind = 'summary' ORDER BY created_at DESC LIMIT 1)
-             WHERE session_id = ?1";
 const PROMPT_COUNT: &str = "SELECT prompt_count FROM sessions WHERE session_id = ?1";
 const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO pending_queue (id, kind, session_id, prompt_id,
                  prompt_number, event, project_dir, raw_output, priority,
@@ -85,23 +78,15 @@ const COUNT_PROMPT: &str =
 const LOG_EVENT: &str =
     "INSERT OR IGNORE INTO event_log (id, session_id, event, detail, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5)";
-/// Without a prompt_id, a turn is the time from its prompt to the session's next one.
-const FORGET_CAPTURES_BY_TIME: &str = "DELETE FROM pending_queue
-     WHERE prompt_number IS NULL AND session_id = ?1 AND prompt_id IS NULL AND created_at >= ?2
-       AND created_at < COALESCE((SELECT MIN(created_at) FROM user_prompts
-                                   WHERE session_id = ?1 AND created_at > ?2), '~')";
-const FORGET_SUMMARY_BY_TIME: &str = "DELETE FROM pending_queue
-     WHERE kind = 'summary' AND session_id = ?1 AND prompt_id IS NULL AND created_at >= ?2
-       AND created_at < COALESCE((SELECT MIN(created_at) FROM user_prompts
-                                   WHERE session_id = ?1 AND created_at > ?2), '~')";
 
 /// The raw backlog Stop records is counted up to this many items.
 const RAW_BACKLOG_CAP: i64 = 1000;
 
 /// What a committed write leaves for after the commit.
 pub struct Applied {
-    /// Rows of a private turn were deleted: their old pages must leave the WAL too.
-    pub purged: bool,
+    /// What the purge of a private turn did: rows deleted (their old pages must leave the WAL
+    /// too, and old copies the file: a rebuild is asked for), and rows left (see [`purge`]).
+    pub purged: Purged,
     /// Captures stored before their prompt are left to number (see [`numbering`]).
     pub numbering_left: bool,
 }
@@ -109,7 +94,7 @@ pub struct Applied {
 pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
     upsert_session(tx, write)?;
     let s = &write.session;
-    let mut purged = false;
+    let mut purged = Purged::default();
     let mut numbering_left = false;
     match &write.change {
         Change::Observation(o) => observation(tx, write, o)?,
@@ -226,44 +211,21 @@ fn prompt(
     )?)
 }
 
-/// Records the turn as private and removes what was stored of it before this write landed.
-/// Returns whether anything was removed.
-fn private_prompt(tx: &Transaction, write: &Write, prompt_id: Option<&str>) -> Result<bool> {
+/// Records the turn as private and removes what was stored of it before this write landed
+/// (a bounded part: see [`purge`]).
+fn private_prompt(tx: &Transaction, write: &Write, prompt_id: Option<&str>) -> Result<Purged> {
     let s = &write.session;
     let key = prompt_id.unwrap_or(&write.id);
     let inserted = tx.execute(INSERT_PRIVATE_TURN, params![key, s.session_id, write.at])?;
     if inserted == 0 {
-        return Ok(false);
+        return Ok(Purged::default());
     }
     count_prompt(tx, &s.session_id)?;
-    forget_turn(tx, &s.session_id, prompt_id, &write.at)
-}
-
-/// Removes the captures and summary request of a private turn, overwriting the freed pages.
-/// Captures of a private turn never got a prompt number (its prompt is not stored), so the
-/// partial index `pending_queue_unnumbered` finds them. Without a prompt_id, the turn is the
-/// time from its prompt to the session's next one.
-fn forget_turn(
-    tx: &Transaction,
-    session_id: &str,
-    prompt_id: Option<&str>,
-    at: &str,
-) -> Result<bool> {
-    tx.execute_batch("PRAGMA secure_delete = ON")?;
-    let removed = match prompt_id {
-        Some(prompt_id) => {
-            tx.execute(FORGET_CAPTURES_BY_ID, params![session_id, prompt_id])?
-                + tx.execute(FORGET_SUMMARY_BY_ID, params![session_id, prompt_id])?
-        }
-        None => {
-            tx.execute(FORGET_CAPTURES_BY_TIME, params![session_id, at])?
-                + tx.execute(FORGET_SUMMARY_BY_TIME, params![session_id, at])?
-        }
+    let found = match prompt_id {
+        Some(prompt_id) => Found::ById(prompt_id),
+        None => Found::ByTime { at: &write.at },
     };
-    if removed > 0 {
-        tx.execute(LAST_MESSAGE_AFTER_PURGE, [session_id])?;
-    }
-    Ok(removed > 0)
+    purge::in_a_write(tx, &s.session_id, key, found)
 }
 
 fn summary_request(
@@ -383,11 +345,12 @@ mod tests {
             numbering::NUMBER_CAPTURES,
             numbering::NEXT_PROMPT,
             INSERT_PRIVATE_TURN,
-            FORGET_CAPTURES_BY_ID,
-            FORGET_SUMMARY_BY_ID,
-            FORGET_CAPTURES_BY_TIME,
-            FORGET_SUMMARY_BY_TIME,
-            LAST_MESSAGE_AFTER_PURGE,
+            purge::CAPTURES_BY_ID,
+            purge::SUMMARIES_BY_ID,
+            purge::CAPTURES_BY_TIME,
+            purge::SUMMARIES_BY_TIME,
+            purge::LAST_MESSAGE,
+            purge::NEXT_LEFT,
             PROMPT_COUNT,
             INSERT_SUMMARY,
             LAST_MESSAGE,

@@ -452,6 +452,54 @@ fn a_burst_of_waiting_hooks_all_get_their_turn() {
     );
 }
 
+/// Regression: waiting hooks take turns on a lock of `hooks.turn`, and only the holder looked
+/// at the database; a holder stopped (SIGSTOP, a debugger) made every other waiter spend its
+/// whole budget in line and spill its event, though the database was free. Here the test holds
+/// the turn and never lets go: the waiting hooks must find the database free by themselves.
+#[cfg(unix)]
+#[test]
+fn a_stopped_turn_holder_does_not_make_waiting_hooks_spill() {
+    const N: usize = 4;
+    let env = Env::new();
+    assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
+    // Nothing but the hooks themselves may take in what they keep.
+    let _maintenance = env.hold_maintenance();
+    let turn = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(env.data_dir.join("hooks.turn"))
+        .unwrap();
+    assert!(try_flock(&turn));
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let started = Instant::now();
+    let children: Vec<_> = (0..N)
+        .map(|i| {
+            env.spawn_hook(
+                "capture",
+                &post_tool_use("s", "Bash", &format!("w-{i}"), json!({})),
+            )
+        })
+        .collect();
+    // Each keeps its event in the spill folder before it starts to wait.
+    while env.spilled().len() < N {
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    holder.execute_batch("ROLLBACK").unwrap();
+    for child in children {
+        assert_ack(&child.wait_with_output().unwrap());
+    }
+    let log = env.log();
+    assert_eq!(log.matches("event kept in").count(), 0, "{log}");
+    assert!(env.spilled().is_empty(), "{:?}", env.spilled());
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id LIKE 'w-%'") as usize,
+        N
+    );
+    drop(turn);
+}
+
 #[test]
 fn a_held_lock_spills_within_the_budget_and_the_next_run_ingests_once() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "500");

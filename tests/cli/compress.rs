@@ -824,6 +824,42 @@ fn errors_that_are_not_the_batchs_give_the_items_back_and_pause() {
     assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
 }
 
+/// Regression: `compress --auto` (which the hooks start after a session) with no `claude` to
+/// run read the whole queue before it found out (126,000 pages, 5.7 to 7.7 s on a 100,000-capture
+/// database), and claimed and gave back a batch. The model program is looked for first: a run
+/// without one pauses compression and reads nothing; the database is left byte for byte.
+#[test]
+fn compress_auto_without_claude_pauses_before_reading_the_queue() {
+    let env = Env::new().with("PATH", "/nonexistent");
+    working_session(&env, "s1");
+    env.db()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let files = || {
+        ["memory.db", "memory.db-wal"].map(|f| fs::read(env.data_dir.join(f)).unwrap_or_default())
+    };
+    let before = files();
+    let out = compress(&env, &["--auto"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(files() == before, "the database was written");
+    let paused = fs::read_to_string(env.data_dir.join("compress.paused")).unwrap();
+    assert!(paused.contains("no Claude Code found"), "{paused}");
+    assert!(
+        env.log().contains("stopped: no Claude Code found"),
+        "{}",
+        env.log()
+    );
+    // By hand it says so, and how many items wait.
+    let out = compress(&env, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no Claude Code found") && err.contains("6 items wait"),
+        "{err}"
+    );
+    assert_eq!(queue_states(&env), [json!(["raw", 0, 0])]);
+}
+
 /// What Claude Code 2.1.330 prints for `claude -p --output-format json` with no login
 /// (`is_error: true`, `api_error_status: null`, "Not logged in · Please run /login").
 const NOT_LOGGED_IN: &str = include_str!("../fixtures/compress/not-logged-in.json");

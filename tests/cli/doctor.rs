@@ -921,3 +921,31 @@ fn doctor_warns_when_the_daily_budget_is_spent() {
     assert_eq!(status(&report, "compress", spent), "warn");
     assert!(fix(&report, "compress", spent).contains("CLAUDE_MEM_COMPRESS_DAILY_TOKENS"));
 }
+
+/// Regression: spill files a newer claude-mem wrote (`<id>.v2.json`, which this version renames
+/// so and never applies) were counted as events waiting for the database, and doctor offered
+/// `maintain`, which never applies them. They are a warning of their own: they wait for the
+/// newer claude-mem, and the fix is to upgrade.
+#[cfg(unix)]
+#[test]
+fn events_of_a_newer_claude_mem_wait_for_it_not_for_maintain() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env();
+    install(&env, &[]);
+    session_start(&env);
+    let spill = env.data_dir.join("spill");
+    for n in 1..=2 {
+        let file = spill.join(format!("{}.v2.json", harness::spill_stem(n)));
+        fs::write(&file, r#"{"format": 2}"#).unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(status(&report, "spill", "nothing waiting"), "ok");
+    let newer = "2 events written by a newer claude-mem wait for it";
+    assert_eq!(status(&report, "spill", newer), "warn");
+    assert!(fix(&report, "spill", newer).starts_with("upgrade claude-mem"));
+    let status = env.command().args(["status", "--json"]).output().unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["spill"]["waiting"], 0, "{status:#}");
+}

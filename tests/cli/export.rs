@@ -780,3 +780,66 @@ fn a_pipe_or_a_fifo_is_read_as_a_stream() {
     let err = failed(&out, 1);
     assert!(err.contains("is a folder"), "{err}");
 }
+
+/// Regression: an export made by an earlier version can hold calls of claude-mem's own MCP
+/// tools (a `get` answer quotes a whole other session), which the hooks no longer store and
+/// schema v8 deleted; import stored them again. It skips them now, and says how many.
+#[test]
+fn import_skips_calls_of_our_own_mcp_tools_and_says_so() {
+    let env = Env::new();
+    let file = env.root.path().join("old.jsonl");
+    let header = json!({"format": "claude-mem/1"});
+    let session = json!({"type": "session", "session_id": A, "project_dir": PROJECT,
+        "cwd": PROJECT, "transcript_path": null, "source": "startup", "model": null,
+        "status": "closed", "prompt_count": 1, "last_assistant_message": null,
+        "started_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z",
+        "ended_at": null, "end_reason": null});
+    let call = |n: u32, tool: &str, text: &str| {
+        json!({"type": "observation", "id": format!("01950000-0000-7000-8000-00000000000{n}"),
+            "session_id": A, "tool_use_id": format!("t{n}"), "prompt_id": "p1",
+            "prompt_number": 1, "event": "PostToolUse", "tool_name": tool,
+            "project_dir": PROJECT, "files_touched": [],
+            "raw_output": {"tool_input": {"ids": ["0a1b2c3d"]},
+                           "tool_response": [{"type": "text", "text": text}]},
+            "priority": 1, "status": "raw", "attempts": 0, "claimed_by": null,
+            "claimed_at": null, "lease_until": null, "last_error": null, "payload_bytes": 100,
+            "truncated": false, "created_at": "2026-01-01T00:00:01.000Z",
+            "updated_at": "2026-01-01T00:00:01.000Z"})
+    };
+    let lines = [
+        header,
+        session,
+        call(1, "Bash", "keptoutput"),
+        call(2, "mcp__claude-mem__get", "ownanswerone"),
+        call(3, "mcp__plugin_memory_claude-mem__search", "ownanswertwo"),
+        call(4, "mcp__memory__search", "otheranswer"),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    assert_eq!(
+        ok(&import(&env, &file)),
+        format!(
+            "Imported 1 session, 2 tool calls from {}; skipped 2 calls of claude-mem's own MCP \
+             tools (an earlier version stored them).\n",
+            file.display()
+        )
+    );
+    assert_eq!(
+        ids(
+            &env,
+            "SELECT tool_name FROM pending_queue ORDER BY tool_use_id"
+        ),
+        ["Bash", "mcp__memory__search"]
+    );
+    for own in ["ownanswerone", "ownanswertwo"] {
+        assert_eq!(files_holding(&env.data_dir, own), Vec::<PathBuf>::new());
+    }
+    assert_eq!(
+        ok(&import(&env, &file)),
+        format!(
+            "Imported nothing from {}; all of it was here already; skipped 2 calls of \
+             claude-mem's own MCP tools (an earlier version stored them).\n",
+            file.display()
+        )
+    );
+}

@@ -472,3 +472,154 @@ fn the_context_budget_counts_what_claude_code_counts() {
         "the newest session is listed: {text}"
     );
 }
+
+/// Regression: the purge of a turn whose prompt turned out to be private as a whole deleted its
+/// rows, but a deleted row leaves older copies in the unused space of live pages (a page split
+/// keeps copies of the cells it moved; the session row, rewritten at every Stop, keeps its old
+/// cells): a private turn's output stayed readable in the database. Here a session's tool calls
+/// and Stops are stored before their prompts (as when the prompts' writes waited), interleaved
+/// with two other sessions over pages that split, the search index built midway; then the
+/// prompts arrive, each private as a whole. None of the turns' texts may be in any file once
+/// the maintenance process the purges started is done.
+#[cfg(unix)]
+#[test]
+fn a_private_turns_purge_left_old_copies_in_live_pages() {
+    use crate::harness::memory::{PROJECT, event as session_event, found, interleaved, words_of};
+    const B: &str = "22222222-2222-4222-8222-bbbbbbbbbbbb";
+    let env = Env::new();
+    let others = [
+        ("11111111-1111-4111-8111-aaaaaaaaaaaa", "alpha"),
+        ("33333333-3333-4333-8333-cccccccccccc", "gamma"),
+    ];
+    let hook = |name: &str, event_name: &str, extra: Value| {
+        assert_ack(&env.hook(name, &session_event(event_name, B, PROJECT, extra)));
+    };
+    let mut seed = 11u64;
+    for n in 0..12 {
+        interleaved(&env, &others, n..n + 1);
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let filler: String = (0..300 + (seed >> 33) as usize % 4700)
+            .map(|i| (b'a' + ((seed >> (i % 50)) % 26) as u8) as char)
+            .collect();
+        let prompt_id = format!("{B}-p{n}");
+        hook(
+            "capture",
+            "PostToolUse",
+            json!({"prompt_id": prompt_id, "tool_name": "Bash", "tool_use_id": format!("b-{n}"),
+                   "tool_input": {"command": format!("cat beta{n:02}command")},
+                   "tool_response": {"stdout": format!("beta{n:02}output {filler} beta{n:02}output"),
+                                     "stderr": ""}}),
+        );
+        hook(
+            "summary",
+            "Stop",
+            json!({"prompt_id": prompt_id,
+                   "last_assistant_message": format!("beta{n:02}message {}", &filler[..200])}),
+        );
+        if n == 6 {
+            assert_eq!(found(&env, "beta03output"), ["Bash"]);
+        }
+    }
+    for n in 0..12 {
+        hook(
+            "prompt",
+            "UserPromptSubmit",
+            json!({"prompt_id": format!("{B}-p{n}"),
+                   "prompt": format!("<private>beta{n:02}prompt</private>")}),
+        );
+    }
+    // A prompt that found a rebuild under way (started by the purges before it) was kept in
+    // the spill folder: the maintenance process takes it in after its rebuild, and rebuilds
+    // again.
+    let started = std::time::Instant::now();
+    let rows_of_b = format!("SELECT COUNT(*) FROM pending_queue WHERE session_id = '{B}'");
+    while env.count("SELECT COUNT(*) FROM meta WHERE key = 'rebuild'") > 0
+        || env.count(&rows_of_b) > 0
+        || !env.spilled().is_empty()
+    {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no rebuild: {}",
+            env.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    env.wait_for_maintenance();
+    let disk = everything_on_disk(&env);
+    let left: Vec<String> = words_of("beta", 12)
+        .into_iter()
+        .filter(|w| contains(&disk, w))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "{} left: {left:?} in {:?}",
+        left.len(),
+        left.iter()
+            .flat_map(|w| files_holding(env.root.path(), w))
+            .collect::<std::collections::BTreeSet<_>>()
+    );
+    assert!(words_of("gamma", 12).iter().all(|w| contains(&disk, w)));
+}
+
+/// Regression: a private prompt without prompt_id (Claude Code before 2.1.196) removes its
+/// turn's captures by time; in a session of 100,000 such captures the prompt hook took 451 ms
+/// doing it. The hook now removes a bounded part and names the turn in the database; a
+/// consumer's claim removes the rest before it hands out anything, and the maintenance process
+/// does otherwise; then the file is rebuilt. Here the turn's 1,000 captures are stored before
+/// its prompt (as by a Claude Code that sends its events out of order).
+#[cfg(unix)]
+#[test]
+fn a_private_prompt_removes_a_long_turn_in_bounded_steps() {
+    let env = Env::new();
+    let without_id = |name: &str, extra: Value| {
+        let mut e = json!({"session_id": "s", "cwd": "/p", "hook_event_name": name});
+        e.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        e.to_string().into_bytes()
+    };
+    assert_ack(&env.hook(
+        "prompt",
+        &without_id("UserPromptSubmit", json!({"prompt": "hello"})),
+    ));
+    let mut db = env.db();
+    let tx = db.transaction().unwrap();
+    for n in 0..1000 {
+        tx.execute(
+            "INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name,
+                 raw_output, created_at, updated_at)
+             VALUES (printf('late-%04d', ?1), 's', printf('late-%04d', ?1), 'PostToolUse',
+                 'Bash', printf('{\"stdout\":\"SECRET-%04d\"}', ?1),
+                 strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+1 minute'), 'x')",
+            [n],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    drop(db);
+    let maintenance = env.hold_maintenance();
+    assert_ack(&env.hook(
+        "prompt",
+        &without_id(
+            "UserPromptSubmit",
+            json!({"prompt": "<private>SECRET-P</private>"}),
+        ),
+    ));
+    let left = || env.count("SELECT COUNT(*) FROM pending_queue WHERE id LIKE 'late-%'");
+    assert_eq!(left(), 800, "the hook removes 200");
+    // A consumer is handed none of them.
+    let claimed = env
+        .command()
+        .args(["queue", "claim", "--limit", "1000"])
+        .output()
+        .unwrap();
+    assert_eq!(claimed.status.code(), Some(0));
+    assert!(!contains(&claimed.stdout, "SECRET"));
+    assert_eq!(left(), 0);
+    drop(maintenance);
+    let out = env.command().arg("maintain").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!contains(&everything_on_disk(&env), "SECRET"));
+}

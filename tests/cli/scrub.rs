@@ -296,3 +296,60 @@ fn a_compression_calls_error_is_scrubbed_too() {
         ["the model answered with an error: cannot use [REDACTED:custom]"]
     );
 }
+
+/// Regression: the compression pause file (`compress.paused`) keeps the model's error as its
+/// reason, and an earlier build wrote it without redacting it: scrub left it as it was. A pause
+/// still in force is rewritten redacted and holds; one that is over goes; a file that is not a
+/// pause file of ours goes.
+#[cfg(unix)]
+#[test]
+fn scrub_rewrites_the_compression_pause_without_its_secrets() {
+    let env = Env::new();
+    session(&env, A, PROJECT, &["xi1"]);
+    let paused = env.data_dir.join("compress.paused");
+    let later = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3600;
+    std::fs::write(
+        &paused,
+        format!("{later} login\nInvalid API key {ACME} · Please run /login\n"),
+    )
+    .unwrap();
+    let dry = ok(&scrub(&env, &["--dry-run"]));
+    assert!(
+        dry.contains("Would redact the reason kept with the compression pause"),
+        "{dry}"
+    );
+    assert!(!files_holding(&env.data_dir, ACME).is_empty());
+
+    let done = ok(&scrub(&env, &[]));
+    assert!(
+        done.contains("Redacted the reason kept with the compression pause"),
+        "{done}"
+    );
+    nowhere(&env, ACME);
+    assert_eq!(
+        std::fs::read_to_string(&paused).unwrap(),
+        format!("{later} login\nInvalid API key [REDACTED:custom] · Please run /login\n")
+    );
+    let status = env.command().args(["status", "--json"]).output().unwrap();
+    assert!(
+        contains(&status.stdout, "[REDACTED:custom]"),
+        "the pause holds"
+    );
+
+    // Over, with a secret in it: removed. Not ours to read: removed.
+    std::fs::write(&paused, format!("1000 login\nkey {ACME}\n")).unwrap();
+    let done = ok(&scrub(&env, &[]));
+    assert!(
+        done.contains("Removed the ended compression pause"),
+        "{done}"
+    );
+    assert!(!paused.exists());
+    std::os::unix::fs::symlink(env.root.path().join("elsewhere"), &paused).unwrap();
+    let done = ok(&scrub(&env, &[]));
+    assert!(done.contains("Removed compress.paused"), "{done}");
+    assert!(std::fs::symlink_metadata(&paused).is_err());
+}

@@ -196,8 +196,30 @@ pub fn disk(config: &Config) -> Check {
     }
 }
 
-pub fn spill_folder(config: &Config) -> Check {
+/// The spill folder's check, and one more when a newer claude-mem left events there.
+pub fn spill_folder(config: &Config) -> Vec<Check> {
     let found = spill::look(config);
+    let mut checks = vec![waiting_spill(config, &found)];
+    if found.newer > 0 {
+        checks.push(
+            Check::new(
+                "spill",
+                Verdict::Warn,
+                format!(
+                    "{} written by a newer claude-mem {} for it in {} (this version cannot \
+                     read them)",
+                    plural(found.newer as i64, "event"),
+                    if found.newer == 1 { "waits" } else { "wait" },
+                    shown(&config.spill_dir()),
+                ),
+            )
+            .fix("upgrade claude-mem: the newer version applies them"),
+        );
+    }
+    checks
+}
+
+fn waiting_spill(config: &Config, found: &spill::Spill) -> Check {
     let aside = if found.quarantined > 0 {
         format!(
             "; {} set aside as unusable in {} (why: in the log)",
@@ -230,6 +252,7 @@ pub fn spill_folder(config: &Config) -> Check {
     };
     let why = found
         .why
+        .as_ref()
         .map(|w| format!("; the database said: {w}"))
         .unwrap_or_default();
     Check::new(

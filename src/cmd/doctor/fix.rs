@@ -123,7 +123,7 @@ fn salvage(config: &Config) -> anyhow::Result<String> {
 }
 
 fn maintain(config: &Config) -> anyhow::Result<String> {
-    let report = crate::maintain::run(config)?;
+    let report = crate::maintain::run(config, false)?;
     if report.busy {
         return Ok("another claude-mem maintain is at it now".into());
     }

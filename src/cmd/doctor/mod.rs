@@ -175,7 +175,7 @@ fn all(config: &Config, claude: &ClaudeCode) -> Vec<Check> {
         checks.push(data::wal(config));
     }
     checks.push(data::disk(config));
-    checks.push(data::spill_folder(config));
+    checks.extend(data::spill_folder(config));
     checks.extend(compress::checks(config, has_ledger));
     checks.push(data::log_check(config));
     checks

@@ -57,7 +57,7 @@ pub enum Command {
     ///
     /// Any number of consumers may run at once: two never hold the same item while its lease
     /// runs, and an item is acked at most once. Items of a consumer that dies come back when
-    /// its lease ends. The README's "Consuming the queue" has the contract and an example.
+    /// its lease ends. docs/queue.md has the contract and an example.
     #[command(subcommand)]
     Queue(QueueCommand),
     /// Search the memory: prompts, tool calls, Claude's messages, memories and summaries.
@@ -169,7 +169,7 @@ pub enum Command {
     Forget(ForgetArgs),
     /// Write what was captured as JSON Lines: a header line, then one record a line.
     ///
-    /// The format is `claude-mem/1` (see the README). Filters as for search; by default the
+    /// The format is `claude-mem/1` (see docs/hygiene.md). Filters as for search; by default the
     /// current project.
     Export(ExportArgs),
     /// Read back what export wrote, or bring over thedotmack/claude-mem's memory.

@@ -23,11 +23,9 @@ mod status;
 mod timeline;
 mod uninstall;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 
-use crate::cli::{Command, Scope};
+use crate::cli::{Command, Projects, Range};
 use crate::config::Config;
 use crate::emit::{self, Report};
 use crate::recall::{self, Recall, no_database, usage};
@@ -98,26 +96,8 @@ fn nothing_captured(config: &Config) -> Report {
 }
 
 /// The project a read command is about, `None` for `--all` (see [`Recall::project`]).
-fn project(scope: &Scope, recall: &Recall) -> Result<Option<String>> {
-    recall.project(scope.project.as_deref(), scope.all)
-}
-
-/// The scope of a command that takes only which project and when (no paging, no JSON).
-fn scope_of(
-    project: &Option<PathBuf>,
-    all: bool,
-    since: &Option<String>,
-    until: &Option<String>,
-) -> Scope {
-    Scope {
-        project: project.clone(),
-        all,
-        since: since.clone(),
-        until: until.clone(),
-        limit: 0,
-        offset: 0,
-        json: false,
-    }
+fn project(projects: &Projects, recall: &Recall) -> Result<Option<String>> {
+    recall.project(projects.project.as_deref(), projects.all)
 }
 
 /// A note for an empty answer: where it looked, and how to look wider.
@@ -128,9 +108,9 @@ fn scope_hint(project: Option<&str>, what: &str) -> String {
     }
 }
 
-/// `--since` and `--until` of a scope as stored timestamps.
-fn bounds(scope: &Scope) -> Result<(Option<String>, Option<String>)> {
-    recall::bounds(scope.since.as_deref(), scope.until.as_deref(), "--")
+/// `--since` and `--until` as stored timestamps.
+fn bounds(range: &Range) -> Result<(Option<String>, Option<String>)> {
+    recall::bounds(range.since.as_deref(), range.until.as_deref(), "--")
 }
 
 /// Whether to go on deleting for good what `what` lists: `yes` (the flag), or a person's yes

@@ -202,8 +202,12 @@ pub struct PruneArgs {
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
     .args(["id", "session", "project", "since", "until"])))]
 // Here --project alone names what to delete, not a filter: its help and --all's say so.
-#[command(mut_arg("project", |a| a.help("Everything of this project (with --since/--until: of that time)")))]
-#[command(mut_arg("all", |a| a.help("With --since/--until: of every project (default: the current one)")))]
+#[command(mut_arg("project", |a| {
+    a.help("Everything of this project (with --since/--until: of that time)")
+}))]
+#[command(mut_arg("all", |a| {
+    a.help("With --since/--until: of every project (default: the current one)")
+}))]
 pub struct ForgetArgs {
     /// A session, prompt, tool call, message, memory or summary id (a prompt takes its turn
     /// along).

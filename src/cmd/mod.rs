@@ -1,8 +1,9 @@
 //! The cold commands, one file each. Each returns what to print (a [`Report`]), or an error
 //! that `emit` prints as one line with a non-zero exit.
 //!
-//! What the read commands share with the MCP server lives in `crate::recall`; here only what
-//! is theirs alone: flags read as its arguments, and the notes of an empty answer.
+//! What the read commands share with the MCP server lives in `crate::recall` (and a search
+//! request, in `search`); here only what is theirs alone: flags read as its arguments, and the
+//! notes of an empty answer.
 
 mod completions;
 mod compress;

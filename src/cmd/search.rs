@@ -1,4 +1,5 @@
-//! `search <words>`: ranked results from the search index, one line each, or JSON Lines.
+//! `search <words>`: ranked results from the search index, one line each, or JSON Lines; and
+//! the [`Request`] that the MCP `search` tool checks and runs the same way.
 
 use std::path::Path;
 

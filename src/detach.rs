@@ -27,6 +27,27 @@ pub fn compress(config: &Config) {
     }
 }
 
+/// Whether a background sync is due: sync is set up, and the last one began longer ago than
+/// `CLAUDE_MEM_SYNC_INTERVAL`. Two `stat`s, for the SessionEnd hook; the sync itself runs in
+/// the maintenance process (see `crate::sync`), never in a hook.
+pub fn sync_due(config: &Config) -> bool {
+    let Some(every) = config.sync_interval else {
+        return false;
+    };
+    let dir = config.sync_dir();
+    if !dir.join(SYNC_SETTINGS).exists() {
+        return false;
+    }
+    std::fs::metadata(dir.join(SYNC_TRIED))
+        .and_then(|m| m.modified())
+        .map_or(true, |at| at.elapsed().unwrap_or_default() >= every)
+}
+
+/// Present once sync is set up (in `Config::sync_dir`).
+pub const SYNC_SETTINGS: &str = "remote.json";
+/// Touched when a sync begins.
+pub const SYNC_TRIED: &str = "tried";
+
 fn start(args: &[&str]) {
     let Ok(exe) = std::env::current_exe() else {
         return;

@@ -27,6 +27,7 @@ mod render;
 mod settings;
 mod spill;
 mod store;
+mod sync;
 mod transcript;
 
 use std::process::ExitCode;

@@ -191,7 +191,7 @@ pub enum Record {
 }
 
 /// The record types, as the `type` field names them, in the order an export writes them.
-const TYPES: [&str; 8] = [
+pub(super) const TYPES: [&str; 8] = [
     "session",
     "prompt",
     "private_turn",
@@ -203,7 +203,7 @@ const TYPES: [&str; 8] = [
 ];
 
 impl Record {
-    fn type_name(&self) -> &'static str {
+    pub fn type_name(&self) -> &'static str {
         match self {
             Record::Session(_) => TYPES[0],
             Record::Prompt(_) => TYPES[1],
@@ -217,7 +217,7 @@ impl Record {
     }
 
     /// One line: `{"type": ..., the columns...}`.
-    fn line(&self) -> Result<String> {
+    pub fn line(&self) -> Result<String> {
         let body = match self {
             Record::Session(r) => serde_json::to_string(r)?,
             Record::Prompt(r) => serde_json::to_string(r)?,
@@ -335,6 +335,13 @@ fn made(origin: &str, lists: &[(&str, &RawValue)], extra: Option<&RawValue>) -> 
 /// How many records of each type, in [`TYPES`] order.
 pub type Counts = [i64; TYPES.len()];
 
+/// Counts `record` in `counts`.
+pub fn tally(counts: &mut Counts, record: &Record) {
+    if let Some(at) = TYPES.iter().position(|t| *t == record.type_name()) {
+        counts[at] += 1;
+    }
+}
+
 /// Writes the header and every record `filter` selects; returns how many of each type.
 pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result<Counts> {
     let header = Header {
@@ -410,7 +417,7 @@ const EXPORT_MEMORIES: &str = "SELECT * FROM memories
 const EXPORT_SUMMARIES: &str = "SELECT * FROM summaries
      WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
 
-fn session(r: &Row) -> rusqlite::Result<Session> {
+pub(super) fn session(r: &Row) -> rusqlite::Result<Session> {
     Ok(Session {
         session_id: r.get("session_id")?,
         project_dir: r.get("project_dir")?,
@@ -429,7 +436,7 @@ fn session(r: &Row) -> rusqlite::Result<Session> {
     })
 }
 
-fn prompt(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn prompt(r: &Row) -> rusqlite::Result<Record> {
     Ok(Record::Prompt(Prompt {
         id: r.get("id")?,
         session_id: r.get("session_id")?,
@@ -441,7 +448,7 @@ fn prompt(r: &Row) -> rusqlite::Result<Record> {
     }))
 }
 
-fn private_turn(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn private_turn(r: &Row) -> rusqlite::Result<Record> {
     Ok(Record::PrivateTurn(PrivateTurn {
         prompt_id: r.get("prompt_id")?,
         session_id: r.get("session_id")?,
@@ -457,7 +464,7 @@ fn json(text: String) -> Box<RawValue> {
     })
 }
 
-fn queued(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn queued(r: &Row) -> rusqlite::Result<Record> {
     let row = Queued {
         id: r.get("id")?,
         session_id: r.get("session_id")?,
@@ -490,7 +497,7 @@ fn queued(r: &Row) -> rusqlite::Result<Record> {
     })
 }
 
-fn event(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn event(r: &Row) -> rusqlite::Result<Record> {
     Ok(Record::Event(Event {
         id: r.get("id")?,
         session_id: r.get("session_id")?,
@@ -500,7 +507,7 @@ fn event(r: &Row) -> rusqlite::Result<Record> {
     }))
 }
 
-fn memory(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn memory(r: &Row) -> rusqlite::Result<Record> {
     Ok(Record::Memory(Memory {
         id: r.get("id")?,
         key: r.get("key")?,
@@ -523,7 +530,7 @@ fn memory(r: &Row) -> rusqlite::Result<Record> {
     }))
 }
 
-fn summary(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn summary(r: &Row) -> rusqlite::Result<Record> {
     Ok(Record::Summary(Summary {
         id: r.get("id")?,
         key: r.get("key")?,
@@ -586,7 +593,7 @@ impl<'a> Importer<'a> {
         Ok(())
     }
 
-    fn store(&mut self, conn: &Connection, record: &Record) -> Result<()> {
+    pub(super) fn store(&mut self, conn: &Connection, record: &Record) -> Result<()> {
         if let Record::Observation(q) = record
             && q.tool_name.as_deref().is_some_and(is_our_tool)
         {

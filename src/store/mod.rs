@@ -26,6 +26,7 @@ pub mod rebuild;
 pub mod retention;
 pub mod scrub;
 pub mod slices;
+pub mod sync;
 mod wait;
 mod write;
 

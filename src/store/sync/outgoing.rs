@@ -247,8 +247,9 @@ pub fn chunk_lines(
     seq: i64,
     leaving: &HashSet<(Table, String)>,
 ) -> Result<Lines> {
-    let mut stmt = conn
-        .prepare_cached("SELECT kind, id, gone FROM sync.known WHERE chunk = ?1 ORDER BY rowid")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, id, gone FROM sync.known WHERE chunk = ?1 ORDER BY kind, id",
+    )?;
     let held: Vec<(String, String, bool)> = stmt
         .query_map([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;

@@ -33,7 +33,7 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     let target = target(args, &mut recall)?;
     // No one may apply a spilled event of what goes while it goes (a hook takes in spilled
     // events only under this lock too).
-    let lock = detach::lock_waiting(&config.maintain_lock())
+    let lock = fsutil::lock_waiting(&config.maintain_lock())
         .context("another claude-mem maintain kept running")?;
     let store = Store::open(&config, Instant::now() + WAIT)?;
     let mut plan = forget::plan(store.conn(), &target)?;
@@ -81,7 +81,7 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     if !wal_clean {
         // Old copies of the pages stay in the WAL until a checkpoint can truncate it: the
         // maintenance process keeps trying.
-        let _ = fsutil::create_private(&config.scrub_flag());
+        crate::marks::ask_scrub(&config);
         drop(store);
         drop(lock);
         detach::maintain(&config);

@@ -44,7 +44,7 @@ pub fn import(args: &ImportArgs) -> Result<Report> {
             records += 1;
         }
     }
-    crate::layout::settle(&config)?;
+    crate::store::layout::settle(&config)?;
     let store = Store::open(&config, Instant::now() + WAIT)?;
     let mut importer = Importer::new(&config.redactor);
     let mut lines = source.lines()?;

@@ -34,7 +34,7 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         let paused = pause::scrub(&config, true);
         return Ok(format!("{}{}", text(&report, true), said(paused, true)).into());
     }
-    let lock = detach::lock_waiting(&config.maintain_lock())
+    let lock = fsutil::lock_waiting(&config.maintain_lock())
         .context("another claude-mem maintain kept running")?;
     let mut store = Store::open(&config, Instant::now() + WAIT)?;
     spill::ingest(
@@ -59,7 +59,7 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
     let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)
         .map_err(|err| super::not_rebuilt(&config, &out, &err))?;
     if !wal_clean {
-        let _ = fsutil::create_private(&config.scrub_flag());
+        crate::marks::ask_scrub(&config);
         drop(store);
         drop(lock);
         detach::maintain(&config);

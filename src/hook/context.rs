@@ -22,7 +22,6 @@ use crate::config::Config;
 use crate::emit::HookOutput;
 use crate::ops::{Change, Write};
 use crate::recorded;
-use crate::settings::mcp;
 use crate::store::compressed::KIND_CHARS;
 use crate::store::read::short_id;
 use crate::store::{
@@ -95,7 +94,7 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
     let binary = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "claude-mem".into());
-    let pointer = if mcp::status(config) {
+    let pointer = if crate::marks::mcp_registered(config) {
         Pointer::Tools
     } else {
         Pointer::Cli(&binary)

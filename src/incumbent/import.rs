@@ -24,8 +24,8 @@ use serde_json::{Map, Value as JsonValue, json};
 
 use crate::config::Config;
 use crate::render;
+use crate::store::Store;
 use crate::store::slices::Slicer;
-use crate::store::{Store, scrub};
 
 /// Rows of theirs read at once.
 const PAGE: usize = 500;
@@ -63,7 +63,7 @@ impl Counted {
 pub fn import(config: &Config, path: &Path) -> Result<Imported> {
     let theirs = open_theirs(path)?;
     let tables = Tables::read(&theirs)?;
-    crate::layout::settle(config)?;
+    crate::store::layout::settle(config)?;
     let store = Store::open(config, Instant::now() + WAIT)?;
     let mut import = Import {
         theirs: &theirs,
@@ -312,7 +312,7 @@ impl Cells {
     /// Their text at `at` as we would have stored it (see [`clean`]).
     fn clean(&self, config: &Config, at: usize) -> Option<String> {
         self.text(at)
-            .map(|t| scrub::clean_text(&config.redactor, &t).into_owned())
+            .map(|t| crate::privacy::clean_text(&config.redactor, &t).into_owned())
     }
 }
 
@@ -611,7 +611,7 @@ fn extras(config: &Config, row: &Cells, from: usize, names: &[String]) -> Map<St
         let value = match &row.0[from + offset] {
             Value::Integer(n) => json!(n),
             Value::Real(x) => json!(x),
-            Value::Text(t) => json!(scrub::clean_text(&config.redactor, t)),
+            Value::Text(t) => json!(crate::privacy::clean_text(&config.redactor, t)),
             Value::Null | Value::Blob(_) => continue,
         };
         map.insert(name.clone(), value);
@@ -633,7 +633,7 @@ fn list(config: &Config, text: Option<String>) -> String {
             _ => json!([text]).to_string(),
         },
     };
-    scrub::clean_payload(&config.redactor, None, &list).into_owned()
+    crate::privacy::clean_payload(&config.redactor, None, &list).into_owned()
 }
 
 fn first_line(text: &str) -> String {

@@ -92,7 +92,7 @@ pub fn incumbent_data_dir(config: &Config) -> PathBuf {
 
 pub fn is_ours(config: &Config, db: &Path) -> bool {
     // Our own database of an earlier release, waiting to be moved, is not the incumbent's.
-    db == config.legacy_db_path() && crate::layout::is_ours(db).unwrap_or(false)
+    db == config.legacy_db_path() && crate::store::layout::is_ours(db).unwrap_or(false)
 }
 
 fn claude_config_dir() -> PathBuf {

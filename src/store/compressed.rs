@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::queue::{self, Outcome};
 use crate::clock;
-use crate::config::Config;
+use crate::config::{Config, MAX_CALL_COST_USD, MAX_CALL_TOKENS};
 
 /// A memory's type is a label, shown on every line that lists the memory (the session-start
 /// context, `show`, the MCP answers): one line of at most this many characters. The
@@ -27,7 +27,7 @@ pub const KIND_CHARS: usize = 32;
 /// A memory's type as stored and shown: one line of at most [`KIND_CHARS`] characters,
 /// `change` (other changes) when nothing is left.
 pub fn kind(text: &str) -> String {
-    match crate::render::one_line(text, KIND_CHARS) {
+    match crate::text::one_line(text, KIND_CHARS) {
         kind if kind.is_empty() => "change".into(),
         kind => kind,
     }
@@ -177,27 +177,22 @@ pub struct Usage {
     pub estimated: bool,
 }
 
-/// The most tokens of one kind a call is taken to have used, and the most it cost: more than
-/// any model's context, far below what overflows a sum. A program reporting more (2^64 − 1,
-/// 2^63) is believed up to here, so its call still spends the day's budget.
-pub const MAX_TOKENS: u64 = 1_000_000_000;
-pub const MAX_COST_USD: f64 = 1_000.0;
 /// The most one ledger row counts for in a day's sum: all four kinds at their maximum.
-const MAX_ROW_TOKENS: i64 = 4 * MAX_TOKENS as i64;
+const MAX_ROW_TOKENS: i64 = 4 * MAX_CALL_TOKENS as i64;
 
 impl Usage {
     /// Every token read and written, cached ones included: what the budget counts.
     pub fn tokens(&self) -> u64 {
         [self.input, self.output, self.cache_read, self.cache_write]
             .into_iter()
-            .map(|n| n.min(MAX_TOKENS))
+            .map(|n| n.min(MAX_CALL_TOKENS))
             .sum()
     }
 }
 
-/// A count as stored: at most [`MAX_TOKENS`].
+/// A count as stored: at most [`MAX_CALL_TOKENS`].
 fn stored(n: u64) -> i64 {
-    n.min(MAX_TOKENS) as i64
+    n.min(MAX_CALL_TOKENS) as i64
 }
 
 /// Records `call` as pending if the day's spend leaves room for its estimate under `cap`;
@@ -255,7 +250,7 @@ pub fn settle_call(
             usage
                 .cost_usd
                 .filter(|c| c.is_finite())
-                .map(|c| c.clamp(0.0, MAX_COST_USD)),
+                .map(|c| c.clamp(0.0, MAX_CALL_COST_USD)),
             usage.estimated,
             outcome,
             error,
@@ -282,7 +277,7 @@ pub fn spent(conn: &Connection, day: &str) -> Result<Spend> {
     Ok(conn.query_row(
         "SELECT total(min(max(tokens, 0), ?2)), total(min(max(cost_usd, 0), ?3)), count(*)
            FROM compress_calls WHERE day = ?1",
-        params![day, MAX_ROW_TOKENS, MAX_COST_USD],
+        params![day, MAX_ROW_TOKENS, MAX_CALL_COST_USD],
         |r| {
             Ok(Spend {
                 tokens: r.get::<_, f64>(0)? as i64,
@@ -322,7 +317,7 @@ pub fn outlook(config: &Config, day: &str, now: DateTime<Utc>) -> Result<Outlook
     // `doctor` shows it.
     for call in &mut calls {
         if let Some(error) = &mut call.error {
-            *error = super::scrub::clean_text(&config.redactor, error).into_owned();
+            *error = crate::privacy::clean_text(&config.redactor, error).into_owned();
         }
     }
     Ok(Outlook {

@@ -24,11 +24,11 @@ use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::scrub::{clean_payload, clean_text};
 use super::slices::Slicer;
 use crate::clock;
+use crate::privacy::is_our_tool;
 use crate::privacy::secrets::Redactor;
-use crate::settings::mcp::is_our_tool;
+use crate::privacy::{clean_payload, clean_text};
 
 /// The name every header carries, and the version of it this claude-mem writes and reads.
 pub const FORMAT_NAME: &str = "claude-mem";
@@ -554,7 +554,7 @@ pub struct Importer<'a> {
     pub stored: Counts,
     pub present: Counts,
     /// Calls of claude-mem's own MCP tools, which an earlier version stored and exported: never
-    /// stored (see `settings::mcp::is_our_tool`).
+    /// stored (see `privacy::is_our_tool`).
     pub ours: i64,
 }
 
@@ -772,7 +772,7 @@ pub fn describe(counts: &Counts) -> String {
         .iter()
         .zip(NAMES)
         .filter(|(n, _)| **n > 0)
-        .map(|(n, name)| crate::render::plural(*n, name))
+        .map(|(n, name)| crate::text::plural(*n, name))
         .collect();
     if parts.is_empty() {
         "nothing".into()

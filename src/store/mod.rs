@@ -17,6 +17,7 @@ pub mod export;
 pub mod forget;
 pub mod fts;
 pub mod integrity;
+pub mod layout;
 pub mod lean;
 pub mod numbering;
 pub mod purge;
@@ -287,7 +288,7 @@ impl Store {
 /// first, and a database an older claude-mem wrote is brought up to date through
 /// [`Store::open`], as the next hook would do anyway.
 pub fn open_read_only(config: &Config, deadline: Instant) -> Result<Option<Connection>> {
-    crate::layout::settle(config)?;
+    layout::settle(config)?;
     let path = config.db_path();
     match std::fs::symlink_metadata(&path) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -33,7 +33,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::detach;
 use crate::fsutil::{self, Access};
 
 /// The row of `meta` that asks for a rebuild.
@@ -56,7 +55,7 @@ impl Mark {
         let path = data_dir.join(MARK);
         let deadline = Instant::now() + MARK_WAIT;
         loop {
-            if let Some(file) = detach::try_lock(&path) {
+            if let Some(file) = fsutil::try_lock(&path) {
                 return Some(Mark { path, _file: file });
             }
             if Instant::now() >= deadline {
@@ -77,7 +76,7 @@ impl Drop for Mark {
 /// else a look at the lock, which a rebuild that died no longer holds.
 pub fn under_way(data_dir: &Path) -> bool {
     let path = data_dir.join(MARK);
-    path.exists() && fsutil::open_ours(&path, Access::Read).is_ok_and(|f| detach::held(&f))
+    path.exists() && fsutil::open_ours(&path, Access::Read).is_ok_and(|f| fsutil::held(&f))
 }
 
 /// Remembers in the database that it must be rebuilt, until [`database`] has done it.

@@ -16,12 +16,12 @@
 //! by `prune` (a whole VACUUM, which keeps every rowid: see [`convert`]).
 //!
 //! Who applies it: the maintenance process, a slice of at most [`SLICE`] when the SessionEnd
-//! hook sees (two `stat`s, see [`due`]) that a look is due; and `claude-mem prune`, all of it
+//! hook sees (two `stat`s, see `marks::retention_due`) that a look is due; and `claude-mem prune`, all of it
 //! at once. Either way each transaction is short (see `slices`).
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -34,16 +34,11 @@ use super::read::Reader;
 use super::slices::Slicer;
 use crate::clock;
 use crate::config::{Config, Retention};
-use crate::fsutil;
 
 /// The most a maintenance run spends on retention...
 pub const SLICE: Duration = Duration::from_millis(300);
 /// ...of which this much is kept for giving freed pages back.
 const GIVE_BACK: Duration = Duration::from_millis(60);
-/// A look is due this long after the last one that found nothing to do...
-const RECHECK: Duration = Duration::from_secs(24 * 3600);
-/// ...or this long after it, when the file is past the cap.
-const RECHECK_OVER_CAP: Duration = Duration::from_secs(3600);
 /// The size cap never takes a session active this recently.
 const RECENT: chrono::Duration = chrono::Duration::days(1);
 /// Bytes a row costs besides its text, for estimates.
@@ -558,7 +553,7 @@ pub fn outlook(reader: &Reader, policy: &Retention, now: DateTime<Utc>) -> Resul
                 [payload],
                 |r| r.get::<_, Option<String>>(0),
             )?
-            .and_then(|at| crate::render::parse_time(&at))
+            .and_then(|at| crate::clock::parse_time(&at))
             .map(|at| clock::stamp(at + chrono::Duration::days(days as i64))),
         _ => None,
     };
@@ -569,42 +564,6 @@ pub fn outlook(reader: &Reader, policy: &Retention, now: DateTime<Utc>) -> Resul
         delete: count("", &keep, &None)?,
         next_at,
     })
-}
-
-/// Whether a look is due (cheap enough for a hook: two `stat`s, no database): never looked,
-/// or not for a day, or not for an hour while the file is past the cap.
-pub fn due(config: &Config) -> bool {
-    let policy = &config.retention;
-    if policy.is_off() {
-        return false;
-    }
-    let age = std::fs::metadata(config.retention_stamp())
-        .and_then(|m| m.modified())
-        .ok()
-        .map(|t| t.elapsed().unwrap_or_default());
-    match age {
-        None => true,
-        Some(age) if age > RECHECK => true,
-        Some(age) => {
-            age > RECHECK_OVER_CAP
-                && policy.max_db_bytes.is_some_and(|cap| {
-                    std::fs::metadata(config.db_path()).is_ok_and(|m| m.len() > cap)
-                })
-        }
-    }
-}
-
-/// Records how a look ended: when it finished, nothing is due until [`due`] says so again;
-/// when work is left, the next SessionEnd starts the maintenance process again.
-pub fn looked(config: &Config, finished: bool) {
-    let stamp = config.retention_stamp();
-    if !finished {
-        let _ = std::fs::remove_file(stamp);
-        return;
-    }
-    if let Ok(file) = fsutil::open_ours(&stamp, fsutil::Access::Append) {
-        let _ = file.set_modified(SystemTime::now());
-    }
 }
 
 #[cfg(test)]

@@ -3,73 +3,28 @@
 //!
 //! Every text a person typed, read or was shown, and every text the compressor made of them
 //! (a memory's or summary's prose, facts, concepts and `extra`), is read again in rowid order
-//! and cleaned as a hook cleans it now ([`clean_text`], [`clean_payload`]). A row that changes is rewritten with
-//! `secure_delete` on, so the old text is overwritten where it lay; when the search index holds
-//! it, a tombstone of the row (it is still there) makes the index take the old text out and
-//! index the row as it is now (see `fts::sync`). The WAL and the free pages are left to the
+//! and cleaned as a hook cleans it now (`privacy::clean_text`, `privacy::clean_payload`). A
+//! row that changes is rewritten with `secure_delete` on, so the old text is overwritten where
+//! it lay; when the search index holds it, a tombstone of the row (it is still there) makes the
+//! index take the old text out and index the row as it is now (see `fts::sync`). The WAL and the free pages are left to the
 //! caller (`retention::sweep`), as after a forget. Import cleans what it reads the same way.
 
 use std::borrow::Cow;
 
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, ToSql};
-use serde_json::Value;
 
 use super::slices::Slicer;
-use crate::privacy;
-use crate::privacy::lean::{self, Piece, Shape};
-use crate::privacy::secrets::{self, Redactor};
-
-/// A prompt, a message of Claude's or an error, as a hook would store it now: without private
-/// parts, Claude Code's reminders and secrets.
-pub fn clean_text<'a>(redactor: &Redactor, text: &'a str) -> Cow<'a, str> {
-    match privacy::strip_message(text) {
-        Cow::Borrowed(text) => redactor.redact(text),
-        Cow::Owned(text) => Cow::Owned(redactor.redact(&text).into_owned()),
-    }
-}
-
-/// A tool call's `raw_output` (or any stored JSON document) as a hook would store it now:
-/// private parts and secrets out of every string, and, for a read or write of a file that is
-/// a secret by its name, its content too.
-pub fn clean_payload<'a>(redactor: &Redactor, tool: Option<&str>, raw: &'a str) -> Cow<'a, str> {
-    let secret_file = tool
-        .filter(|tool| lean::names_files(tool))
-        .and_then(|tool| {
-            let value: serde_json::Map<String, Value> = serde_json::from_str(raw).ok()?;
-            let file = value
-                .get("tool_input")?
-                .get("file_path")?
-                .as_str()?
-                .to_string();
-            secrets::is_secret_file(&file).then_some((tool, file, value))
-        });
-    let Some((tool, file, mut value)) = secret_file.filter(|_| redactor.on()) else {
-        return privacy::clean_json(raw, redactor, None, usize::MAX);
-    };
-    for (key, piece) in [
-        ("tool_input", Piece::Input),
-        ("tool_response", Piece::Response),
-        ("error", Piece::Error),
-    ] {
-        if let Some(part) = value.get_mut(key) {
-            let text = part.to_string();
-            let shape = Shape::of(tool, piece, Some(&file));
-            let clean = privacy::clean_json(&text, redactor, shape, usize::MAX);
-            *part = serde_json::from_str(&clean).unwrap_or(Value::Null);
-        }
-    }
-    let whole = Value::Object(value).to_string();
-    Cow::Owned(privacy::clean_json(&whole, redactor, None, usize::MAX).into_owned())
-}
+use crate::privacy::secrets::Redactor;
+use crate::privacy::{clean_payload, clean_text};
 
 /// How a stored text is cleaned.
 #[derive(Clone, Copy, PartialEq)]
 enum Form {
-    /// Prose: [`clean_text`].
+    /// Prose: `privacy::clean_text`.
     Text,
     /// A JSON document (a tool call's payload, a list of facts, an import's `extra`):
-    /// [`clean_payload`].
+    /// `privacy::clean_payload`.
     Json,
 }
 

@@ -1,4 +1,4 @@
--- Schema v8: claude-mem's own MCP tools are no longer captured (see `settings::mcp::is_our_tool`):
+-- Schema v8: claude-mem's own MCP tools are no longer captured (see `privacy::is_our_tool`):
 -- their answers are the memory itself (a `get` holds a whole earlier session), so storing them
 -- kept a copy of what forget removes, filled search results with the memory's own answers and
 -- made the compressor pay to summarise them. What earlier versions stored of them goes; the

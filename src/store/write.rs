@@ -142,7 +142,7 @@ pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
 /// earlier version spilled (see `is_our_tool`).
 fn observation(tx: &Transaction, write: &Write, o: &Observation) -> Result<()> {
     let s = &write.session;
-    if crate::settings::mcp::is_our_tool(&o.tool_name)
+    if crate::privacy::is_our_tool(&o.tool_name)
         || turn_is_private(tx, &s.session_id, o.prompt_id.as_deref(), &write.at)?
     {
         return Ok(());

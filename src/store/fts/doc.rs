@@ -10,6 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::text::{bounded, clean};
+
 /// Input fields that name a tool call, in the order a title prefers them.
 const SALIENT: &[&str] = &[
     "command",
@@ -212,66 +214,6 @@ fn title_line(text: &str) -> String {
         title.push_str(" …");
     }
     title
-}
-
-/// `text` whole when it is short, else its first `head` and last `tail` characters.
-pub fn bounded(text: &str, head: usize, tail: usize) -> String {
-    // Never fewer bytes than characters: a short text is whole without counting.
-    if text.len() <= head + tail {
-        return text.to_string();
-    }
-    let count = text.chars().count();
-    if count <= head + tail {
-        return text.to_string();
-    }
-    let cut = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(at, _)| at);
-    let start = &text[..cut(head)];
-    if tail == 0 {
-        return format!("{start}…");
-    }
-    format!("{start}\n…\n{}", &text[cut(count - tail)..])
-}
-
-/// Removes terminal escape sequences and turns other control characters (but newlines and
-/// tabs) into spaces.
-pub fn clean(text: &str) -> String {
-    // C0 controls, DEL, and the lead byte of C1 controls (U+0080..U+009F).
-    let suspect = |b: &u8| (*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2;
-    if !text.as_bytes().iter().any(suspect) {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                // CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL or ESC \`), else one char.
-                match chars.next() {
-                    Some('[') => {
-                        for c in chars.by_ref() {
-                            if ('\u{40}'..='\u{7e}').contains(&c) {
-                                break;
-                            }
-                        }
-                    }
-                    Some(']') => {
-                        while let Some(c) = chars.next() {
-                            if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some())
-                            {
-                                break;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            '\n' | '\t' => out.push(c),
-            '\r' if chars.peek() == Some(&'\n') => {}
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -27,8 +27,8 @@ pub fn parse(input: &str) -> Result<Option<String>, String> {
         return Err(format!(
             "the query is {} characters long: a search takes at most {} characters and \
              {MAX_TERMS} words",
-            crate::render::count(chars as i64),
-            crate::render::count(MAX_CHARS as i64)
+            crate::text::count(chars as i64),
+            crate::text::count(MAX_CHARS as i64)
         ));
     }
     let mut terms: Vec<String> = Vec::new();

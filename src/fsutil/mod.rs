@@ -12,6 +12,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
+mod lock;
+pub use lock::{held, is_locked, lock_waiting, try_lock};
+
 /// What to do with a file opened by [`open_ours`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {

@@ -19,9 +19,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+use super::{APPLICATION_ID, Store};
 use crate::config::Config;
 use crate::fsutil;
-use crate::store::APPLICATION_ID;
 
 /// What [`settle`] did.
 #[derive(Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub fn settle(config: &Config) -> Result<Settled> {
     }
     fsutil::our_dir(&config.data_dir)
         .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
-    let _lock = crate::detach::lock_waiting(&config.data_dir.join(".layout.lock"))
+    let _lock = crate::fsutil::lock_waiting(&config.data_dir.join(".layout.lock"))
         .context("cannot take the layout lock")?;
     if !pending(config) {
         return Ok(Settled::Nothing);
@@ -58,7 +58,7 @@ pub fn settle(config: &Config) -> Result<Settled> {
     let legacy_db = config.legacy_db_path();
     if !is_ours(&legacy_db)? {
         // Ours starts beside it: from now on `pending` is false.
-        crate::store::Store::open(config, std::time::Instant::now() + Duration::from_secs(5))?;
+        Store::open(config, std::time::Instant::now() + Duration::from_secs(5))?;
         return Ok(Settled::NotOurs { legacy_db });
     }
     move_database(&legacy_db, &config.db_path())?;

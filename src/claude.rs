@@ -1,5 +1,9 @@
-//! Which Claude Code the user has, so that we never write an event name it would reject.
+//! The `claude` program: where it is, which version it is, and running it to ask something
+//! (`claude mcp add`, …) without ever waiting on it for good. Install-hooks, doctor, the MCP
+//! registration and the compressor all find it here, the same way.
 //!
+//! Which Claude Code the user has matters first so that we never write an event name it would
+//! reject.
 //! Before v2.1.101 an event name Claude Code did not know made it ignore the whole settings
 //! file, hooks and permissions included. So an event that not every version knows is written
 //! only when `claude --version` says it is safe; when no Claude Code can be found, it is left
@@ -199,6 +203,71 @@ fn is_text_busy(err: &std::io::Error) -> bool {
 #[cfg(not(unix))]
 fn is_text_busy(_err: &std::io::Error) -> bool {
     false
+}
+
+/// Runs `claude args…`; its stdout when it succeeds, else what it said (stderr's first line).
+pub fn run(claude: &Path, args: &[String], timeout: Duration) -> Result<String, String> {
+    let mut child = Command::new(claude)
+        .args(args)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("{} does not run: {err}", claude.display()))?;
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(1 << 20).read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "`claude {}` gave no answer within {} s",
+                    args.join(" "),
+                    timeout.as_secs()
+                ));
+            }
+        }
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    if status.success() {
+        return Ok(stdout);
+    }
+    let said = stderr
+        .lines()
+        .chain(stdout.lines())
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no message")
+        .to_string();
+    Err(format!(
+        "`claude {}` failed ({status}): {said}",
+        args.join(" ")
+    ))
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ mod tests {
             assert!(!is_our_tool(theirs), "{theirs}");
         }
         let conn = rusqlite::Connection::open_in_memory().unwrap();
-        let sql = include_str!("../store/v8.sql");
+        let sql = include_str!("../store/sql/v8.sql");
         let (_, glob) = sql.split_once("WHERE tool_name").unwrap();
         let glob = glob.split_once(';').unwrap().0;
         for name in [

@@ -11,7 +11,7 @@
 use rusqlite::{Connection, OptionalExtension, Result, params};
 use serde_json::Value;
 
-use super::fts::doc::call_title;
+use super::doc::call_title;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RecentSession {

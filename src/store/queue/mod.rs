@@ -16,6 +16,8 @@
 //! - A consumer killed at any point loses nothing: its items come back when its lease ends.
 //!   Delivery is at least once: an item whose lease ends before its ack is handed out again.
 
+pub mod compressed;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -175,7 +177,7 @@ pub fn claim(conn: &Connection, claim: &Claim, now: DateTime<Utc>) -> Result<Vec
     let until = clock::stamp(now + chrono::Duration::from_std(claim.lease)?);
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     // What private turns left may not wait for the maintenance process: no consumer gets it.
-    super::purge::all_left(&tx)?;
+    crate::store::purge::all_left(&tx)?;
     let limit = claim.limit as i64;
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![&limit, &at, &claim.consumer, &until, &token];
     if let Some(session) = &claim.session {
@@ -623,8 +625,8 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
     use super::*;
+    use crate::store::testing;
 
     fn queue() -> Connection {
         testing::database()

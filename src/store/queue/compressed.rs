@@ -13,7 +13,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
-use super::queue::{self, Outcome};
+use super::{self as queue, Outcome};
 use crate::clock;
 use crate::config::{Config, MAX_CALL_COST_USD, MAX_CALL_TOKENS};
 
@@ -311,7 +311,7 @@ pub struct Outlook {
 /// it for a command may do first (moving an earlier release's files, upgrading the schema),
 /// which `doctor` reports instead. The database must be healthy and have the ledger (v6).
 pub fn outlook(config: &Config, day: &str, now: DateTime<Utc>) -> Result<Outlook> {
-    let conn = super::read::open_file_read_only(&config.db_path())?;
+    let conn = crate::store::read::open_file_read_only(&config.db_path())?;
     let mut calls = latest_calls(&conn, LATEST_CALLS)?;
     // Errors are redacted when settled; a row an earlier build settled is redacted here, as
     // `doctor` shows it.
@@ -554,8 +554,8 @@ fn read_summary(r: &Row) -> rusqlite::Result<Summary> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
     use super::*;
+    use crate::store::testing;
 
     fn t(seconds: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_700_000_000 + seconds, 0).unwrap()

@@ -18,9 +18,11 @@ use anyhow::{Context, Result, bail};
 use rusqlite::types::Value;
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior, params_from_iter};
 
-use super::read::open_file_read_only;
-use super::{Store, check_file, check_version, versions};
 use crate::config::Config;
+use crate::store::Store;
+use crate::store::read::open_file_read_only;
+use crate::store::sql::{check_version, versions};
+use crate::store::write::check_file;
 
 /// How a database stands.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,6 +6,10 @@
 //! takes a write lock; results are collected before the next query. What it returns is plain
 //! data for the commands and the MCP server to render.
 
+pub mod context;
+pub mod doc;
+pub mod fts;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -13,10 +17,11 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::Value;
 
-use super::compressed::{self, Memory, Spend, Summary};
-use super::fts::doc;
-
 use crate::config::Config;
+use crate::store::compressed::{self, Memory, Spend, Summary};
+use crate::store::layout;
+use crate::store::sql::{SCHEMA_VERSION, check_version, versions};
+use crate::store::write::{Store, check_file, remaining};
 
 /// How long a reader waits for the rare lock a reader can meet (a WAL being recovered).
 const BUSY_WAIT: Duration = Duration::from_secs(5);
@@ -197,12 +202,12 @@ impl Reader {
     /// Opens the database read-only; `None` when nothing was ever captured (no file, or a file
     /// a first hook created but has not set up yet). Never creates anything.
     pub fn open(config: &Config) -> Result<Option<Reader>> {
-        let Some(conn) = super::open_read_only(config, Instant::now() + BUSY_WAIT)? else {
+        let Some(conn) = open_read_only(config, Instant::now() + BUSY_WAIT)? else {
             return Ok(None);
         };
         Ok(Some(Reader {
             conn,
-            version: super::SCHEMA_VERSION,
+            version: SCHEMA_VERSION,
         }))
     }
 
@@ -253,8 +258,8 @@ impl Reader {
                 filter.project,
                 filter.since,
                 filter.until,
-                super::sql_count(filter.limit),
-                super::sql_count(filter.offset)
+                crate::store::sql_count(filter.limit),
+                crate::store::sql_count(filter.offset)
             ],
             summary,
         )?;
@@ -608,6 +613,37 @@ fn prompt(r: &Row) -> rusqlite::Result<Prompt> {
         truncated: r.get("truncated")?,
         created_at: r.get("created_at")?,
     })
+}
+
+/// Opens the database for a command that only looks (search, show, `queue stats`, ...):
+/// read-only, so that it can take no write lock, and refusing to write even by mistake; `None`
+/// when nothing was ever captured. Files an earlier release left at the old place are moved
+/// first, and a database an older claude-mem wrote is brought up to date through
+/// [`Store::open`], as the next hook would do anyway.
+pub fn open_read_only(config: &Config, deadline: Instant) -> Result<Option<Connection>> {
+    layout::settle(config)?;
+    let path = config.db_path();
+    match std::fs::symlink_metadata(&path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => check_file(&path)?,
+    }
+    let conn = open_file_read_only(&path)?;
+    // A reader waits only while a WAL is being recovered.
+    conn.busy_timeout(remaining(deadline))?;
+    let (version, app_id) =
+        versions(&conn).with_context(|| format!("cannot read the database {}", path.display()))?;
+    check_version(version, app_id, &path)?;
+    if version == 0 {
+        return Ok(None);
+    }
+    if version < SCHEMA_VERSION {
+        drop(conn);
+        if Store::open(config, deadline)?.maintenance().is_some() {
+            crate::detach::maintain(config);
+        }
+        return open_file_read_only(&path).map(Some);
+    }
+    Ok(Some(conn))
 }
 
 #[cfg(test)]

@@ -326,8 +326,8 @@ fn log_event(
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
     use super::*;
+    use crate::store::testing;
 
     /// Regression: `hook summary` took 116 ms and `hook prompt` 62 ms in a session of 200,000
     /// captures, 4 ms in a new one: statements scanned the session. Each statement must find

@@ -16,8 +16,8 @@ use std::path::Path;
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::rebuild;
-use super::slices::Slicer;
+use crate::store::rebuild;
+use crate::store::slices::Slicer;
 
 /// Captures (and summary requests) a prompt's write removes itself; a turn's tool calls rarely
 /// come to more.
@@ -46,7 +46,7 @@ pub(super) const SUMMARIES_BY_TIME: &str = "DELETE FROM pending_queue WHERE rowi
                                     WHERE session_id = ?1 AND created_at > ?2), '~')
       LIMIT ?3)";
 /// Claude's last message of the session, once the turn's is gone.
-pub(super) const LAST_MESSAGE: &str = "UPDATE sessions SET last_assistant_message =
+pub(in crate::store) const LAST_MESSAGE: &str = "UPDATE sessions SET last_assistant_message =
                  (SELECT json_extract(raw_output, '$.last_assistant_message') FROM pending_queue
                    WHERE session_id = ?1 AND kind = 'summary' ORDER BY created_at DESC LIMIT 1)
              WHERE session_id = ?1";
@@ -175,8 +175,8 @@ fn step(tx: &Connection, limit: i64) -> Result<bool> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
     use super::*;
+    use crate::store::testing;
 
     fn capture(conn: &Connection, n: i64, prompt_id: Option<&str>) {
         conn.execute(

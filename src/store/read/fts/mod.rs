@@ -13,7 +13,6 @@
 //! once, `secure_delete` zeroes the freed pages, and the WAL is truncated after a sync that
 //! deleted anything.
 
-pub mod doc;
 mod query;
 mod snippet;
 mod sync;
@@ -25,10 +24,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 
-use super::read::{Kind, open_file_read_only};
-use super::sql_count;
+use super::{Kind, open_file_read_only};
 use crate::config::Config;
 use crate::fsutil;
+use crate::store::sql_count;
 
 pub use query::parse as parse_query;
 use snippet::snippet;
@@ -127,9 +126,9 @@ pub struct Index {
 }
 
 /// The connection's settings, the file turned to WAL on first use (by one of two readers that
-/// create the index at once, then by the other: see [`super::wait::past_deadlock`]).
+/// create the index at once, then by the other: see `store::write::wait::past_deadlock`).
 fn set_up(conn: &Connection) -> rusqlite::Result<()> {
-    super::wait::past_deadlock(std::time::Instant::now() + BUSY_WAIT, || {
+    crate::store::write::wait::past_deadlock(std::time::Instant::now() + BUSY_WAIT, || {
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;",
         )
@@ -163,7 +162,7 @@ impl Index {
             return Err(err.into());
         }
         // Ours: a regular file of the user's (SQLite would follow a link, block on a FIFO).
-        super::check_file(path)?;
+        crate::store::write::check_file(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_NOFOLLOW;
@@ -311,7 +310,7 @@ impl Index {
     /// WAL, trying again until `wait` has passed while a reader holds it. Returns whether the
     /// WAL is empty.
     pub fn rebuild(&self, temp_dir: &Path, wait: Duration) -> Result<bool> {
-        super::rebuild::vacuum(&self.conn, temp_dir, "VACUUM")
+        crate::store::rebuild::vacuum(&self.conn, temp_dir, "VACUUM")
             .context("cannot rebuild the search index")?;
         Ok(truncate_wal(&self.conn, wait))
     }
@@ -324,7 +323,7 @@ impl Index {
         if !path.exists() {
             return Ok(None);
         }
-        super::check_file(&path)?;
+        crate::store::write::check_file(&path)?;
         let value = |conn: &Connection, key: &str| -> Option<rusqlite::types::Value> {
             conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
                 .ok()
@@ -347,7 +346,7 @@ impl Index {
         if !path.exists() {
             return Ok(None);
         }
-        super::check_file(&path)?;
+        crate::store::write::check_file(&path)?;
         let conn = open_file_read_only(&path)?;
         Ok(Some(conn.query_row(
             "SELECT COUNT(*) FROM docs WHERE kind <> 'session'",
@@ -391,7 +390,7 @@ pub fn truncate_wal_of(config: &Config) -> bool {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    super::check_file(&path).is_ok()
+    crate::store::write::check_file(&path).is_ok()
         && Connection::open_with_flags(&path, flags)
             .is_ok_and(|conn| truncate_wal(&conn, Duration::ZERO))
 }

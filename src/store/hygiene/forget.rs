@@ -18,9 +18,9 @@ use std::collections::{HashMap, HashSet};
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::purge::LAST_MESSAGE as LAST_MESSAGE_AFTER_PURGE;
 use super::slices::Slicer;
 use crate::ops::{Change, Write};
+use crate::store::purge::LAST_MESSAGE as LAST_MESSAGE_AFTER_PURGE;
 
 /// What to forget.
 #[derive(Debug, Clone, PartialEq)]

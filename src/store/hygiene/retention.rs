@@ -29,11 +29,11 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::forget::{self, Target};
-use super::fts::doc;
-use super::read::Reader;
 use super::slices::Slicer;
 use crate::clock;
 use crate::config::{Config, Retention};
+use crate::store::doc;
+use crate::store::read::Reader;
 
 /// The most a maintenance run spends on retention...
 pub const SLICE: Duration = Duration::from_millis(300);
@@ -499,7 +499,7 @@ pub fn convert(conn: &Connection, data_dir: &Path) -> Result<bool> {
 /// Drops the tombstones the search index has seen (all but the newest: the index must never
 /// find the sequence going back), or all but the newest when there is no index to see them.
 pub fn prune_tombstones(conn: &Connection, config: &Config) -> Result<usize> {
-    let seen = super::fts::Index::tombstones_seen(config, conn)?.unwrap_or(i64::MAX);
+    let seen = crate::store::fts::Index::tombstones_seen(config, conn)?.unwrap_or(i64::MAX);
     Ok(conn.execute(
         "DELETE FROM tombstones WHERE seq <= ?1 AND seq < (SELECT max(seq) FROM tombstones)",
         [seen],

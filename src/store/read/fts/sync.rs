@@ -15,8 +15,8 @@
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::doc::{self, Text};
 use super::{Index, create};
+use crate::store::doc::{self, Text};
 use crate::store::read::{Kind, Reader, TOMBSTONES_SINCE, handle};
 
 /// Told `(done, total)` after each batch; `total` is an estimate from rowids.

@@ -24,11 +24,11 @@ use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::slices::Slicer;
 use crate::clock;
 use crate::privacy::is_our_tool;
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
+use crate::store::slices::Slicer;
 
 /// The name every header carries, and the version of it this claude-mem writes and reads.
 pub const FORMAT_NAME: &str = "claude-mem";
@@ -690,7 +690,7 @@ fn store_memory(conn: &Connection, r: &Redactor, m: &Memory) -> Result<usize> {
         m.project_dir,
         m.prompt_number,
         // Its secrets out before it is cut, so that no cut leaves a part no rule knows.
-        super::compressed::kind(&clean_text(r, &m.memory_type)),
+        crate::store::compressed::kind(&clean_text(r, &m.memory_type)),
         clean_text(r, &m.title),
         m.subtitle.as_deref().map(|t| clean_text(r, t)),
         clean_text(r, &m.narrative),

@@ -79,7 +79,7 @@ impl Slicer {
     /// hooks running meanwhile waited 557 ms at the 90th percentile, against 45 ms now; a
     /// PASSIVE alone never empties the file and made prune three times slower.)
     pub fn keep_wal_short(&self, conn: &Connection) {
-        if wal_bytes(conn) > super::WAL_CHECKPOINT_BYTES {
+        if wal_bytes(conn) > crate::store::write::WAL_CHECKPOINT_BYTES {
             copy_back(conn);
             checkpoint(conn, Duration::ZERO);
             let _ = conn.busy_timeout(self.wait);

@@ -187,7 +187,7 @@ mod tests {
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA secure_delete = ON;",
         )
         .unwrap();
-        for migration in super::super::MIGRATIONS {
+        for migration in crate::store::sql::MIGRATIONS {
             conn.execute_batch(migration).unwrap();
         }
         assert!(

@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::slices::Slicer;
+use crate::store::slices::Slicer;
 
 /// Captures a prompt's write numbers itself; a turn's tool calls rarely come to more.
 pub const IN_A_WRITE: i64 = 200;
@@ -86,8 +86,8 @@ pub fn the_rest(conn: &Connection, slicer: &Slicer, flag: &Path) -> Result<bool>
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
     use super::*;
+    use crate::store::testing;
 
     fn capture(conn: &Connection, n: i64, prompt_id: Option<&str>) {
         conn.execute(

@@ -8,10 +8,10 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::compressed::{Memory, Summary};
 use crate::store::read::{
     Call, Kind, Message, Prompt, QueueRecord, Reader, SessionRecord, Turn, short_id,
 };
+use crate::store::rows::{Memory, Summary};
 
 pub fn show(id: &str, json: bool) -> Result<Report> {
     let config = Config::from_env();

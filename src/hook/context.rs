@@ -22,8 +22,8 @@ use crate::config::Config;
 use crate::emit::HookOutput;
 use crate::ops::{Change, Write};
 use crate::recorded;
-use crate::store::compressed::KIND_CHARS;
 use crate::store::read::short_id;
+use crate::store::rows::KIND_CHARS;
 use crate::store::{
     Failure, MEMORIES_SHOWN, MemoryLine, RecentSession, SessionSummary, Store, Wanted,
     recent_sessions, started_at,

@@ -516,7 +516,7 @@ impl Import<'_> {
                         row.text(at("s.content_session_id")),
                         import.projects.path_of(row.text(at("project"))),
                         row.int(at("prompt_number")),
-                        crate::store::compressed::kind(
+                        crate::store::rows::kind(
                             &row.clean(config, at("type")).unwrap_or_default()
                         ),
                         title,

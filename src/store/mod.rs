@@ -16,6 +16,7 @@ mod hygiene;
 pub mod layout;
 pub mod queue;
 pub mod read;
+pub mod rows;
 mod sql;
 mod transfer;
 mod write;

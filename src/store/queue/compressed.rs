@@ -11,39 +11,19 @@
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::{self as queue, Outcome};
 use crate::clock;
 use crate::config::{Config, MAX_CALL_COST_USD, MAX_CALL_TOKENS};
-
-/// A memory's type is a label, shown on every line that lists the memory (the session-start
-/// context, `show`, the MCP answers): one line of at most this many characters. The
-/// compressor's are from `compress::answer::TYPES`; an import may bring others, which are
-/// kept (thedotmack/claude-mem's other modes have types of their own, and mapping them to one
-/// of ours would lose what they say), cut to this.
-pub const KIND_CHARS: usize = 32;
-
-/// A memory's type as stored and shown: one line of at most [`KIND_CHARS`] characters,
-/// `change` (other changes) when nothing is left.
-pub fn kind(text: &str) -> String {
-    match crate::text::one_line(text, KIND_CHARS) {
-        kind if kind.is_empty() => "change".into(),
-        kind => kind,
-    }
-}
+use crate::store::rows::{
+    self, MEMORY_COLUMNS, Memory, MemoryText, SUMMARY_COLUMNS, Summary, SummaryText,
+};
 
 /// A typed observation to store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewMemory {
-    /// bugfix, feature, refactor, change, discovery or decision.
-    pub kind: String,
-    pub title: String,
-    pub narrative: String,
-    pub facts: Vec<String>,
-    pub concepts: Vec<String>,
-    pub files_read: Vec<String>,
-    pub files_modified: Vec<String>,
+    pub text: MemoryText,
     pub queue_ids: Vec<String>,
     pub prompt_number: Option<i64>,
     pub created_at: String,
@@ -52,11 +32,7 @@ pub struct NewMemory {
 /// A session summary to store: the session as of the batch's last turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSummary {
-    pub request: String,
-    pub investigated: String,
-    pub learned: String,
-    pub completed: String,
-    pub next_steps: String,
+    pub text: SummaryText,
     pub files_read: Vec<String>,
     pub files_edited: Vec<String>,
     pub queue_ids: Vec<String>,
@@ -108,43 +84,57 @@ pub fn save(
     }
     let mut memories = 0;
     for (n, memory) in batch.memories.iter().enumerate() {
-        memories += tx.prepare_cached(INSERT_MEMORY)?.execute(params![
-            clock::new_id(),
-            format!("{}/{n}", batch.key),
-            batch.session_id,
-            batch.project_dir,
-            memory.prompt_number,
-            memory.kind,
-            memory.title,
-            memory.narrative,
-            json(&memory.facts),
-            json(&memory.concepts),
-            json(&memory.files_read),
-            json(&memory.files_modified),
-            json(&memory.queue_ids),
-            batch.model,
-            memory.created_at,
-        ])?;
+        let text = memory.text.clone();
+        memories += rows::insert_memory(
+            &tx,
+            &Memory {
+                id: clock::new_id(),
+                key: format!("{}/{n}", batch.key),
+                session_id: batch.session_id.into(),
+                project_dir: batch.project_dir.map(Into::into),
+                prompt_number: memory.prompt_number,
+                kind: text.kind,
+                title: text.title,
+                subtitle: None,
+                narrative: text.narrative,
+                facts: text.facts,
+                concepts: text.concepts,
+                files_read: text.files_read,
+                files_modified: text.files_modified,
+                queue_ids: memory.queue_ids.clone(),
+                origin: "compressor".into(),
+                model: batch.model.map(Into::into),
+                extra: None,
+                created_at: memory.created_at.clone(),
+            },
+        )?;
     }
     let mut summaries = 0;
     if let Some(s) = batch.summary {
-        summaries += tx.prepare_cached(INSERT_SUMMARY)?.execute(params![
-            clock::new_id(),
-            format!("{}/summary", batch.key),
-            batch.session_id,
-            batch.project_dir,
-            s.prompt_number,
-            s.request,
-            s.investigated,
-            s.learned,
-            s.completed,
-            s.next_steps,
-            json(&s.files_read),
-            json(&s.files_edited),
-            json(&s.queue_ids),
-            batch.model,
-            s.created_at,
-        ])?;
+        let text = s.text.clone();
+        summaries += rows::insert_summary(
+            &tx,
+            &Summary {
+                id: clock::new_id(),
+                key: format!("{}/summary", batch.key),
+                session_id: batch.session_id.into(),
+                project_dir: batch.project_dir.map(Into::into),
+                prompt_number: s.prompt_number,
+                request: text.request,
+                investigated: text.investigated,
+                learned: text.learned,
+                completed: text.completed,
+                next_steps: text.next_steps,
+                notes: None,
+                files_read: s.files_read.clone(),
+                files_edited: s.files_edited.clone(),
+                queue_ids: s.queue_ids.clone(),
+                origin: "compressor".into(),
+                model: batch.model.map(Into::into),
+                extra: None,
+                created_at: s.created_at.clone(),
+            },
+        )?;
     }
     tx.commit()?;
     Ok(Saved::Stored {
@@ -346,59 +336,17 @@ fn latest_calls(conn: &Connection, limit: usize) -> Result<Vec<Settled>> {
     Ok(calls)
 }
 
-/// A stored memory.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Memory {
-    pub id: String,
-    pub session_id: String,
-    pub project_dir: Option<String>,
-    pub prompt_number: Option<i64>,
-    pub kind: String,
-    pub title: String,
-    pub subtitle: Option<String>,
-    pub narrative: String,
-    pub facts: Vec<String>,
-    pub concepts: Vec<String>,
-    pub files_read: Vec<String>,
-    pub files_modified: Vec<String>,
-    pub queue_ids: Vec<String>,
-    pub origin: String,
-    pub model: Option<String>,
-    pub created_at: String,
-}
-
-/// A stored session summary.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    pub id: String,
-    pub session_id: String,
-    pub project_dir: Option<String>,
-    pub prompt_number: Option<i64>,
-    pub request: String,
-    pub investigated: String,
-    pub learned: String,
-    pub completed: String,
-    pub next_steps: String,
-    pub notes: Option<String>,
-    pub files_read: Vec<String>,
-    pub files_edited: Vec<String>,
-    pub queue_ids: Vec<String>,
-    pub origin: String,
-    pub model: Option<String>,
-    pub created_at: String,
-}
-
 pub fn memory(conn: &Connection, id: &str) -> Result<Option<Memory>> {
     Ok(conn
         .prepare_cached(&format!("{MEMORY_COLUMNS} WHERE id = ?1"))?
-        .query_row([id], read_memory)
+        .query_row([id], rows::memory)
         .optional()?)
 }
 
 pub fn summary(conn: &Connection, id: &str) -> Result<Option<Summary>> {
     Ok(conn
         .prepare_cached(&format!("{SUMMARY_COLUMNS} WHERE id = ?1"))?
-        .query_row([id], read_summary)
+        .query_row([id], rows::summary)
         .optional()?)
 }
 
@@ -408,7 +356,7 @@ pub fn session_memories(conn: &Connection, session_id: &str) -> Result<Vec<Memor
         .prepare_cached(&format!(
             "{MEMORY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at, rowid"
         ))?
-        .query_map([session_id], read_memory)?
+        .query_map([session_id], rows::memory)?
         .collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }
@@ -419,7 +367,7 @@ pub fn session_summaries(conn: &Connection, session_id: &str) -> Result<Vec<Summ
         .prepare_cached(&format!(
             "{SUMMARY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at, rowid"
         ))?
-        .query_map([session_id], read_summary)?
+        .query_map([session_id], rows::summary)?
         .collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }
@@ -462,7 +410,7 @@ pub fn session_context(
         .prepare_cached(&format!(
             "{SUMMARY_COLUMNS} WHERE session_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1"
         ))?
-        .query_row([session_id], read_summary)
+        .query_row([session_id], rows::summary)
         .optional()?;
     Ok(SessionContext {
         project_dir,
@@ -481,76 +429,10 @@ pub fn prompt_text(conn: &Connection, session_id: &str, number: i64) -> Result<O
         .optional()?)
 }
 
-const INSERT_MEMORY: &str = "INSERT OR IGNORE INTO memories (id, key, session_id, project_dir,
-        prompt_number, type, title, narrative, facts, concepts, files_read, files_modified,
-        queue_ids, origin, model, created_at)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'compressor', ?14, ?15)";
-const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_id, project_dir,
-        prompt_number, request, investigated, learned, completed, next_steps, files_read,
-        files_edited, queue_ids, origin, model, created_at)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'compressor', ?14, ?15)";
 const SPENT_TOKENS: &str =
     "SELECT total(min(max(tokens, 0), ?2)) FROM compress_calls WHERE day = ?1";
 const LATEST: &str = "SELECT outcome, error, updated_at FROM compress_calls
   WHERE outcome <> 'pending' ORDER BY rowid DESC LIMIT ?1";
-const MEMORY_COLUMNS: &str = "SELECT id, session_id, project_dir, prompt_number, type, title,
-        subtitle, narrative, facts, concepts, files_read, files_modified, queue_ids, origin,
-        model, created_at FROM memories";
-const SUMMARY_COLUMNS: &str = "SELECT id, session_id, project_dir, prompt_number, request,
-        investigated, learned, completed, next_steps, notes, files_read, files_edited,
-        queue_ids, origin, model, created_at FROM summaries";
-
-fn json(list: &[String]) -> String {
-    serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
-}
-
-fn list(r: &Row, column: &str) -> rusqlite::Result<Vec<String>> {
-    let text: String = r.get(column)?;
-    Ok(serde_json::from_str(&text).unwrap_or_default())
-}
-
-fn read_memory(r: &Row) -> rusqlite::Result<Memory> {
-    Ok(Memory {
-        id: r.get("id")?,
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        prompt_number: r.get("prompt_number")?,
-        // Bounded as shown: a row an earlier build imported may hold any text.
-        kind: kind(&r.get::<_, String>("type")?),
-        title: r.get("title")?,
-        subtitle: r.get("subtitle")?,
-        narrative: r.get("narrative")?,
-        facts: list(r, "facts")?,
-        concepts: list(r, "concepts")?,
-        files_read: list(r, "files_read")?,
-        files_modified: list(r, "files_modified")?,
-        queue_ids: list(r, "queue_ids")?,
-        origin: r.get("origin")?,
-        model: r.get("model")?,
-        created_at: r.get("created_at")?,
-    })
-}
-
-fn read_summary(r: &Row) -> rusqlite::Result<Summary> {
-    Ok(Summary {
-        id: r.get("id")?,
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        prompt_number: r.get("prompt_number")?,
-        request: r.get("request")?,
-        investigated: r.get("investigated")?,
-        learned: r.get("learned")?,
-        completed: r.get("completed")?,
-        next_steps: r.get("next_steps")?,
-        notes: r.get("notes")?,
-        files_read: list(r, "files_read")?,
-        files_edited: list(r, "files_edited")?,
-        queue_ids: list(r, "queue_ids")?,
-        origin: r.get("origin")?,
-        model: r.get("model")?,
-        created_at: r.get("created_at")?,
-    })
-}
 
 #[cfg(test)]
 mod tests {
@@ -646,13 +528,15 @@ mod tests {
 
     fn memory() -> NewMemory {
         NewMemory {
-            kind: "bugfix".into(),
-            title: "t".into(),
-            narrative: "n".into(),
-            facts: vec![],
-            concepts: vec![],
-            files_read: vec![],
-            files_modified: vec![],
+            text: MemoryText {
+                kind: "bugfix".into(),
+                title: "t".into(),
+                narrative: "n".into(),
+                facts: vec![],
+                concepts: vec![],
+                files_read: vec![],
+                files_modified: vec![],
+            },
             queue_ids: vec!["a".into(), "b".into()],
             prompt_number: None,
             created_at: clock::stamp(t(0)),

@@ -18,8 +18,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::store::compressed::{self, Memory, Spend, Summary};
+use crate::store::compressed::{self, Spend};
 use crate::store::layout;
+use crate::store::rows::{Memory, Summary};
 use crate::store::sql::{SCHEMA_VERSION, check_version, versions};
 use crate::store::write::{Store, check_file, remaining};
 

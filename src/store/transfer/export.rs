@@ -28,6 +28,7 @@ use crate::clock;
 use crate::privacy::is_our_tool;
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
+use crate::store::rows::{self, Json, Memory, Summary, json};
 use crate::store::slices::Slicer;
 
 /// The name every header carries, and the version of it this claude-mem writes and reads.
@@ -130,53 +131,6 @@ pub struct Event {
     pub created_at: String,
 }
 
-/// A memory the compressor made or an import brought (`memories`).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Memory {
-    pub id: String,
-    pub key: String,
-    pub session_id: String,
-    pub project_dir: Option<String>,
-    pub prompt_number: Option<i64>,
-    /// The column `type`.
-    pub memory_type: String,
-    pub title: String,
-    pub subtitle: Option<String>,
-    pub narrative: String,
-    pub facts: Box<RawValue>,
-    pub concepts: Box<RawValue>,
-    pub files_read: Box<RawValue>,
-    pub files_modified: Box<RawValue>,
-    pub queue_ids: Box<RawValue>,
-    pub origin: String,
-    pub model: Option<String>,
-    pub extra: Option<Box<RawValue>>,
-    pub created_at: String,
-}
-
-/// A session summary the compressor made or an import brought (`summaries`).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Summary {
-    pub id: String,
-    pub key: String,
-    pub session_id: String,
-    pub project_dir: Option<String>,
-    pub prompt_number: Option<i64>,
-    pub request: String,
-    pub investigated: String,
-    pub learned: String,
-    pub completed: String,
-    pub next_steps: String,
-    pub notes: Option<String>,
-    pub files_read: Box<RawValue>,
-    pub files_edited: Box<RawValue>,
-    pub queue_ids: Box<RawValue>,
-    pub origin: String,
-    pub model: Option<String>,
-    pub extra: Option<Box<RawValue>>,
-    pub created_at: String,
-}
-
 /// One line of an export after the header.
 #[derive(Debug)]
 pub enum Record {
@@ -267,8 +221,8 @@ pub fn parse(line: &str) -> Result<Record> {
         "observation" => Record::Observation(serde_json::from_str(line)?),
         "summary_request" => Record::SummaryRequest(serde_json::from_str(line)?),
         "event" => Record::Event(serde_json::from_str(line)?),
-        "memory" => Record::Memory(serde_json::from_str(line)?),
-        "summary" => Record::Summary(serde_json::from_str(line)?),
+        "memory" => Record::Memory(serde_json::from_str(made(line, MEMORY_LISTS)?)?),
+        "summary" => Record::Summary(serde_json::from_str(made(line, SUMMARY_LISTS)?)?),
         other => bail!("a record of type {other:?}, which this claude-mem does not know"),
     };
     check(&record)?;
@@ -293,43 +247,40 @@ fn check(record: &Record) -> Result<()> {
                 .context("files_touched must be an array of paths")?;
             Ok(())
         }
-        Record::Memory(m) => {
-            let lists = [
-                ("facts", &*m.facts),
-                ("concepts", &*m.concepts),
-                ("files_read", &*m.files_read),
-                ("files_modified", &*m.files_modified),
-                ("queue_ids", &*m.queue_ids),
-            ];
-            made(&m.origin, &lists, m.extra.as_deref())
-        }
-        Record::Summary(s) => {
-            let lists = [
-                ("files_read", &*s.files_read),
-                ("files_edited", &*s.files_edited),
-                ("queue_ids", &*s.queue_ids),
-            ];
-            made(&s.origin, &lists, s.extra.as_deref())
-        }
         _ => Ok(()),
     }
 }
 
-/// A memory's or summary's origin is one the table takes, its lists are arrays of strings (as
-/// every reader of them expects) and its `extra` an object.
-fn made(origin: &str, lists: &[(&str, &RawValue)], extra: Option<&RawValue>) -> Result<()> {
-    if !["compressor", "import"].contains(&origin) {
+/// The list columns of a memory and of a summary.
+const MEMORY_LISTS: &[&str] = &[
+    "facts",
+    "concepts",
+    "files_read",
+    "files_modified",
+    "queue_ids",
+];
+const SUMMARY_LISTS: &[&str] = &["files_read", "files_edited", "queue_ids"];
+
+/// A memory's or summary's line, once its origin is one the table takes, its lists are arrays
+/// of strings (as every reader of them expects) and its `extra` an object.
+fn made<'a>(line: &'a str, lists: &[&str]) -> Result<&'a str> {
+    let record: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)?;
+    if let Some(origin) = record.get("origin").and_then(|o| o.as_str())
+        && !["compressor", "import"].contains(&origin)
+    {
         bail!("origin cannot be {origin:?}");
     }
-    for (name, list) in lists {
-        serde_json::from_str::<Vec<String>>(list.get())
-            .with_context(|| format!("{name} must be an array of strings"))?;
+    for name in lists {
+        if let Some(list) = record.get(*name) {
+            serde_json::from_value::<Vec<String>>(list.clone())
+                .with_context(|| format!("{name} must be an array of strings"))?;
+        }
     }
-    if let Some(extra) = extra {
-        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(extra.get())
+    if let Some(extra) = record.get("extra").filter(|e| !e.is_null()) {
+        serde_json::from_value::<serde_json::Map<String, serde_json::Value>>(extra.clone())
             .context("extra must be an object")?;
     }
-    Ok(())
+    Ok(line)
 }
 
 /// How many records of each type, in [`TYPES`] order.
@@ -449,14 +400,6 @@ fn private_turn(r: &Row) -> rusqlite::Result<Record> {
     }))
 }
 
-/// Stored JSON as it is; text that is not JSON (never written by claude-mem) as a string.
-fn json(text: String) -> Box<RawValue> {
-    RawValue::from_string(text.clone()).unwrap_or_else(|_| {
-        RawValue::from_string(serde_json::Value::String(text).to_string())
-            .expect("a JSON string is JSON")
-    })
-}
-
 fn queued(r: &Row) -> rusqlite::Result<Record> {
     let row = Queued {
         id: r.get("id")?,
@@ -501,49 +444,11 @@ fn event(r: &Row) -> rusqlite::Result<Record> {
 }
 
 fn memory(r: &Row) -> rusqlite::Result<Record> {
-    Ok(Record::Memory(Memory {
-        id: r.get("id")?,
-        key: r.get("key")?,
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        prompt_number: r.get("prompt_number")?,
-        memory_type: r.get("type")?,
-        title: r.get("title")?,
-        subtitle: r.get("subtitle")?,
-        narrative: r.get("narrative")?,
-        facts: json(r.get("facts")?),
-        concepts: json(r.get("concepts")?),
-        files_read: json(r.get("files_read")?),
-        files_modified: json(r.get("files_modified")?),
-        queue_ids: json(r.get("queue_ids")?),
-        origin: r.get("origin")?,
-        model: r.get("model")?,
-        extra: r.get::<_, Option<String>>("extra")?.map(json),
-        created_at: r.get("created_at")?,
-    }))
+    rows::memory(r).map(Record::Memory)
 }
 
 fn summary(r: &Row) -> rusqlite::Result<Record> {
-    Ok(Record::Summary(Summary {
-        id: r.get("id")?,
-        key: r.get("key")?,
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        prompt_number: r.get("prompt_number")?,
-        request: r.get("request")?,
-        investigated: r.get("investigated")?,
-        learned: r.get("learned")?,
-        completed: r.get("completed")?,
-        next_steps: r.get("next_steps")?,
-        notes: r.get("notes")?,
-        files_read: json(r.get("files_read")?),
-        files_edited: json(r.get("files_edited")?),
-        queue_ids: json(r.get("queue_ids")?),
-        origin: r.get("origin")?,
-        model: r.get("model")?,
-        extra: r.get::<_, Option<String>>("extra")?.map(json),
-        created_at: r.get("created_at")?,
-    }))
+    rows::summary(r).map(Record::Summary)
 }
 
 /// Stores records, each once: what is here already (by id, or a memory or summary by its
@@ -683,51 +588,44 @@ impl<'a> Importer<'a> {
 /// Stores a memory, its prose and JSON texts cleaned as `scrub` cleans them; returns whether
 /// it was new.
 fn store_memory(conn: &Connection, r: &Redactor, m: &Memory) -> Result<usize> {
-    Ok(conn.prepare_cached(INSERT_MEMORY)?.execute(params![
-        m.id,
-        m.key,
-        m.session_id,
-        m.project_dir,
-        m.prompt_number,
+    let memory = Memory {
         // Its secrets out before it is cut, so that no cut leaves a part no rule knows.
-        crate::store::compressed::kind(&clean_text(r, &m.memory_type)),
-        clean_text(r, &m.title),
-        m.subtitle.as_deref().map(|t| clean_text(r, t)),
-        clean_text(r, &m.narrative),
-        clean_payload(r, None, m.facts.get()),
-        clean_payload(r, None, m.concepts.get()),
-        m.files_read.get(),
-        m.files_modified.get(),
-        m.queue_ids.get(),
-        m.origin,
-        m.model,
-        m.extra.as_deref().map(|e| clean_payload(r, None, e.get())),
-        m.created_at
-    ])?)
+        kind: rows::kind(&clean_text(r, &m.kind)),
+        title: clean_text(r, &m.title).into_owned(),
+        subtitle: m.subtitle.as_deref().map(|t| clean_text(r, t).into_owned()),
+        narrative: clean_text(r, &m.narrative).into_owned(),
+        facts: clean_list(r, &m.facts),
+        concepts: clean_list(r, &m.concepts),
+        extra: clean_extra(r, m.extra.as_ref()),
+        ..m.clone()
+    };
+    Ok(rows::insert_memory(conn, &memory)?)
 }
 
 /// Stores a summary, cleaned as [`store_memory`] cleans a memory.
 fn store_summary(conn: &Connection, r: &Redactor, s: &Summary) -> Result<usize> {
-    Ok(conn.prepare_cached(INSERT_SUMMARY)?.execute(params![
-        s.id,
-        s.key,
-        s.session_id,
-        s.project_dir,
-        s.prompt_number,
-        clean_text(r, &s.request),
-        clean_text(r, &s.investigated),
-        clean_text(r, &s.learned),
-        clean_text(r, &s.completed),
-        clean_text(r, &s.next_steps),
-        s.notes.as_deref().map(|t| clean_text(r, t)),
-        s.files_read.get(),
-        s.files_edited.get(),
-        s.queue_ids.get(),
-        s.origin,
-        s.model,
-        s.extra.as_deref().map(|e| clean_payload(r, None, e.get())),
-        s.created_at
-    ])?)
+    let text = |t: &str| clean_text(r, t).into_owned();
+    let summary = Summary {
+        request: text(&s.request),
+        investigated: text(&s.investigated),
+        learned: text(&s.learned),
+        completed: text(&s.completed),
+        next_steps: text(&s.next_steps),
+        notes: s.notes.as_deref().map(text),
+        extra: clean_extra(r, s.extra.as_ref()),
+        ..s.clone()
+    };
+    Ok(rows::insert_summary(conn, &summary)?)
+}
+
+/// A list of texts cleaned as the JSON document it is stored as.
+fn clean_list(r: &Redactor, list: &[String]) -> Vec<String> {
+    let clean = clean_payload(r, None, &rows::list_text(list)).into_owned();
+    serde_json::from_str(&clean).unwrap_or_default()
+}
+
+fn clean_extra(r: &Redactor, extra: Option<&Json>) -> Option<Json> {
+    extra.map(|e| Json(rows::json(clean_payload(r, None, e.0.get()).into_owned())))
 }
 
 const INSERT_SESSION: &str = "INSERT OR IGNORE INTO sessions (session_id, project_dir, cwd,
@@ -747,15 +645,6 @@ const INSERT_QUEUED: &str = "INSERT OR IGNORE INTO pending_queue (id, kind, sess
              ?19, ?20, ?21, ?22, ?23, ?24)";
 const INSERT_EVENT: &str = "INSERT OR IGNORE INTO event_log (id, session_id, event, detail,
         created_at) VALUES (?1, ?2, ?3, ?4, ?5)";
-const INSERT_MEMORY: &str = "INSERT OR IGNORE INTO memories (id, key, session_id, project_dir,
-        prompt_number, type, title, subtitle, narrative, facts, concepts, files_read,
-        files_modified, queue_ids, origin, model, extra, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
-const INSERT_SUMMARY: &str = "INSERT OR IGNORE INTO summaries (id, key, session_id, project_dir,
-        prompt_number, request, investigated, learned, completed, next_steps, notes, files_read,
-        files_edited, queue_ids, origin, model, extra, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
-
 /// What a count of records says: "3 sessions, 30 prompts, ...", the types there are any of.
 pub fn describe(counts: &Counts) -> String {
     const NAMES: [&str; TYPES.len()] = [

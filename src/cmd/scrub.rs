@@ -17,7 +17,7 @@ use crate::recall::Recall;
 use crate::render;
 use crate::store::slices::Slicer;
 use crate::store::{self, Store, rebuild, scrub};
-use crate::{detach, fsutil, maintain, spill};
+use crate::{fsutil, spill};
 
 /// How long scrub waits for the write lock and for readers to let go of the WAL.
 const WAIT: Duration = Duration::from_secs(10);
@@ -56,18 +56,7 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         rebuild::cancel(store.conn())?;
         return Ok(out.into());
     }
-    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)
-        .map_err(|err| super::not_rebuilt(&config, &out, &err))?;
-    if !wal_clean {
-        crate::marks::ask_scrub(&config);
-        drop(store);
-        drop(lock);
-        detach::maintain(&config);
-        out.push_str(
-            "A reader holds the database: the maintenance process removes the old copies left \
-             in its WAL once it lets go.\n",
-        );
-    }
+    super::finish_for_good(&config, store, lock, &mut recall, &slicer, &mut out)?;
     Ok(out.into())
 }
 

@@ -3,9 +3,7 @@
 //! Both tools would then record every tool call (Claude Code runs the hooks of both), each into
 //! its own store, and the other's background worker spends tokens on the same events. That is
 //! worth saying plainly at install time and in `doctor`; nothing here changes anything.
-//! What a user brings over from it: `import --from-claude-mem` (see [`import`]).
-
-pub mod import;
+//! What a user brings over from it: `import --from-claude-mem` (see `store::incumbent`).
 
 use std::path::{Path, PathBuf};
 

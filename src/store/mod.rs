@@ -24,12 +24,12 @@ mod write;
 pub use hygiene::{forget, integrity, rebuild, retention, scrub, slices};
 pub use queue::compressed;
 pub use read::context::{
-    Failure, MEMORIES_SHOWN, MemoryLine, RecentSession, SessionSummary, Wanted, recent_sessions,
+    Failure, LatestSummary, MEMORIES_SHOWN, MemoryLine, RecentSession, Wanted, recent_sessions,
     started_at,
 };
 pub use read::{doc, fts, open_read_only};
 pub use sql::{APPLICATION_ID, SCHEMA_VERSION};
-pub use transfer::export;
+pub use transfer::{export, incumbent};
 pub use write::{
     Maintenance, Refused, Store, WAL_INLINE_MAX, WAL_OPEN_MAX, is_busy, is_refused, is_transient,
     lean, numbering, purge, sql_count, wal_bytes,
@@ -57,5 +57,17 @@ mod testing {
             .unwrap()
             .map(Result::unwrap)
             .collect()
+    }
+
+    /// Capture `n` of session `s`, in turn `prompt_id`, stored without a number.
+    pub fn capture(conn: &Connection, n: i64, prompt_id: Option<&str>) {
+        conn.execute(
+            "INSERT INTO pending_queue (id, session_id, tool_use_id, prompt_id, event,
+                 raw_output, created_at, updated_at)
+             VALUES (printf('c-%06d', ?1), 's', printf('t-%06d', ?1), ?2, 'PostToolUse', '{}',
+                 printf('2026-01-01T00:00:%06d', ?1), 'x')",
+            rusqlite::params![n, prompt_id],
+        )
+        .unwrap();
     }
 }

@@ -110,6 +110,88 @@ impl PartialEq for Json {
     }
 }
 
+/// A row of `sessions`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Session {
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub cwd: Option<String>,
+    pub transcript_path: Option<String>,
+    pub source: Option<String>,
+    pub model: Option<String>,
+    pub status: String,
+    pub prompt_count: i64,
+    pub last_assistant_message: Option<String>,
+    pub started_at: String,
+    pub updated_at: String,
+    pub ended_at: Option<String>,
+    pub end_reason: Option<String>,
+    #[serde(default)]
+    pub reduced_at: Option<String>,
+}
+
+/// A row of `user_prompts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    pub id: String,
+    pub session_id: String,
+    pub prompt_id: Option<String>,
+    pub prompt_number: i64,
+    pub prompt_text: String,
+    pub truncated: bool,
+    pub created_at: String,
+}
+
+/// A row of `pending_queue`: an `observation` (a tool call) or a `summary_request` (a Stop).
+/// (A claimed item as `queue claim` hands it to a consumer is `queue::Item`.)
+#[derive(Debug, Serialize, Deserialize)]
+pub struct QueueItem {
+    pub id: String,
+    pub session_id: String,
+    pub tool_use_id: Option<String>,
+    pub prompt_id: Option<String>,
+    pub prompt_number: Option<i64>,
+    pub event: String,
+    pub tool_name: Option<String>,
+    pub project_dir: Option<String>,
+    pub files_touched: Box<RawValue>,
+    pub raw_output: Box<RawValue>,
+    pub priority: i64,
+    pub status: String,
+    pub attempts: i64,
+    pub claimed_by: Option<String>,
+    pub claimed_at: Option<String>,
+    pub lease_until: Option<String>,
+    pub last_error: Option<String>,
+    pub payload_bytes: i64,
+    pub truncated: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub lease_token: Option<String>,
+    #[serde(default)]
+    pub retry_at: Option<String>,
+}
+
+pub fn session(r: &Row) -> rusqlite::Result<Session> {
+    Ok(Session {
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        cwd: r.get("cwd")?,
+        transcript_path: r.get("transcript_path")?,
+        source: r.get("source")?,
+        model: r.get("model")?,
+        status: r.get("status")?,
+        prompt_count: r.get("prompt_count")?,
+        last_assistant_message: r.get("last_assistant_message")?,
+        started_at: r.get("started_at")?,
+        updated_at: r.get("updated_at")?,
+        ended_at: r.get("ended_at")?,
+        end_reason: r.get("end_reason")?,
+        reduced_at: r.get("reduced_at")?,
+    })
+}
+
 /// Every column of `memories`, for [`memory`].
 pub const MEMORY_COLUMNS: &str = "SELECT id, key, session_id, project_dir, prompt_number, type,
         title, subtitle, narrative, facts, concepts, files_read, files_modified, queue_ids,
@@ -118,6 +200,46 @@ pub const MEMORY_COLUMNS: &str = "SELECT id, key, session_id, project_dir, promp
 pub const SUMMARY_COLUMNS: &str = "SELECT id, key, session_id, project_dir, prompt_number,
         request, investigated, learned, completed, next_steps, notes, files_read, files_edited,
         queue_ids, origin, model, extra, created_at FROM summaries";
+
+pub fn prompt(r: &Row) -> rusqlite::Result<Prompt> {
+    Ok(Prompt {
+        id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        prompt_id: r.get("prompt_id")?,
+        prompt_number: r.get("prompt_number")?,
+        prompt_text: r.get("prompt_text")?,
+        truncated: r.get("truncated")?,
+        created_at: r.get("created_at")?,
+    })
+}
+
+pub fn queue_item(r: &Row) -> rusqlite::Result<QueueItem> {
+    Ok(QueueItem {
+        id: r.get("id")?,
+        session_id: r.get("session_id")?,
+        tool_use_id: r.get("tool_use_id")?,
+        prompt_id: r.get("prompt_id")?,
+        prompt_number: r.get("prompt_number")?,
+        event: r.get("event")?,
+        tool_name: r.get("tool_name")?,
+        project_dir: r.get("project_dir")?,
+        files_touched: json(r.get("files_touched")?),
+        raw_output: json(r.get("raw_output")?),
+        priority: r.get("priority")?,
+        status: r.get("status")?,
+        attempts: r.get("attempts")?,
+        claimed_by: r.get("claimed_by")?,
+        claimed_at: r.get("claimed_at")?,
+        lease_until: r.get("lease_until")?,
+        last_error: r.get("last_error")?,
+        payload_bytes: r.get("payload_bytes")?,
+        truncated: r.get("truncated")?,
+        created_at: r.get("created_at")?,
+        updated_at: r.get("updated_at")?,
+        lease_token: r.get("lease_token")?,
+        retry_at: r.get("retry_at")?,
+    })
+}
 
 pub fn memory(r: &Row) -> rusqlite::Result<Memory> {
     Ok(Memory {

@@ -28,15 +28,16 @@ pub struct RecentSession {
     /// first, each once.
     pub commands: Vec<String>,
     /// The compressor's latest summary of the session.
-    pub summary: Option<SessionSummary>,
+    pub summary: Option<LatestSummary>,
     /// The compressor's latest memories of the session, newest first, at most one more than
     /// [`MEMORIES_SHOWN`] (so that a reader knows there are more).
     pub memories: Vec<MemoryLine>,
 }
 
-/// What a compressed summary says of a session, as of its turn `prompt_number`.
+/// The latest compressed summary of a session, as the context shows it: what it says as of
+/// its turn `prompt_number`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct SessionSummary {
+pub struct LatestSummary {
     pub request: String,
     pub learned: String,
     pub completed: String,
@@ -195,7 +196,7 @@ fn compressed(conn: &Connection, session: &mut RecentSession) -> Result<Option<S
         .prepare_cached(LATEST_SUMMARY)?
         .query_row([id], |r| {
             Ok((
-                SessionSummary {
+                LatestSummary {
                     request: r.get(0)?,
                     learned: r.get(1)?,
                     completed: r.get(2)?,

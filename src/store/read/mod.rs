@@ -20,7 +20,8 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::store::compressed::{self, Spend};
 use crate::store::layout;
-use crate::store::rows::{Memory, Summary};
+pub use crate::store::rows::Prompt;
+use crate::store::rows::{self, Memory, Summary};
 use crate::store::sql::{SCHEMA_VERSION, check_version, versions};
 use crate::store::write::{Store, check_file, remaining};
 
@@ -91,7 +92,7 @@ pub fn short_id(id: &str) -> &str {
 
 /// A session as the `sessions` list shows it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionSummary {
+pub struct SessionOverview {
     pub session_id: String,
     pub project_dir: Option<String>,
     pub started_at: String,
@@ -120,7 +121,7 @@ pub struct SessionFilter {
 /// A session whole: what `show <session>` prints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
-    pub summary: SessionSummary,
+    pub summary: SessionOverview,
     pub source: Option<String>,
     pub end_reason: Option<String>,
     pub cwd: Option<String>,
@@ -135,16 +136,6 @@ pub struct Turn {
     pub prompt: Option<Prompt>,
     pub calls: Vec<Call>,
     pub messages: Vec<Message>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
-    pub id: String,
-    pub session_id: String,
-    pub number: i64,
-    pub text: String,
-    pub truncated: bool,
-    pub created_at: String,
 }
 
 /// A tool call in one line.
@@ -252,7 +243,7 @@ impl Reader {
     }
 
     /// Recent sessions that hold anything, most recently active first.
-    pub fn sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionSummary>> {
+    pub fn sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionOverview>> {
         let mut stmt = self.conn.prepare(&sessions_sql(filter.project.is_some()))?;
         let rows = stmt.query_map(
             params![
@@ -307,7 +298,11 @@ impl Reader {
     pub fn prompt(&self, id: &str) -> Result<Option<Prompt>> {
         Ok(self
             .conn
-            .query_row(&format!("{PROMPT_COLUMNS} WHERE id = ?1"), [id], prompt)
+            .query_row(
+                &format!("{PROMPT_COLUMNS} WHERE id = ?1"),
+                [id],
+                rows::prompt,
+            )
             .optional()?)
     }
 
@@ -449,7 +444,7 @@ impl Reader {
             .prepare(&format!(
                 "{PROMPT_COLUMNS} WHERE session_id = ?1 ORDER BY prompt_number"
             ))?
-            .query_map([session_id], prompt)?
+            .query_map([session_id], rows::prompt)?
             .collect::<rusqlite::Result<_>>()?;
         enum Row {
             Call(Call),
@@ -586,11 +581,11 @@ const SUMMARY_BYTES: &str = "SELECT octet_length(request) + octet_length(investi
     + octet_length(files_read) + octet_length(files_edited) + octet_length(queue_ids)
     FROM summaries WHERE id = ?1";
 
-const PROMPT_COLUMNS: &str =
-    "SELECT id, session_id, prompt_number, prompt_text, truncated, created_at FROM user_prompts";
+const PROMPT_COLUMNS: &str = "SELECT id, session_id, prompt_id, prompt_number, prompt_text,
+    truncated, created_at FROM user_prompts";
 
-fn summary(r: &Row) -> rusqlite::Result<SessionSummary> {
-    Ok(SessionSummary {
+fn summary(r: &Row) -> rusqlite::Result<SessionOverview> {
+    Ok(SessionOverview {
         session_id: r.get("session_id")?,
         project_dir: r.get("project_dir")?,
         started_at: r.get("started_at")?,
@@ -602,17 +597,6 @@ fn summary(r: &Row) -> rusqlite::Result<SessionSummary> {
         tool_calls: r.get("tool_calls")?,
         files_changed: Vec::new(),
         first_prompt: r.get("first_prompt")?,
-    })
-}
-
-fn prompt(r: &Row) -> rusqlite::Result<Prompt> {
-    Ok(Prompt {
-        id: r.get("id")?,
-        session_id: r.get("session_id")?,
-        number: r.get("prompt_number")?,
-        text: r.get("prompt_text")?,
-        truncated: r.get("truncated")?,
-        created_at: r.get("created_at")?,
     })
 }
 

@@ -110,3 +110,30 @@ pub(in crate::store) fn refuse_foreign(conn: &Connection) -> Result<bool> {
     }
     Ok(tables == 0)
 }
+
+#[cfg(test)]
+mod tests {
+    /// Schema v8 deletes what earlier versions stored of our own MCP tools by the rule the
+    /// hooks now skip them by (`privacy::is_our_tool`).
+    #[test]
+    fn v8_deletes_our_tools_by_the_rule_the_hooks_skip_them_by() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let sql = include_str!("v8.sql");
+        let (_, glob) = sql.split_once("WHERE tool_name").unwrap();
+        let glob = glob.split_once(';').unwrap().0;
+        for name in [
+            "mcp__claude-mem__get",
+            "mcp__plugin_x_claude-mem__get",
+            "mcp__memory__x",
+        ] {
+            let matched: bool = conn
+                .query_row(
+                    &format!("SELECT ?1 AS tool_name WHERE tool_name {glob}"),
+                    [name],
+                    |_| Ok(()),
+                )
+                .is_ok();
+            assert_eq!(matched, crate::privacy::is_our_tool(name), "{name}");
+        }
+    }
+}

@@ -28,7 +28,7 @@ use crate::clock;
 use crate::privacy::is_our_tool;
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
-use crate::store::rows::{self, Json, Memory, Summary, json};
+use crate::store::rows::{self, Json, Memory, Prompt, QueueItem, Session, Summary, json};
 use crate::store::slices::Slicer;
 
 /// The name every header carries, and the version of it this claude-mem writes and reads.
@@ -56,70 +56,10 @@ pub struct Filter {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Session {
-    pub session_id: String,
-    pub project_dir: Option<String>,
-    pub cwd: Option<String>,
-    pub transcript_path: Option<String>,
-    pub source: Option<String>,
-    pub model: Option<String>,
-    pub status: String,
-    pub prompt_count: i64,
-    pub last_assistant_message: Option<String>,
-    pub started_at: String,
-    pub updated_at: String,
-    pub ended_at: Option<String>,
-    pub end_reason: Option<String>,
-    #[serde(default)]
-    pub reduced_at: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Prompt {
-    pub id: String,
-    pub session_id: String,
-    pub prompt_id: Option<String>,
-    pub prompt_number: i64,
-    pub prompt_text: String,
-    pub truncated: bool,
-    pub created_at: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
 pub struct PrivateTurn {
     pub prompt_id: String,
     pub session_id: String,
     pub created_at: String,
-}
-
-/// A queue row: an `observation` (a tool call) or a `summary_request` (a Stop).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Queued {
-    pub id: String,
-    pub session_id: String,
-    pub tool_use_id: Option<String>,
-    pub prompt_id: Option<String>,
-    pub prompt_number: Option<i64>,
-    pub event: String,
-    pub tool_name: Option<String>,
-    pub project_dir: Option<String>,
-    pub files_touched: Box<RawValue>,
-    pub raw_output: Box<RawValue>,
-    pub priority: i64,
-    pub status: String,
-    pub attempts: i64,
-    pub claimed_by: Option<String>,
-    pub claimed_at: Option<String>,
-    pub lease_until: Option<String>,
-    pub last_error: Option<String>,
-    pub payload_bytes: i64,
-    pub truncated: bool,
-    pub created_at: String,
-    pub updated_at: String,
-    #[serde(default)]
-    pub lease_token: Option<String>,
-    #[serde(default)]
-    pub retry_at: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -137,8 +77,8 @@ pub enum Record {
     Session(Session),
     Prompt(Prompt),
     PrivateTurn(PrivateTurn),
-    Observation(Queued),
-    SummaryRequest(Queued),
+    Observation(QueueItem),
+    SummaryRequest(QueueItem),
     Event(Event),
     Memory(Memory),
     Summary(Summary),
@@ -302,7 +242,7 @@ pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result
         .prepare(EXPORT_SESSIONS)?
         .query_map(
             params![filter.project, filter.session, filter.since, filter.until],
-            session,
+            rows::session,
         )?
         .collect::<rusqlite::Result<_>>()?;
     for s in sessions {
@@ -361,35 +301,8 @@ const EXPORT_MEMORIES: &str = "SELECT * FROM memories
 const EXPORT_SUMMARIES: &str = "SELECT * FROM summaries
      WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
 
-fn session(r: &Row) -> rusqlite::Result<Session> {
-    Ok(Session {
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        cwd: r.get("cwd")?,
-        transcript_path: r.get("transcript_path")?,
-        source: r.get("source")?,
-        model: r.get("model")?,
-        status: r.get("status")?,
-        prompt_count: r.get("prompt_count")?,
-        last_assistant_message: r.get("last_assistant_message")?,
-        started_at: r.get("started_at")?,
-        updated_at: r.get("updated_at")?,
-        ended_at: r.get("ended_at")?,
-        end_reason: r.get("end_reason")?,
-        reduced_at: r.get("reduced_at")?,
-    })
-}
-
 fn prompt(r: &Row) -> rusqlite::Result<Record> {
-    Ok(Record::Prompt(Prompt {
-        id: r.get("id")?,
-        session_id: r.get("session_id")?,
-        prompt_id: r.get("prompt_id")?,
-        prompt_number: r.get("prompt_number")?,
-        prompt_text: r.get("prompt_text")?,
-        truncated: r.get("truncated")?,
-        created_at: r.get("created_at")?,
-    }))
+    rows::prompt(r).map(Record::Prompt)
 }
 
 fn private_turn(r: &Row) -> rusqlite::Result<Record> {
@@ -401,31 +314,7 @@ fn private_turn(r: &Row) -> rusqlite::Result<Record> {
 }
 
 fn queued(r: &Row) -> rusqlite::Result<Record> {
-    let row = Queued {
-        id: r.get("id")?,
-        session_id: r.get("session_id")?,
-        tool_use_id: r.get("tool_use_id")?,
-        prompt_id: r.get("prompt_id")?,
-        prompt_number: r.get("prompt_number")?,
-        event: r.get("event")?,
-        tool_name: r.get("tool_name")?,
-        project_dir: r.get("project_dir")?,
-        files_touched: json(r.get("files_touched")?),
-        raw_output: json(r.get("raw_output")?),
-        priority: r.get("priority")?,
-        status: r.get("status")?,
-        attempts: r.get("attempts")?,
-        claimed_by: r.get("claimed_by")?,
-        claimed_at: r.get("claimed_at")?,
-        lease_until: r.get("lease_until")?,
-        last_error: r.get("last_error")?,
-        payload_bytes: r.get("payload_bytes")?,
-        truncated: r.get("truncated")?,
-        created_at: r.get("created_at")?,
-        updated_at: r.get("updated_at")?,
-        lease_token: r.get("lease_token")?,
-        retry_at: r.get("retry_at")?,
-    };
+    let row = rows::queue_item(r)?;
     Ok(if r.get::<_, String>("kind")? == "summary" {
         Record::SummaryRequest(row)
     } else {

@@ -2,3 +2,4 @@
 //! database read once into ours (`incumbent`).
 
 pub mod export;
+pub mod incumbent;

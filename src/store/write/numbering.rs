@@ -89,17 +89,6 @@ mod tests {
     use super::*;
     use crate::store::testing;
 
-    fn capture(conn: &Connection, n: i64, prompt_id: Option<&str>) {
-        conn.execute(
-            "INSERT INTO pending_queue (id, session_id, tool_use_id, prompt_id, event,
-                 raw_output, created_at, updated_at)
-             VALUES (printf('c-%06d', ?1), 's', printf('t-%06d', ?1), ?2, 'PostToolUse', '{}',
-                 printf('2026-01-01T00:00:%06d', ?1), 'x')",
-            params![n, prompt_id],
-        )
-        .unwrap();
-    }
-
     fn unnumbered(conn: &Connection) -> i64 {
         conn.query_row(
             "SELECT COUNT(*) FROM pending_queue WHERE prompt_number IS NULL",
@@ -113,11 +102,11 @@ mod tests {
     fn a_write_numbers_a_bounded_part_and_the_rest_is_numbered_later() {
         let mut conn = testing::database();
         for n in 0..IN_A_WRITE * 3 + 7 {
-            capture(&conn, n, Some("p"));
+            testing::capture(&conn, n, Some("p"));
         }
         // A capture of another turn, and one of a Claude Code that sends no prompt_id.
-        capture(&conn, 9_000, Some("other"));
-        capture(&conn, 9_001, None);
+        testing::capture(&conn, 9_000, Some("other"));
+        testing::capture(&conn, 9_001, None);
         conn.execute_batch(
             "INSERT INTO user_prompts (id, session_id, prompt_id, prompt_number, prompt_text,
                  created_at) VALUES ('u', 's', 'p', 3, 'x', 'y')",

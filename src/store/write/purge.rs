@@ -178,17 +178,6 @@ mod tests {
     use super::*;
     use crate::store::testing;
 
-    fn capture(conn: &Connection, n: i64, prompt_id: Option<&str>) {
-        conn.execute(
-            "INSERT INTO pending_queue (id, session_id, tool_use_id, prompt_id, event,
-                 raw_output, created_at, updated_at)
-             VALUES (printf('c-%06d', ?1), 's', printf('t-%06d', ?1), ?2, 'PostToolUse', '{}',
-                 printf('2026-01-01T00:00:%06d', ?1), 'x')",
-            params![n, prompt_id],
-        )
-        .unwrap();
-    }
-
     fn left(conn: &Connection) -> i64 {
         conn.query_row("SELECT COUNT(*) FROM pending_queue", [], |row| row.get(0))
             .unwrap()
@@ -198,13 +187,13 @@ mod tests {
     fn a_write_removes_a_bounded_part_and_the_rest_goes_later() {
         let mut conn = testing::database();
         for n in 0..IN_A_WRITE * 2 + 7 {
-            capture(&conn, n, None);
+            testing::capture(&conn, n, None);
         }
         for n in 0..IN_A_WRITE + 1 {
-            capture(&conn, 10_000 + n, Some("p"));
+            testing::capture(&conn, 10_000 + n, Some("p"));
         }
         // Before the private prompt's time: another turn's.
-        capture(&conn, -1, None);
+        testing::capture(&conn, -1, None);
         conn.execute_batch(
             "INSERT INTO private_turns VALUES ('w', 's', '2026-01-01T00:00:000000');
              INSERT INTO private_turns VALUES ('p', 's', '2026-01-01T00:00:000000');",
@@ -237,7 +226,7 @@ mod tests {
     fn the_maintenance_process_removes_the_rest_in_slices() {
         let conn = testing::database();
         for n in 0..IN_A_WRITE * 3 {
-            capture(&conn, n, None);
+            testing::capture(&conn, n, None);
         }
         conn.execute_batch(
             "INSERT INTO private_turns VALUES ('w', 's', '2026-01-01T00:00:000000');

@@ -23,7 +23,6 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use serde_json::{Map, Value as JsonValue, json};
 
 use crate::config::Config;
-use crate::render;
 use crate::store::Store;
 use crate::store::slices::Slicer;
 
@@ -638,7 +637,7 @@ fn list(config: &Config, text: Option<String>) -> String {
 
 fn first_line(text: &str) -> String {
     match text.lines().find(|l| !l.trim().is_empty()) {
-        Some(line) => render::one_line(line, 120),
+        Some(line) => crate::text::one_line(line, 120),
         None => "(untitled)".into(),
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The policy (`Config::retention`; each rule is turned off by a 0 in its variable):
 //! - 30 days after a session was last active, its tool calls keep only their digest: what the
-//!   search index holds of them (`fts::doc::digest`: the input fields a call is remembered by,
+//!   search index holds of them (`store::doc::digest`: the input fields a call is remembered by,
 //!   the start and end of its answer), so search finds them as before and `show` prints the
 //!   digest. Prompts and Claude's messages stay whole. This loses nothing the index holds, so
 //!   it is safe before anything summarizes the queue; once summaries are stored (issue 11),

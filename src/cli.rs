@@ -57,7 +57,7 @@ pub enum Command {
     ///
     /// Any number of consumers may run at once: two never hold the same item while its lease
     /// runs, and an item is acked at most once. Items of a consumer that dies come back when
-    /// its lease ends. The README's "Consuming the queue" has the contract and an example.
+    /// its lease ends. docs/queue.md has the contract and an example.
     #[command(subcommand)]
     Queue(QueueCommand),
     /// Search the memory: prompts, tool calls, Claude's messages, memories and summaries.
@@ -169,7 +169,7 @@ pub enum Command {
     Forget(ForgetArgs),
     /// Write what was captured as JSON Lines: a header line, then one record a line.
     ///
-    /// The format is `claude-mem/1` (see the README). Filters as for search; by default the
+    /// The format is `claude-mem/1` (see docs/hygiene.md). Filters as for search; by default the
     /// current project.
     Export(ExportArgs),
     /// Read back what export wrote, or bring over thedotmack/claude-mem's memory.
@@ -201,6 +201,13 @@ pub struct PruneArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
     .args(["id", "session", "project", "since", "until"])))]
+// Here --project alone names what to delete, not a filter: its help and --all's say so.
+#[command(mut_arg("project", |a| {
+    a.help("Everything of this project (with --since/--until: of that time)")
+}))]
+#[command(mut_arg("all", |a| {
+    a.help("With --since/--until: of every project (default: the current one)")
+}))]
 pub struct ForgetArgs {
     /// A session, prompt, tool call, message, memory or summary id (a prompt takes its turn
     /// along).
@@ -209,19 +216,10 @@ pub struct ForgetArgs {
     /// This session, with everything in it.
     #[arg(long, value_name = "ID", conflicts_with_all = ["project", "all", "since", "until"])]
     pub session: Option<String>,
-    /// Everything of this project (with --since/--until: of that time).
-    #[arg(long, value_name = "DIR", conflicts_with = "all")]
-    pub project: Option<PathBuf>,
-    /// With --since/--until: of every project (default: the current one).
-    #[arg(long)]
-    pub all: bool,
-    /// What was captured since then: a duration ago (30m, 12h, 2d, 3mo; m is minutes) or a
-    /// date.
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// What was captured before then (a date includes that whole day).
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
+    #[command(flatten)]
+    pub projects: Projects,
+    #[command(flatten)]
+    pub range: Range,
     /// Do not ask.
     #[arg(long, short)]
     pub yes: bool,
@@ -232,21 +230,13 @@ pub struct ForgetArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Only this project (default: the current one).
-    #[arg(long, value_name = "DIR", conflicts_with = "all")]
-    pub project: Option<PathBuf>,
-    /// Every project.
-    #[arg(long)]
-    pub all: bool,
+    #[command(flatten)]
+    pub projects: Projects,
     /// Only this session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Only what was captured since then: a duration ago or a date.
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// Only what was captured before then (a date includes that whole day).
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
+    #[command(flatten)]
+    pub range: Range,
     /// Write to this file (created with mode 0600) instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -387,9 +377,9 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     }
 }
 
-/// Which project's items a read command covers, and from when.
+/// Which project a command covers: one (by default the current one), or every one.
 #[derive(Debug, Args)]
-pub struct Scope {
+pub struct Projects {
     /// Only this project (default: the current one: $CLAUDE_PROJECT_DIR, else the current
     /// directory, or the recorded project that contains it).
     #[arg(long, value_name = "DIR", conflicts_with = "all")]
@@ -397,6 +387,12 @@ pub struct Scope {
     /// Every project.
     #[arg(long)]
     pub all: bool,
+}
+
+/// From when and until when items were captured, as a user writes times (read by
+/// `recall::bounds`).
+#[derive(Debug, Args)]
+pub struct Range {
     /// Only since then: a duration ago (90s, 30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a
     /// date (2026-11-01, local time).
     #[arg(long, value_name = "WHEN")]
@@ -404,6 +400,15 @@ pub struct Scope {
     /// Only before then: a duration ago, or a date (the whole day included).
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
+}
+
+/// Which project's items a listing covers, from when, which page of them, and how printed.
+#[derive(Debug, Args)]
+pub struct Scope {
+    #[command(flatten)]
+    pub projects: Projects,
+    #[command(flatten)]
+    pub range: Range,
     /// At most this many (1 or more).
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = at_least_one)]
     pub limit: usize,

@@ -6,8 +6,8 @@
 //! - LoCoMo (snap-research/locomo): 10 long two-speaker conversations, each turn a prompt of a
 //!   session of its own conversation's project (`hook prompt`, one process a turn); its
 //!   questions of categories 1-4 with turn-level evidence. Its text has no licence to
-//!   redistribute, so it is read from `CLAUDE_MEM_BENCH_LOCOMO` (the README says how to get
-//!   it) and the set is skipped, with a line saying so, when that is not set.
+//!   redistribute, so it is read from `CLAUDE_MEM_BENCH_LOCOMO` (docs/performance.md says how
+//!   to get it) and the set is skipped, with a line saying so, when that is not set.
 //! - remem's `eval/golden.json` (MIT, in benches/data): 105 memories in 15 projects, brought in
 //!   by `claude-mem import` as memories; 71 queries in slices (paraphrase, temporal, knowledge
 //!   update, multi-hop, abstention, ...).
@@ -84,8 +84,8 @@ fn run() -> Result<()> {
             sets.push(locomo::read(Path::new(&path), limit)?);
         }
         None => notes.push(
-            "LoCoMo skipped: CLAUDE_MEM_BENCH_LOCOMO is not set (README: \"Retrieval quality\" \
-             says how to get it)"
+            "LoCoMo skipped: CLAUDE_MEM_BENCH_LOCOMO is not set (docs/performance.md, \
+             \"Retrieval quality\", says how to get it)"
                 .to_string(),
         ),
     }

@@ -131,7 +131,7 @@ fn figures(set: &Set, answers: &[Answer], of: &[usize]) -> Figures {
     }
 }
 
-/// The report as a Markdown table, ready for the README.
+/// The report as a Markdown table, ready for docs/performance.md.
 pub fn table(rows: &[Row], notes: &[String], took: f64) -> String {
     let mut out = String::from(
         "\n| set | system | slice | queries | recall@5 | recall@10 | hit@10 | MRR | no result \

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{bounds, nothing_captured, scope_of};
+use super::{bounds, nothing_captured};
 use crate::cli::ExportArgs;
 use crate::config::Config;
 use crate::emit::{self, Report};
@@ -21,8 +21,7 @@ pub fn export(args: &ExportArgs) -> Result<Report> {
     let Some(mut recall) = Recall::open(&config)? else {
         return Ok(nothing_captured(&config));
     };
-    let scope = scope_of(&args.project, args.all, &args.since, &args.until);
-    let (since, until) = bounds(&scope)?;
+    let (since, until) = bounds(&args.range)?;
     let session = match &args.session {
         Some(id) => match recall.resolve(id)? {
             (Kind::Session, id) => Some(id),
@@ -33,9 +32,9 @@ pub fn export(args: &ExportArgs) -> Result<Report> {
         None => None,
     };
     // A session is exported whole wherever its project is, unless a project is named.
-    let project = match (&session, &args.project) {
+    let project = match (&session, &args.projects.project) {
         (Some(_), None) => None,
-        _ => super::project(&scope, &recall)?,
+        _ => super::project(&args.projects, &recall)?,
     };
     let filter = Filter {
         project,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{bounds, scope_of};
+use super::bounds;
 use crate::cli::ForgetArgs;
 use crate::config::Config;
 use crate::emit::Report;
@@ -101,10 +101,9 @@ fn target(args: &ForgetArgs, recall: &mut Recall) -> Result<Target> {
             ))),
         };
     }
-    let scope = scope_of(&args.project, args.all, &args.since, &args.until);
-    let (since, until) = bounds(&scope)?;
+    let (since, until) = bounds(&args.range)?;
     Ok(Target::Range(Range {
-        project: super::project(&scope, recall)?,
+        project: super::project(&args.projects, recall)?,
         since,
         until,
     }))

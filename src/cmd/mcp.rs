@@ -18,15 +18,16 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 use serde_json::{Map, Value, json};
 
+use super::search::{Page, Request};
 use super::show;
 use crate::config::Config;
 use crate::emit::{self, Report, UsageError};
 use crate::log::Log;
 use crate::mcp::{self, Handler, Tool, ToolOutput};
-use crate::recall::{self, Recall, no_database};
+use crate::recall::{Recall, no_database};
 use crate::recorded::{self, FRAME};
 use crate::render::{self, Style};
-use crate::store::fts::{Item, Search, parse_query};
+use crate::store::fts::Item;
 use crate::store::read::{Kind, Reader, short_id};
 
 /// Results `search` lists unless asked for another number, and at most.
@@ -213,43 +214,37 @@ impl Memory {
 
     fn search(&self, args: &Args) -> Result<String> {
         let words = args.text("query")?.unwrap_or_default();
-        let limit = args.count("limit", SEARCH_LIMIT, 1..=SEARCH_MAX)?;
-        // Past the last result is an empty page, however far.
-        let offset = args.count("offset", 0, 0..=usize::MAX)?;
-        let (since, until) = recall::bounds(args.text("since")?, args.text("until")?, "")?;
+        let request = Request {
+            words,
+            limit: args.count("limit", SEARCH_LIMIT, 1..=SEARCH_MAX)?,
+            offset: args.count("offset", 0, 0..=usize::MAX)?,
+            since: args.text("since")?,
+            until: args.text("until")?,
+            all: args.flag("all_projects")?,
+            project: args.text("project")?.map(Path::new),
+            session: args.text("session")?,
+            kind: match args.text("kind")? {
+                Some(kind) => Some(Kind::parse(kind).ok_or_else(|| {
+                    mistake("kind is one of prompt, observation, message, memory, summary")
+                })?),
+                None => None,
+            },
+            tool: args.text("tool")?,
+            file: args.text("file")?,
+        }
+        .check("")?;
         let mut recall = match self.open()? {
             Ok(recall) => recall,
             Err(why) => return Ok(why),
         };
-        let all = args.flag("all_projects")?;
-        let project = recall.project(args.text("project")?.map(Path::new), all)?;
-        let Some(query) = parse_query(words).map_err(|why| mistake(&why))? else {
+        let Some(Page {
+            project,
+            hits,
+            next,
+        }) = request.run(&mut recall)?
+        else {
             return Err(mistake("the query holds no word to search for"));
         };
-        let session = match args.text("session")? {
-            Some(id) => Some(recall.resolve_session(id)?),
-            None => None,
-        };
-        let kind = match args.text("kind")? {
-            Some(kind) => Some(Kind::parse(kind).ok_or_else(|| {
-                mistake("kind is one of prompt, observation, message, memory, summary")
-            })?),
-            None => None,
-        };
-        let mut hits = recall.index()?.search(&Search {
-            query,
-            project: project.clone(),
-            session,
-            since,
-            until,
-            tool: args.text("tool")?.map(String::from),
-            file: args.text("file")?.map(String::from),
-            kind,
-            limit: limit.saturating_add(1),
-            offset,
-        })?;
-        let more = hits.len() > limit;
-        hits.truncate(limit);
         let place = match &project {
             Some(p) => format!("in project {p}"),
             None => "in every project".into(),
@@ -265,11 +260,8 @@ impl Memory {
         let mut out = format!(
             "{FRAME}{} for {words:?} {place}, best first{}. {LINE_LEGEND}\n",
             render::plural(hits.len() as i64, "result"),
-            if more {
-                format!(" (more: offset {})", offset.saturating_add(limit))
-            } else {
-                String::new()
-            }
+            next.map(|offset| format!(" (more: offset {offset})"))
+                .unwrap_or_default()
         );
         for hit in &hits {
             let snippet = render::one_line(&hit.snippet, SNIPPET_CHARS);

@@ -1,8 +1,9 @@
 //! The cold commands, one file each. Each returns what to print (a [`Report`]), or an error
 //! that `emit` prints as one line with a non-zero exit.
 //!
-//! What the read commands share with the MCP server lives in `crate::recall`; here only what
-//! is theirs alone: flags read as its arguments, and the notes of an empty answer.
+//! What the read commands share with the MCP server lives in `crate::recall` (and a search
+//! request, in `search`); here only what is theirs alone: flags read as its arguments, and the
+//! notes of an empty answer.
 
 mod completions;
 mod compress;
@@ -23,11 +24,9 @@ mod status;
 mod timeline;
 mod uninstall;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 
-use crate::cli::{Command, Scope};
+use crate::cli::{Command, Projects, Range};
 use crate::config::Config;
 use crate::emit::{self, Report};
 use crate::recall::{self, Recall, no_database, usage};
@@ -125,26 +124,8 @@ fn nothing_captured(config: &Config) -> Report {
 }
 
 /// The project a read command is about, `None` for `--all` (see [`Recall::project`]).
-fn project(scope: &Scope, recall: &Recall) -> Result<Option<String>> {
-    recall.project(scope.project.as_deref(), scope.all)
-}
-
-/// The scope of a command that takes only which project and when (no paging, no JSON).
-fn scope_of(
-    project: &Option<PathBuf>,
-    all: bool,
-    since: &Option<String>,
-    until: &Option<String>,
-) -> Scope {
-    Scope {
-        project: project.clone(),
-        all,
-        since: since.clone(),
-        until: until.clone(),
-        limit: 0,
-        offset: 0,
-        json: false,
-    }
+fn project(projects: &Projects, recall: &Recall) -> Result<Option<String>> {
+    recall.project(projects.project.as_deref(), projects.all)
 }
 
 /// A note for an empty answer: where it looked, and how to look wider.
@@ -155,9 +136,9 @@ fn scope_hint(project: Option<&str>, what: &str) -> String {
     }
 }
 
-/// `--since` and `--until` of a scope as stored timestamps.
-fn bounds(scope: &Scope) -> Result<(Option<String>, Option<String>)> {
-    recall::bounds(scope.since.as_deref(), scope.until.as_deref(), "--")
+/// `--since` and `--until` as stored timestamps.
+fn bounds(range: &Range) -> Result<(Option<String>, Option<String>)> {
+    recall::bounds(range.since.as_deref(), range.until.as_deref(), "--")
 }
 
 /// Whether to go on deleting for good what `what` lists: `yes` (the flag), or a person's yes

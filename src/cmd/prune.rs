@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use chrono::Utc;
 
-use super::{nothing_captured, scope_of};
+use super::nothing_captured;
 use crate::cli::PruneArgs;
 use crate::config::{Config, Retention};
 use crate::emit::Report;
@@ -29,8 +29,9 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
     let Some(mut recall) = Recall::open(&config)? else {
         return Ok(nothing_captured(&config));
     };
+    // Every project unless one is named (prune has no --all).
     let project = match &args.project {
-        Some(_) => super::project(&scope_of(&args.project, false, &None, &None), &recall)?,
+        Some(dir) => recall.project(Some(dir), false)?,
         None => None,
     };
     let delete_before = args

@@ -1,13 +1,16 @@
-//! `search <words>`: ranked results from the search index, one line each, or JSON Lines.
+//! `search <words>`: ranked results from the search index, one line each, or JSON Lines; and
+//! the [`Request`] that the MCP `search` tool checks and runs the same way.
+
+use std::path::Path;
 
 use anyhow::Result;
 use serde_json::json;
 
-use super::{bounds, nothing_captured, project, scope_hint};
+use super::{nothing_captured, scope_hint};
 use crate::cli::{KindArg, SearchArgs};
 use crate::config::Config;
 use crate::emit::Report;
-use crate::recall::{Recall, usage};
+use crate::recall::{self, Recall, usage};
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::{Hit, Search, parse_query};
 use crate::store::read::{Kind, short_id};
@@ -15,66 +18,149 @@ use crate::store::read::{Kind, short_id};
 pub fn search(args: &SearchArgs) -> Result<Report> {
     let config = Config::from_env();
     let scope = &args.scope;
-    let (since, until) = bounds(scope)?;
+    let words = words(&args.words);
+    let request = Request {
+        words: &words,
+        project: scope.projects.project.as_deref(),
+        all: scope.projects.all,
+        session: args.session.as_deref(),
+        since: scope.range.since.as_deref(),
+        until: scope.range.until.as_deref(),
+        tool: args.tool.as_deref(),
+        file: args.file.as_deref(),
+        kind: args.kind.map(kind),
+        limit: scope.limit,
+        offset: scope.offset,
+    }
+    .check("--")?;
     let Some(mut recall) = Recall::open(&config)? else {
         return Ok(Report {
             found_nothing: true,
             ..nothing_captured(&config)
         });
     };
-    let project = project(scope, &recall)?;
-    let Some(query) = parse_query(&words(&args.words)).map_err(usage)? else {
+    let Some(page) = request.run(&mut recall)? else {
         return Ok(Report {
             found_nothing: true,
             note: Some("no results: the words hold nothing to search for".into()),
             ..Report::default()
         });
     };
-    let session = match &args.session {
-        Some(id) => Some(recall.resolve_session(id)?),
-        None => None,
-    };
-    let mut hits = recall.index()?.search(&Search {
-        query,
-        project: project.clone(),
-        session,
-        since,
-        until,
-        tool: args.tool.clone(),
-        file: args.file.clone(),
-        kind: args.kind.map(kind),
-        // One more than asked: whether to say that there are more.
-        limit: scope.limit.saturating_add(1),
-        offset: scope.offset,
-    })?;
-    let more = hits.len() > scope.limit;
-    hits.truncate(scope.limit);
-    if hits.is_empty() {
+    let project = page.project.as_deref();
+    if page.hits.is_empty() {
         return Ok(Report {
             found_nothing: true,
-            note: Some(scope_hint(project.as_deref(), "no results")),
+            note: Some(scope_hint(project, "no results")),
             ..Report::default()
         });
     }
     let style = Style::detect();
     let stdout = if scope.json {
-        hits.iter()
+        page.hits
+            .iter()
             .map(|h| render::json_line(&to_json(h)))
             .collect()
     } else {
-        lines(&hits, &style, project.is_none())
+        lines(&page.hits, &style, project.is_none())
     };
-    let note = more.then(|| {
-        format!(
-            "more results: --offset {}",
-            scope.offset.saturating_add(scope.limit)
-        )
-    });
     Ok(Report {
         stdout,
-        note,
+        note: page
+            .next
+            .map(|offset| format!("more results: --offset {offset}")),
         ..Report::default()
     })
+}
+
+/// A search as asked on the command line or of the MCP `search` tool. Both check it and run
+/// it here, so that what a query may hold, how times are read and how pages are counted are
+/// one rule; each caller reads its own arguments and words its own answers.
+pub struct Request<'a> {
+    /// As typed (see [`parse_query`]).
+    pub words: &'a str,
+    pub project: Option<&'a Path>,
+    pub all: bool,
+    /// A session id, or a prefix of one.
+    pub session: Option<&'a str>,
+    /// As typed: a duration ago or a date (see [`recall::bounds`]).
+    pub since: Option<&'a str>,
+    pub until: Option<&'a str>,
+    pub tool: Option<&'a str>,
+    pub file: Option<&'a str>,
+    pub kind: Option<Kind>,
+    pub limit: usize,
+    /// Past the last result is an empty page, however far.
+    pub offset: usize,
+}
+
+/// A request whose words and times are good: what needs no database is checked before one
+/// is opened.
+pub struct Checked<'a> {
+    request: Request<'a>,
+    /// `None` when the words hold nothing to search for.
+    query: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+}
+
+/// One page of results.
+pub struct Page {
+    /// The project searched, `None` for every one.
+    pub project: Option<String>,
+    pub hits: Vec<Hit>,
+    /// The offset of the next page, when there are more results.
+    pub next: Option<usize>,
+}
+
+impl<'a> Request<'a> {
+    /// The words as a query and the times as stored, or the mistake in them (a
+    /// [`crate::emit::UsageError`]); `flags` is how the caller's errors name its options
+    /// (`--` on the command line).
+    pub fn check(self, flags: &str) -> Result<Checked<'a>> {
+        let (since, until) = recall::bounds(self.since, self.until, flags)?;
+        let query = parse_query(self.words).map_err(usage)?;
+        Ok(Checked {
+            request: self,
+            query,
+            since,
+            until,
+        })
+    }
+}
+
+impl Checked<'_> {
+    /// The page asked for; `None` when the words hold nothing to search for.
+    pub fn run(self, recall: &mut Recall) -> Result<Option<Page>> {
+        let asked = self.request;
+        let project = recall.project(asked.project, asked.all)?;
+        let Some(query) = self.query else {
+            return Ok(None);
+        };
+        let session = match asked.session {
+            Some(id) => Some(recall.resolve_session(id)?),
+            None => None,
+        };
+        let mut hits = recall.index()?.search(&Search {
+            query,
+            project: project.clone(),
+            session,
+            since: self.since,
+            until: self.until,
+            tool: asked.tool.map(String::from),
+            file: asked.file.map(String::from),
+            kind: asked.kind,
+            // One more than asked: whether there is a next page.
+            limit: asked.limit.saturating_add(1),
+            offset: asked.offset,
+        })?;
+        let next = (hits.len() > asked.limit).then(|| asked.offset.saturating_add(asked.limit));
+        hits.truncate(asked.limit);
+        Ok(Some(Page {
+            project,
+            hits,
+            next,
+        }))
+    }
 }
 
 /// The words as one query; an argument with spaces was quoted in the shell: a phrase.

@@ -13,11 +13,11 @@ use crate::store::read::{SessionFilter, SessionOverview, short_id};
 
 pub fn sessions(scope: &Scope) -> Result<Report> {
     let config = Config::from_env();
-    let (since, until) = bounds(scope)?;
+    let (since, until) = bounds(&scope.range)?;
     let Some(recall) = Recall::open(&config)? else {
         return Ok(nothing_captured(&config));
     };
-    let project = project(scope, &recall)?;
+    let project = project(&scope.projects, &recall)?;
     let sessions = recall.reader().sessions(&SessionFilter {
         project: project.clone(),
         since,
@@ -28,7 +28,7 @@ pub fn sessions(scope: &Scope) -> Result<Report> {
     if sessions.is_empty() {
         // A project named that no session ever ran in is a mistake (a typo, a path that
         // moved): one line, in a pipe too.
-        if let (Some(_), Some(p)) = (&scope.project, &project)
+        if let (Some(_), Some(p)) = (&scope.projects.project, &project)
             && !recall.reader().projects()?.contains(p)
         {
             bail!(

@@ -1521,16 +1521,17 @@ fn a_stop_starts_the_compressor_once_the_backlog_passes_the_threshold() {
     assert_eq!(queue_states(&env), [json!(["done", 0, 0])]);
 }
 
-/// The README's example of `CLAUDE_MEM_COMPRESS_CMD`, run as it is printed there, against a
-/// stand-in for ollama's API: what it sends (the instructions, the digest, the schema as the
-/// format) and what comes of its answer.
+/// The example of `CLAUDE_MEM_COMPRESS_CMD` in docs/compression.md, run as it is printed there,
+/// against a stand-in for ollama's API: what it sends (the instructions, the digest, the schema
+/// as the format) and what comes of its answer.
 #[test]
-fn the_readme_example_command_compresses_with_a_local_model() {
+fn the_documented_example_command_compresses_with_a_local_model() {
     if !harness::require_program("python3") {
         return;
     }
-    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("## Compression").unwrap()..];
+    let doc =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/compression.md")).unwrap();
+    let section = &doc[doc.find("\n## The model\n").unwrap()..];
     let start = section.find("```python\n").unwrap() + "```python\n".len();
     let example = &section[start..start + section[start..].find("```").unwrap()];
     let env = Env::new();

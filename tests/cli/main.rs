@@ -14,6 +14,8 @@ mod command_line;
 mod compress;
 // `doctor` and `doctor --fix`, each check against a setup broken for it.
 mod doctor;
+// The README and docs/: short where it must be, every command listed, every link landing.
+mod docs;
 // The real Claude Code CLI, offline against a mock API, running the hooks we install.
 mod e2e_claude_code;
 // `export` and `import`: round trips, formats, and the privacy rules on what is read.

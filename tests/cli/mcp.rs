@@ -530,6 +530,34 @@ fn without_a_database_the_tools_say_there_is_nothing_yet() {
     assert!(!env.data_dir.exists(), "a reader creates nothing");
 }
 
+/// Regression: before anything was captured, a search whose query was too long or whose
+/// kind or tool was not one the tool takes was answered "nothing captured yet", while a bad
+/// `limit` or `since` was told as the mistake it is: every argument is now checked before the
+/// database is looked for, as on the command line.
+#[test]
+fn without_a_database_a_mistake_in_a_search_is_still_told() {
+    let env = Env::new();
+    let mut server = Server::initialized(&env);
+    for (arguments, says) in [
+        (
+            json!({"query": "database ".repeat(200)}),
+            "the query is 1,800 characters long",
+        ),
+        (
+            json!({"query": "x", "kind": "note"}),
+            "kind is one of prompt",
+        ),
+        (json!({"query": "x", "tool": 3}), "tool is a string"),
+        (json!({"query": "x", "limit": 0}), "limit is a whole number"),
+    ] {
+        let (text, error) = server.call("search", arguments.clone());
+        assert!(error && text.starts_with(says), "{arguments}: {text}");
+    }
+    let text = server.text("search", json!({"query": "anything"}));
+    assert!(text.starts_with("nothing captured yet"), "{text}");
+    assert!(!env.data_dir.exists(), "a reader creates nothing");
+}
+
 #[test]
 fn the_server_outlives_a_deleted_index_and_a_replaced_database() {
     let env = Env::new();

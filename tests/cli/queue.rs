@@ -751,12 +751,12 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
     succeeded(&answer(&env, "ack", &token(&items), &ids(&items), &[]));
 }
 
-/// The example consumer of the README, run as it is printed there.
+/// The example consumer of docs/queue.md, run as it is printed there.
 #[test]
-fn the_readme_example_consumer_drains_the_queue() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("## Consuming the queue").unwrap()..];
+fn the_documented_example_consumer_drains_the_queue() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/queue.md")).unwrap();
+    let section = &doc[doc.find("\n## Consuming the queue\n").unwrap()..];
     let start = section.find("```python\n").unwrap() + "```python\n".len();
     let example = &section[start..start + section[start..].find("```").unwrap()];
     if !harness::require_program("python3") {

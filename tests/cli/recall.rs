@@ -458,6 +458,30 @@ fn bad_arguments_are_usage_errors() {
     }
 }
 
+/// Regression: before anything was captured, a query longer than a search takes was answered
+/// as if nothing were found (exit 1, silent in a pipe), not refused as it is once there is a
+/// database: the query is checked before the database is looked for.
+#[test]
+fn a_query_too_long_is_a_usage_error_before_anything_is_captured() {
+    let env = Env::new();
+    let many: Vec<String> = (0..17).map(|n| format!("w{n}")).collect();
+    let long = "merge ".repeat(201);
+    for words in [
+        vec![long.as_str()],
+        many.iter().map(String::as_str).collect(),
+    ] {
+        let out = run(&env, &[&["search"][..], &words].concat());
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("claude-mem: error: the query "),
+            "{stderr}"
+        );
+    }
+    assert!(!env.data_dir.exists(), "a read command creates nothing");
+}
+
 #[test]
 fn a_deleted_row_leaves_no_trace_in_the_index() {
     let env = Env::new();

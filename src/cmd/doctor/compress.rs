@@ -144,8 +144,8 @@ fn failing(config: &Config, latest: &[Settled], now: DateTime<Utc>) -> Option<Ch
             count(config.compress.batch_tokens as i64)
         ),
         "invalid" => "the model's answers do not fit the schema: a larger model \
-                      (CLAUDE_MEM_MODEL), or CLAUDE_MEM_COMPRESS_CMD's output as README's \
-                      Compression section shows it"
+                      (CLAUDE_MEM_MODEL), or CLAUDE_MEM_COMPRESS_CMD's output as \
+                      docs/compression.md shows it"
             .into(),
         _ => "the error says why; claude-mem compress runs a batch now and says what came of it"
             .into(),

@@ -161,7 +161,7 @@ fn expected_after(name: &str, binary: &Path) -> String {
 }
 
 // Tests that load both cores (a swarm of runs, runs killed at every moment, the races) take
-// turns (`heavy`). The races measure what a writer loses in the window the README states;
+// turns (`heavy`). The races measure what a writer loses in the window docs/setup.md states;
 // starved of CPU by a swarm beside them, a writer sat between its read and its write long
 // enough to land in it now and then, and the test failed though nothing had changed.
 

@@ -218,7 +218,7 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
         private_turn::forget_session(config, &write.session.session_id);
         notice::forget_session(config, &write.session.session_id);
         // Retention runs in the maintenance process; whether it is due takes two stats.
-        if crate::store::retention::due(config) {
+        if crate::marks::retention_due(config) {
             detach::maintain(config);
         }
     }
@@ -264,10 +264,7 @@ fn session_start_chores(config: &Config, log: &Log) {
             &format!("could not set space aside for a full disk: {err}"),
         );
     }
-    if config.scrub_flag().exists()
-        || config.numbering_flag().exists()
-        || config.purge_flag().exists()
-    {
+    if crate::marks::maintenance_left(config) {
         detach::maintain(config);
     }
 }

@@ -532,6 +532,17 @@ pub struct SettingsArgs {
     pub no_mcp: bool,
 }
 
+impl SettingsArgs {
+    /// The settings file these flags name.
+    pub fn target(&self) -> crate::settings::Target {
+        crate::settings::Target {
+            project: self.project.clone(),
+            local: self.local,
+            settings: self.settings.clone(),
+        }
+    }
+}
+
 /// A project directory must exist: a typo would otherwise create a new tree for it.
 fn existing_dir(text: &str) -> Result<PathBuf, String> {
     let dir = PathBuf::from(text);

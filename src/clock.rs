@@ -59,6 +59,12 @@ pub fn duration(text: &str) -> Option<Result<Duration, String>> {
     )
 }
 
+pub fn parse_time(ts: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(ts)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

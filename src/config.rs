@@ -43,8 +43,13 @@ pub const DEFAULT_COMPRESS_TIMEOUT: Duration = Duration::from_secs(300);
 /// The most a day's budget may be: far more than any day can spend (a call counts for at most
 /// 4 billion tokens), far below what the ledger's sums and the numbers shown can hold.
 const MAX_COMPRESS_DAILY_TOKENS: u64 = 1_000_000_000_000;
+/// The most tokens of one kind a model call is taken to have used, and the most it cost: more
+/// than any model's context, far below what overflows a sum. A program reporting more (2^64 −
+/// 1, 2^63) is believed up to here, so its call still spends the day's budget.
+pub const MAX_CALL_TOKENS: u64 = 1_000_000_000;
+pub const MAX_CALL_COST_USD: f64 = 1_000.0;
 /// The most one batch's input may be: what a call is taken to use at most.
-const MAX_COMPRESS_BATCH_TOKENS: u64 = crate::store::compressed::MAX_TOKENS;
+const MAX_COMPRESS_BATCH_TOKENS: u64 = MAX_CALL_TOKENS;
 /// The longest a model call may take: its items' lease (1.25 times as long, and 5 s) must stay
 /// within the queue's longest, a day.
 const MAX_COMPRESS_TIMEOUT: u64 = 12 * 3600;
@@ -314,7 +319,7 @@ impl Config {
     }
 
     /// Touched when retention last found nothing more to do: a hook starts the maintenance
-    /// process for retention only when this is old (see `store::retention::due`).
+    /// process for retention only when this is old (see `marks::retention_due`).
     pub fn retention_stamp(&self) -> PathBuf {
         self.data_dir.join("retention-checked")
     }
@@ -505,8 +510,8 @@ fn at_most(name: &str, n: u64, max: u64, warnings: &mut Vec<String>) -> u64 {
     if n > max {
         warnings.push(format!(
             "{name} is more than {}; using {}",
-            crate::render::count(max as i64),
-            crate::render::count(max as i64)
+            crate::text::count(max as i64),
+            crate::text::count(max as i64)
         ));
     }
     n.min(max)

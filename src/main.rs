@@ -2,6 +2,7 @@
 //! code through `emit`. The hook path is matched before clap, so a hook can never end in a
 //! usage error (exit 2 blocks Claude Code) and pays nothing for argument parsing.
 
+mod claude;
 mod cli;
 mod clock;
 mod cmd;
@@ -14,9 +15,9 @@ mod glob;
 mod health;
 mod hook;
 mod incumbent;
-mod layout;
 mod log;
 mod maintain;
+mod marks;
 mod mcp;
 mod notice;
 mod ops;
@@ -28,6 +29,7 @@ mod settings;
 mod spill;
 mod store;
 mod sync;
+mod text;
 mod transcript;
 
 use std::process::ExitCode;

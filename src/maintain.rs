@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::config::Config;
+use crate::fsutil;
 use crate::log::Log;
 use crate::recall::Recall;
 use crate::spill::{self, FULL_SLICE};
 use crate::store::retention::{self, Scope};
 use crate::store::slices::{self, Slicer};
 use crate::store::{self, Store, fts, numbering, purge, rebuild};
-use crate::{detach, fsutil};
 
 /// How long one run keeps trying while a reader holds the WAL.
 const LIFETIME: Duration = Duration::from_secs(60);
@@ -63,8 +63,8 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
             ..Report::default()
         });
     };
-    match crate::layout::settle(config) {
-        Ok(crate::layout::Settled::Moved { from }) => log.line(
+    match crate::store::layout::settle(config) {
+        Ok(crate::store::layout::Settled::Moved { from }) => log.line(
             "INFO",
             &format!(
                 "moved the files of an earlier release from {}",
@@ -80,7 +80,7 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         wal_before: store::wal_bytes(config),
         ..Report::default()
     };
-    let mut retention_due = retention::due(config);
+    let mut retention_due = crate::marks::retention_due(config);
     loop {
         let mut store = Store::open(config, Instant::now() + Duration::from_secs(5))?;
         let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
@@ -100,11 +100,11 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
             report.rebuilt = tried.or(report.rebuilt);
         }
         // Read before the checkpoint, so that a flag left after it is never taken away.
-        let scrub = config.scrub_flag().exists();
+        let scrub = crate::marks::scrub_asked(config);
         // The index's WAL too: a rebuild of it may have been kept from emptying it.
         let truncated = checkpoint(&store) && (!scrub || fts::truncate_wal_of(config));
         if truncated && scrub {
-            let _ = std::fs::remove_file(config.scrub_flag());
+            crate::marks::scrub_done(config);
             log.line("INFO", "the WAL no longer holds pages of deleted rows");
         }
         report.wal_after = store.wal_bytes();
@@ -192,7 +192,7 @@ fn retention_slice(config: &Config, store: &Store, log: &Log) -> Option<retentio
     });
     match pass {
         Ok(report) => {
-            retention::looked(config, report.finished);
+            crate::marks::retention_looked(config, report.finished);
             if report.deleted.sessions + report.reduced.rows > 0 {
                 log.line(
                     "INFO",
@@ -270,7 +270,7 @@ fn rebuild_now(
     match done {
         Ok(clean) => {
             if !clean {
-                let _ = fsutil::create_private(&config.scrub_flag());
+                crate::marks::ask_scrub(config);
             }
             log.line("INFO", "rebuilt the database and the search index");
             Some(Ok(()))
@@ -296,7 +296,7 @@ fn checkpoint(store: &Store) -> bool {
 fn lock(config: &Config) -> Option<std::fs::File> {
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
-        if let Some(lock) = detach::try_lock(&config.maintain_lock()) {
+        if let Some(lock) = fsutil::try_lock(&config.maintain_lock()) {
             return Some(lock);
         }
         if Instant::now() > deadline {

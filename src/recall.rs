@@ -148,7 +148,7 @@ impl Recall {
 
 /// Why there is nothing to read, in one line a user can act on.
 pub fn no_database(config: &Config) -> String {
-    if crate::layout::pending(config) {
+    if crate::store::layout::pending(config) {
         return format!(
             "the database is still where an earlier release kept it, {}: claude-mem maintain \
              moves it",

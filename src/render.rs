@@ -5,8 +5,10 @@
 use chrono::{DateTime, Local, Utc};
 use serde_json::Value;
 
+pub use crate::clock::parse_time;
 use crate::emit;
-use crate::store::fts::doc::clean;
+use crate::text::clean;
+pub use crate::text::{count, one_line, plural};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Color {
@@ -219,17 +221,6 @@ impl Table {
     }
 }
 
-/// `text` as one line of at most `max` characters, control sequences removed.
-pub fn one_line(text: &str, max: usize) -> String {
-    let flat = clean(text).split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
 /// `text` in lines of at most `width` characters, the first after `first`, the others after
 /// `rest` (each prefix with its own trailing space, if any), each line ending in a newline. Lines break between words, never inside a `quoted
 /// command` (a word or command longer than the line gets one of its own).
@@ -284,12 +275,6 @@ pub fn seconds_between(from: &str, to: &str) -> Option<i64> {
     Some((parse_time(to)? - parse_time(from)?).num_seconds())
 }
 
-pub fn parse_time(ts: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(ts)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
 /// A stored timestamp to the second: `2026-11-20T10:05:00Z`.
 pub fn iso(ts: &str) -> String {
     match parse_time(ts) {
@@ -311,33 +296,6 @@ pub fn bytes(n: u64) -> String {
         unit += 1;
     }
     format!("{value:.1} {}", UNITS[unit])
-}
-
-/// A count with thousands separators: "100,000".
-pub fn count(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(d);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
-/// `n thing` or `n things` (`n memory` or `n memories`).
-pub fn plural(n: i64, thing: &str) -> String {
-    if n == 1 {
-        return format!("{} {thing}", count(n));
-    }
-    // memory, summary, entry: -ies; day, key: -s.
-    match thing.strip_suffix('y') {
-        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => {
-            format!("{} {stem}ies", count(n))
-        }
-        _ => format!("{} {thing}s", count(n)),
-    }
 }
 
 /// One JSON Lines line.

@@ -20,7 +20,7 @@ use crate::store::forget::{self, Counts, Plan, Range, Target};
 use crate::store::read::{Kind, short_id};
 use crate::store::rebuild;
 use crate::store::slices::Slicer;
-use crate::{detach, fsutil, maintain, notice, spill};
+use crate::{fsutil, notice, spill};
 
 /// How long forget waits for the write lock and for readers to let go of the WAL.
 const WAIT: Duration = Duration::from_secs(10);
@@ -33,7 +33,7 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     let target = target(args, &mut recall)?;
     // No one may apply a spilled event of what goes while it goes (a hook takes in spilled
     // events only under this lock too).
-    let lock = detach::lock_waiting(&config.maintain_lock())
+    let lock = fsutil::lock_waiting(&config.maintain_lock())
         .context("another claude-mem maintain kept running")?;
     let store = Store::open(&config, Instant::now() + WAIT)?;
     let mut plan = forget::plan(store.conn(), &target)?;
@@ -76,20 +76,7 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
             render::plural(spilled as i64, "event")
         ));
     }
-    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)
-        .map_err(|err| super::not_rebuilt(&config, &out, &err))?;
-    if !wal_clean {
-        // Old copies of the pages stay in the WAL until a checkpoint can truncate it: the
-        // maintenance process keeps trying.
-        let _ = fsutil::create_private(&config.scrub_flag());
-        drop(store);
-        drop(lock);
-        detach::maintain(&config);
-        out.push_str(
-            "A reader holds the database: the maintenance process removes the old copies left \
-             in its WAL once it lets go.\n",
-        );
-    }
+    super::finish_for_good(&config, store, lock, &mut recall, &slicer, &mut out)?;
     Ok(out.into())
 }
 

@@ -2,7 +2,7 @@
 //! checked first, so that a newer format or a bad line stores nothing and says which line;
 //! then its records are stored in short transactions, each once. A run stopped half-way is
 //! finished by running it again. `import --from-claude-mem [DB]` reads thedotmack/claude-mem's
-//! database instead (see `incumbent::import`).
+//! database instead (see `store::incumbent`).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
@@ -44,7 +44,7 @@ pub fn import(args: &ImportArgs) -> Result<Report> {
             records += 1;
         }
     }
-    crate::layout::settle(&config)?;
+    crate::store::layout::settle(&config)?;
     let store = Store::open(&config, Instant::now() + WAIT)?;
     let mut importer = Importer::new(&config.redactor);
     let mut lines = source.lines()?;
@@ -95,8 +95,9 @@ fn from_claude_mem(config: &Config, path: Option<&Path>) -> Result<Report> {
             path
         }
     };
-    let imported = incumbent::import::import(config, &path)?;
-    let count = |c: incumbent::import::Counted, what: &str| render::plural(c.new as i64, what);
+    let imported = crate::store::incumbent::import(config, &path)?;
+    let count =
+        |c: crate::store::incumbent::Counted, what: &str| render::plural(c.new as i64, what);
     let present = [
         imported.sessions,
         imported.prompts,

@@ -5,16 +5,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use crate::claude::{CLAUDE_BIN_VAR, ClaudeCode, Version};
 use crate::cli::SettingsArgs;
 use crate::config::Config;
 use crate::incumbent;
-use crate::layout::{self, Settled};
 use crate::render;
 use crate::settings::command::Program;
-use crate::settings::compat::{CLAUDE_BIN_VAR, ClaudeCode, Version};
 use crate::settings::mcp;
 use crate::settings::merge::{self, Change, Registration, Status};
 use crate::settings::{Outcome, Written, settings_path, update};
+use crate::store::layout::{self, Settled};
 
 /// The longest line install-hooks prints, but for a command to copy, which stays whole.
 const WIDTH: usize = 100;
@@ -102,7 +102,7 @@ pub(super) fn register(path: &Path, dry_run: bool, claude: &ClaudeCode) -> Resul
 }
 
 pub fn install(args: &SettingsArgs) -> Result<String> {
-    let path = settings_path(args)?;
+    let path = settings_path(&args.target())?;
     let claude = ClaudeCode::detect();
     let Registered {
         outcome,
@@ -203,7 +203,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
 /// Registers the MCP server with Claude Code and says what happened (lines of at most 100
 /// characters, a command on a line of its own).
 fn mcp_server(args: &SettingsArgs, claude: &ClaudeCode, exe: &Path) -> String {
-    if let Some(why) = mcp::left_alone(args) {
+    if let Some(why) = mcp::left_alone(&args.target(), args.no_mcp) {
         return format!("MCP server: not registered ({why}).\n");
     }
     let name = mcp::SERVER_NAME;

@@ -63,6 +63,33 @@ pub fn run(command: Command) -> Result<Report> {
     }
 }
 
+/// How a forget or a scrub ends once its rows are gone from the tables: the database files
+/// rebuilt and the WAL emptied now (`maintain::for_good`), or, while a reader keeps old
+/// copies of the pages in the WAL, the maintenance process asked to finish, for which the
+/// store and the maintenance lock are let go. Adds what it did to `out`.
+fn finish_for_good(
+    config: &Config,
+    store: crate::store::Store,
+    lock: std::fs::File,
+    recall: &mut crate::recall::Recall,
+    slicer: &crate::store::slices::Slicer,
+    out: &mut String,
+) -> Result<()> {
+    let wal_clean = crate::maintain::for_good(config, &store, recall, slicer, slicer.wait)
+        .map_err(|err| not_rebuilt(config, out, &err))?;
+    if !wal_clean {
+        crate::marks::ask_scrub(config);
+        drop(store);
+        drop(lock);
+        crate::detach::maintain(config);
+        out.push_str(
+            "A reader holds the database: the maintenance process removes the old copies left \
+             in its WAL once it lets go.\n",
+        );
+    }
+    Ok(())
+}
+
 /// The error of a forget or a scrub whose rows are gone from the tables but whose files could
 /// not be rebuilt (a full disk): what it did (`done`, its lines), what may remain, and how to
 /// finish. The rebuild stays asked for in the database, for `maintain` to do.

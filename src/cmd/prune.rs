@@ -12,8 +12,8 @@ use chrono::Utc;
 use super::nothing_captured;
 use crate::cli::PruneArgs;
 use crate::config::{Config, Retention};
-use crate::detach;
 use crate::emit::Report;
+use crate::fsutil;
 use crate::recall::{Recall, time_bound};
 use crate::render;
 use crate::store::retention::{self, Scope};
@@ -66,7 +66,7 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
         }
     }
     // The maintenance process must not apply the policy at the same time.
-    let _lock = detach::lock_waiting(&config.maintain_lock())
+    let _lock = fsutil::lock_waiting(&config.maintain_lock())
         .context("another claude-mem maintain kept running")?;
     let store = Store::open(&config, Instant::now() + WAIT)?;
     let conn = store.conn();
@@ -85,7 +85,7 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
     }
     retention::prune_tombstones(conn, &config)?;
     let wal_clean = retention::sweep(conn, &slicer, WAIT)?;
-    retention::looked(&config, true);
+    crate::marks::retention_looked(&config, true);
     let mut out = done_text(&config.retention, &scope, &report, converted);
     out.push_str(&format!(
         "Database {} -> {}{}.\n",

@@ -17,7 +17,7 @@ use crate::recall::Recall;
 use crate::render;
 use crate::store::slices::Slicer;
 use crate::store::{self, Store, rebuild, scrub};
-use crate::{detach, fsutil, maintain, spill};
+use crate::{fsutil, spill};
 
 /// How long scrub waits for the write lock and for readers to let go of the WAL.
 const WAIT: Duration = Duration::from_secs(10);
@@ -34,7 +34,7 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         let paused = pause::scrub(&config, true);
         return Ok(format!("{}{}", text(&report, true), said(paused, true)).into());
     }
-    let lock = detach::lock_waiting(&config.maintain_lock())
+    let lock = fsutil::lock_waiting(&config.maintain_lock())
         .context("another claude-mem maintain kept running")?;
     let mut store = Store::open(&config, Instant::now() + WAIT)?;
     spill::ingest(
@@ -56,18 +56,7 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
         rebuild::cancel(store.conn())?;
         return Ok(out.into());
     }
-    let wal_clean = maintain::for_good(&config, &store, &mut recall, &slicer, WAIT)
-        .map_err(|err| super::not_rebuilt(&config, &out, &err))?;
-    if !wal_clean {
-        let _ = fsutil::create_private(&config.scrub_flag());
-        drop(store);
-        drop(lock);
-        detach::maintain(&config);
-        out.push_str(
-            "A reader holds the database: the maintenance process removes the old copies left \
-             in its WAL once it lets go.\n",
-        );
-    }
+    super::finish_for_good(&config, store, lock, &mut recall, &slicer, &mut out)?;
     Ok(out.into())
 }
 

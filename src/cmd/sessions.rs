@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::read::{SessionFilter, SessionSummary, short_id};
+use crate::store::read::{SessionFilter, SessionOverview, short_id};
 
 pub fn sessions(scope: &Scope) -> Result<Report> {
     let config = Config::from_env();
@@ -52,7 +52,7 @@ pub fn sessions(scope: &Scope) -> Result<Report> {
     Ok(stdout.into())
 }
 
-fn table(sessions: &[SessionSummary], style: &Style, all: bool) -> String {
+fn table(sessions: &[SessionOverview], style: &Style, all: bool) -> String {
     let mut table = Table::default();
     if style.terminal {
         let mut header = vec!["SESSION", "STARTED", "TOOK", "PROMPTS", "TOOLS", "FILES"];
@@ -92,7 +92,7 @@ fn table(sessions: &[SessionSummary], style: &Style, all: bool) -> String {
 }
 
 /// The documented JSON shape of a session (also the head of `show <session> --json`).
-pub fn to_json(s: &SessionSummary) -> Value {
+pub fn to_json(s: &SessionOverview) -> Value {
     json!({
         "kind": "session",
         "id": s.session_id,

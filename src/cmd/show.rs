@@ -8,10 +8,10 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::compressed::{Memory, Summary};
 use crate::store::read::{
     Call, Kind, Message, Prompt, QueueRecord, Reader, SessionRecord, Turn, short_id,
 };
+use crate::store::rows::{Memory, Summary};
 
 pub fn show(id: &str, json: bool) -> Result<Report> {
     let config = Config::from_env();
@@ -142,11 +142,11 @@ fn session_text(s: &SessionRecord, compressed: &str, style: &Style) -> String {
             Some(p) => {
                 out.push_str(&format!(
                     "{} {}  {}\n",
-                    style.paint(&format!("#{}", p.number), Color::Header),
+                    style.paint(&format!("#{}", p.prompt_number), Color::Header),
                     style.paint(short_id(&p.id), Color::Id),
                     style.paint(&style.clock(&p.created_at), Color::Time),
                 ));
-                render::block(&p.text, 2, &mut out);
+                render::block(&p.prompt_text, 2, &mut out);
             }
             None => out.push_str(&format!(
                 "{}\n",
@@ -209,7 +209,7 @@ fn prompt_text(p: &Prompt, turn: &Turn, style: &Style) -> String {
             ("id", p.id.clone()),
             (
                 "session",
-                format!("{} (prompt #{})", short_id(&p.session_id), p.number),
+                format!("{} (prompt #{})", short_id(&p.session_id), p.prompt_number),
             ),
             ("time", style.moment(&p.created_at)),
             (
@@ -224,7 +224,7 @@ fn prompt_text(p: &Prompt, turn: &Turn, style: &Style) -> String {
         style,
     ));
     out.push('\n');
-    render::block(&p.text, 2, &mut out);
+    render::block(&p.prompt_text, 2, &mut out);
     if !turn.calls.is_empty() || !turn.messages.is_empty() {
         out.push_str(&format!("\n{}\n", style.paint("this turn", Color::Header)));
         out.push_str(&turn_text(turn, None, style));
@@ -316,8 +316,8 @@ fn prompt_json(p: &Prompt, turn: Option<&Turn>) -> Value {
         "id": p.id,
         "short_id": short_id(&p.id),
         "session_id": p.session_id,
-        "prompt_number": p.number,
-        "text": p.text,
+        "prompt_number": p.prompt_number,
+        "text": p.prompt_text,
         "truncated": p.truncated,
         "created_at": p.created_at,
     });

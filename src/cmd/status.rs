@@ -9,13 +9,13 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use super::install::HOOKS;
+use crate::claude::ClaudeCode;
 use crate::compress::pause::{self, Pause};
 use crate::config::{Config, Retention};
 use crate::emit::Report;
 use crate::health::hooks::{self, HookFile, HookState, runs, unquote};
 use crate::health::log::Warnings;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::settings::compat::ClaudeCode;
 use crate::store::compressed::Spend;
 use crate::store::fts::{Index, IndexInfo};
 use crate::store::read::{Reader, StoreStats};

@@ -4,9 +4,9 @@
 
 use anyhow::Result;
 
+use crate::claude::{CLAUDE_BIN_VAR, ClaudeCode};
 use crate::cli::SettingsArgs;
 use crate::config::Config;
-use crate::settings::compat::{CLAUDE_BIN_VAR, ClaudeCode};
 use crate::settings::mcp::{self, Unregistered};
 use crate::settings::merge::{self, Change, Status};
 use crate::settings::{Written, settings_path, update};
@@ -19,7 +19,7 @@ pub fn uninstall(args: &SettingsArgs) -> Result<String> {
 
 /// Removes the MCP server from Claude Code (when it is ours) and says what happened.
 fn mcp_server(args: &SettingsArgs) -> String {
-    if let Some(why) = mcp::left_alone(args) {
+    if let Some(why) = mcp::left_alone(&args.target(), args.no_mcp) {
         return format!("MCP server: left registered ({why}).\n");
     }
     let config = Config::from_env();
@@ -49,7 +49,7 @@ fn mcp_server(args: &SettingsArgs) -> String {
 
 /// Takes our hooks out of the settings file and says what it did.
 fn remove_hooks(args: &SettingsArgs) -> Result<String> {
-    let path = settings_path(args)?;
+    let path = settings_path(&args.target())?;
     let outcome = update(&path, args.dry_run, false, |root| {
         Ok(merge::uninstall(root))
     })?;

@@ -6,6 +6,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::store::rows::{MemoryText, SummaryText};
+
 /// The types a memory may have: those of thedotmack/claude-mem's code mode (its security
 /// types aside; an import may bring those, and the tables take any).
 pub const TYPES: &[&str] = &[
@@ -118,41 +120,27 @@ pub struct Answer {
     pub summary: Option<SummaryText>,
 }
 
+/// A memory as the model writes it: what it says, as stored, and the items it comes from.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Observation {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub title: String,
-    pub narrative: String,
-    pub facts: Vec<String>,
-    pub concepts: Vec<String>,
-    pub files_read: Vec<String>,
-    pub files_modified: Vec<String>,
+    #[serde(flatten)]
+    pub memory: MemoryText,
     /// Item numbers (`#n`), from 1.
     pub sources: Vec<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct SummaryText {
-    pub request: String,
-    pub investigated: String,
-    pub learned: String,
-    pub completed: String,
-    pub next_steps: String,
-}
-
-/// Checks `value` as the answer to a batch of `items` items; the error says what is wrong, in
-/// one line. The model is held to the schema (types, sources, a summary when one was asked
-/// for); a summary it was not asked for is ignored.
 pub fn check(value: &Value, items: usize, wants_summary: bool) -> Result<Answer, String> {
     let mut answer: Answer = serde_json::from_value(value.clone())
         .map_err(|err| format!("the answer does not have the asked shape: {err}"))?;
     for (i, o) in answer.observations.iter_mut().enumerate() {
         let at = format!("observation {}", i + 1);
-        if !TYPES.contains(&o.kind.as_str()) {
-            return Err(format!("{at} has the unknown type {}", quoted(&o.kind)));
+        if !TYPES.contains(&o.memory.kind.as_str()) {
+            return Err(format!(
+                "{at} has the unknown type {}",
+                quoted(&o.memory.kind)
+            ));
         }
-        if o.title.trim().is_empty() || o.narrative.trim().is_empty() {
+        if o.memory.title.trim().is_empty() || o.memory.narrative.trim().is_empty() {
             return Err(format!("{at} has no title or no narrative"));
         }
         if o.sources.is_empty() {
@@ -163,12 +151,17 @@ pub fn check(value: &Value, items: usize, wants_summary: bool) -> Result<Answer,
                 "{at} names item #{bad}, but the batch has items #1 to #{items}"
             ));
         }
-        if let Some(bad) = o.concepts.iter().find(|c| !CONCEPTS.contains(&c.as_str())) {
+        if let Some(bad) = o
+            .memory
+            .concepts
+            .iter()
+            .find(|c| !CONCEPTS.contains(&c.as_str()))
+        {
             return Err(format!("{at} has the unknown concept {}", quoted(bad)));
         }
         o.sources.sort_unstable();
         o.sources.dedup();
-        o.title = shorten(o.title.trim(), TITLE_CHARS);
+        o.memory.title = shorten(o.memory.title.trim(), TITLE_CHARS);
     }
     if wants_summary && answer.summary.is_none() {
         return Err("the answer has no summary, which was asked for".into());

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::store::fts::doc::{bounded, clean};
 use crate::store::queue::Item;
+use crate::text::{bounded, clean};
 
 /// Characters of one token, as estimated: code and paths run at about 3.5 (English prose at
 /// about 4), so this errs on the side of more tokens.

@@ -37,7 +37,7 @@ use crate::log::Log;
 use crate::store::Store;
 use crate::store::compressed::{self, Batch as Stored, Call, Saved, Spend};
 use crate::store::queue::{self, Backoff, Claim, Item, MAX_LEASE, MIN_LEASE};
-use crate::{clock, detach};
+use crate::{clock, detach, fsutil};
 use cause::Cause;
 use verdict::{Asked, Verdict};
 
@@ -133,7 +133,7 @@ pub fn run(
     // The hooks start one per data dir; one run by hand holds the lock when it is free, so
     // that they start none meanwhile, and runs anyway when it is not (the queue keeps two
     // compressors from ever taking the same item).
-    let lock = detach::try_lock(&config.compress_lock());
+    let lock = fsutil::try_lock(&config.compress_lock());
     if options.auto {
         if lock.is_none() {
             report.stop = Some(Stop::Busy);
@@ -157,7 +157,7 @@ pub fn run(
             return Ok(report);
         }
     }
-    if !config.db_path().exists() || crate::layout::pending(config) {
+    if !config.db_path().exists() || crate::store::layout::pending(config) {
         return Ok(report);
     }
     let store = Store::open(config, std::time::Instant::now() + WAIT)?;
@@ -428,7 +428,7 @@ impl Work<'_> {
     /// Enters in the ledger what a call used and how it ended.
     fn settle(&self, called: &Called, outcome: &str, error: Option<&str>) -> Result<()> {
         // The error may quote the model's answer, which is made of the user's captures.
-        let error = error.map(|e| crate::store::scrub::clean_text(&self.config.redactor, e));
+        let error = error.map(|e| crate::privacy::clean_text(&self.config.redactor, e));
         compressed::settle_call(
             self.store.conn(),
             called.id,

@@ -22,11 +22,11 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::process;
-use crate::config::Config;
+use crate::config::{Config, MAX_CALL_COST_USD, MAX_CALL_TOKENS};
+use crate::privacy::clean_text;
 use crate::privacy::secrets::Redactor;
-use crate::store::compressed::{MAX_COST_USD, MAX_TOKENS, Usage};
-use crate::store::fts::doc::bounded;
-use crate::store::scrub::clean_text;
+use crate::store::compressed::Usage;
+use crate::text::bounded;
 
 /// A correction turn when the first answer does not match the schema; no more.
 const MAX_TURNS: &str = "2";
@@ -74,7 +74,7 @@ pub enum Failure {
 pub fn describe(config: &Config) -> String {
     match &config.compress.command {
         Some(command) => format!("CLAUDE_MEM_COMPRESS_CMD ({command})"),
-        None => match crate::settings::compat::locate() {
+        None => match crate::claude::locate() {
             Some(path) => format!("{} -p --model {}", path.display(), config.compress.model),
             None => "claude (not found)".into(),
         },
@@ -107,17 +107,17 @@ pub fn call(config: &Config, request: &Request) -> Result<Reply, Failure> {
 /// Why no call can be made, when that is known without making one: no `claude` found (and
 /// no `CLAUDE_MEM_COMPRESS_CMD`). A few `stat`s.
 pub fn unavailable(config: &Config) -> Option<String> {
-    if config.compress.command.is_some() || crate::settings::compat::locate().is_some() {
+    if config.compress.command.is_some() || crate::claude::locate().is_some() {
         return None;
     }
     Some(format!(
         "no Claude Code found (put `claude` on PATH, set {}, or set CLAUDE_MEM_COMPRESS_CMD)",
-        crate::settings::compat::CLAUDE_BIN_VAR
+        crate::claude::CLAUDE_BIN_VAR
     ))
 }
 
 fn claude(config: &Config, system: &str, schema: &str) -> Result<Command, Failure> {
-    let claude = crate::settings::compat::locate()
+    let claude = crate::claude::locate()
         .ok_or_else(|| Failure::Unavailable(unavailable(config).unwrap_or_default()))?;
     let mut command = Command::new(claude);
     command
@@ -198,8 +198,8 @@ fn parse(stdout: &str, redactor: &Redactor) -> Option<Reply> {
     })
 }
 
-/// The usage as reported, each number within what a call can use (`compressed::MAX_TOKENS`,
-/// `MAX_COST_USD`): a program's report is not ours, and 2^64 − 1 tokens must neither wrap
+/// The usage as reported, each number within what a call can use (`config::MAX_CALL_TOKENS`,
+/// `MAX_CALL_COST_USD`): a program's report is not ours, and 2^64 − 1 tokens must neither wrap
 /// around nor overflow the day's sum. A float counts as its whole part; a negative number, or
 /// anything else, as nothing.
 fn usage(usage: &Value, result: &Value) -> Usage {
@@ -209,7 +209,7 @@ fn usage(usage: &Value, result: &Value) -> Usage {
             .and_then(Value::as_u64)
             .or_else(|| value.and_then(Value::as_f64).map(|f| f.max(0.0) as u64))
             .unwrap_or(0)
-            .min(MAX_TOKENS)
+            .min(MAX_CALL_TOKENS)
     };
     Usage {
         input: n("input_tokens"),
@@ -219,7 +219,7 @@ fn usage(usage: &Value, result: &Value) -> Usage {
         cost_usd: result
             .get("total_cost_usd")
             .and_then(Value::as_f64)
-            .map(|c| c.clamp(0.0, MAX_COST_USD)),
+            .map(|c| c.clamp(0.0, MAX_CALL_COST_USD)),
         estimated: false,
     }
 }
@@ -299,10 +299,10 @@ mod tests {
                 usage.cache_read,
                 usage.cache_write
             ),
-            (MAX_TOKENS, MAX_TOKENS, 0, 0)
+            (MAX_CALL_TOKENS, MAX_CALL_TOKENS, 0, 0)
         );
-        assert_eq!(usage.tokens(), 2 * MAX_TOKENS);
-        assert_eq!(usage.cost_usd, Some(MAX_COST_USD));
+        assert_eq!(usage.tokens(), 2 * MAX_CALL_TOKENS);
+        assert_eq!(usage.cost_usd, Some(MAX_CALL_COST_USD));
         let out = json!({"usage": {"input_tokens": 12.7}, "total_cost_usd": -1});
         let usage = parse(&out.to_string(), &Redactor::default())
             .unwrap()

@@ -10,12 +10,12 @@
 //! such a file over its own bytes ([`scrub`]).
 
 use std::io::{Read, Seek, Write};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::cause::Cause;
 use crate::config::Config;
 use crate::fsutil::{self, Access, Durability};
-use crate::store::scrub::clean_text;
+use crate::marks;
+use crate::privacy::clean_text;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pause {
@@ -28,19 +28,11 @@ pub struct Pause {
 
 /// The pause in force now, if any.
 pub fn current(config: &Config) -> Option<Pause> {
-    let mut text = String::new();
-    fsutil::open_ours(&config.compress_pause(), Access::Read)
-        .ok()?
-        .take(4096)
-        .read_to_string(&mut text)
-        .ok()?;
-    let (first, why) = text.split_once('\n').unwrap_or((text.as_str(), ""));
-    let mut words = first.split_whitespace();
-    let until: u64 = words.next()?.parse().ok()?;
-    (until > now()).then(|| Pause {
-        until,
-        cause: words.next().and_then(Cause::parse),
-        why: clean_text(&config.redactor, why.trim()).into_owned(),
+    let file = marks::pause_file(config)?;
+    (file.until > now()).then(|| Pause {
+        until: file.until,
+        cause: file.cause.as_deref().and_then(Cause::parse),
+        why: clean_text(&config.redactor, &file.why).into_owned(),
     })
 }
 
@@ -138,7 +130,5 @@ pub fn clear(config: &Config) {
 }
 
 fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    marks::now_secs()
 }

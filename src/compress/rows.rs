@@ -8,6 +8,7 @@ use super::answer::Answer;
 use crate::privacy::secrets::Redactor;
 use crate::store::compressed::{NewMemory, NewSummary};
 use crate::store::queue::Item;
+use crate::store::rows::{MemoryText, SummaryText};
 
 /// The tools whose calls change files.
 const CHANGES: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
@@ -31,14 +32,17 @@ pub fn rows(
         .map(|o| {
             // Checked: every source is an item of the batch.
             let sources: Vec<&Item> = o.sources.iter().map(|&n| &items[n as usize - 1]).collect();
+            let o = &o.memory;
             NewMemory {
-                kind: o.kind.clone(),
-                title: redact(&o.title),
-                narrative: redact(&o.narrative),
-                facts: redact_all(&o.facts),
-                concepts: o.concepts.clone(),
-                files_read: paths(&o.files_read),
-                files_modified: paths(&o.files_modified),
+                text: MemoryText {
+                    kind: o.kind.clone(),
+                    title: redact(&o.title),
+                    narrative: redact(&o.narrative),
+                    facts: redact_all(&o.facts),
+                    concepts: o.concepts.clone(),
+                    files_read: paths(&o.files_read),
+                    files_modified: paths(&o.files_modified),
+                },
                 queue_ids: sources.iter().map(|i| i.id.clone()).collect(),
                 prompt_number: sources.iter().filter_map(|i| i.prompt_number).min(),
                 created_at: latest(sources.iter().copied()),
@@ -46,11 +50,13 @@ pub fn rows(
         })
         .collect();
     let summary = answer.summary.as_ref().map(|s| NewSummary {
-        request: redact(&s.request),
-        investigated: redact(&s.investigated),
-        learned: redact(&s.learned),
-        completed: redact(&s.completed),
-        next_steps: redact(&s.next_steps),
+        text: SummaryText {
+            request: redact(&s.request),
+            investigated: redact(&s.investigated),
+            learned: redact(&s.learned),
+            completed: redact(&s.completed),
+            next_steps: redact(&s.next_steps),
+        },
         files_read: touched(items, &["Read"]),
         files_edited: touched(items, CHANGES),
         queue_ids: items.iter().map(|i| i.id.clone()).collect(),

@@ -3,7 +3,7 @@
 //! Claude Code keeps user-scope MCP servers in `~/.claude.json` (or `$CLAUDE_CONFIG_DIR/.claude.json`)
 //! under `mcpServers`. That file is Claude Code's own state, rewritten by it all the time and
 //! often megabytes long (it keeps every project's history): read with a size bound, never
-//! written. (The version of Claude Code and the events it knows: `settings::compat`.)
+//! written. (The version of Claude Code and the events it knows: `claude`.)
 
 use std::fs::{self, OpenOptions};
 use std::io::Read;

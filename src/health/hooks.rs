@@ -10,12 +10,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::cli::SettingsArgs;
+use crate::claude::{ClaudeCode, Version};
 use crate::config::Config;
 use crate::settings::command::{Program, is_our_program, parse_ours};
-use crate::settings::compat::{ClaudeCode, Version};
 use crate::settings::merge::{self, Registration};
-use crate::settings::settings_path;
+use crate::settings::{Target, settings_path};
 
 /// Which of Claude Code's settings files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,12 +70,10 @@ pub enum Runs {
 /// The user's settings file (when there is a home to find it in), and the project's two when
 /// they exist. `hooks` is what we register, each with the Claude Code version that knows it.
 pub fn files(config: &Config, hooks: &[(Registration, Option<Version>)]) -> Vec<HookFile> {
-    let args = |project: Option<PathBuf>, local: bool| SettingsArgs {
+    let args = |project: Option<PathBuf>, local: bool| Target {
         project,
         local,
         settings: None,
-        dry_run: false,
-        no_mcp: false,
     };
     let project = config
         .project_dir

@@ -10,7 +10,6 @@ use super::{Ctx, meta, short, truncate};
 use crate::ops::{Change, Observation, Priority, Write};
 use crate::privacy;
 use crate::privacy::lean::{self, Piece, Shape};
-use crate::settings::mcp;
 
 /// The shape of `raw_output` this version writes, as `raw_output.lean`: rows without it were
 /// stored whole (tool_input and tool_response as Claude Code sent them, with project_dir and
@@ -27,7 +26,7 @@ pub fn decide(event: &Event, ctx: &Ctx) -> Option<Write> {
     let session_id = Event::get(&event.session_id)?;
     let tool_name = Event::get(&event.tool_name)?;
     // The memory's own answers are never memories (see `is_our_tool`), whatever the skip list.
-    if ctx.config.skips(tool_name) || mcp::is_our_tool(tool_name) {
+    if ctx.config.skips(tool_name) || privacy::is_our_tool(tool_name) {
         return None;
     }
     let session = ctx.session(event, session_id);

@@ -218,8 +218,8 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
         private_turn::forget_session(config, &write.session.session_id);
         notice::forget_session(config, &write.session.session_id);
         // Retention and sync run in the maintenance process; whether either is due takes two
-        // stats each.
-        if crate::store::retention::due(config) || detach::sync_due(config) {
+        // stats each (no hook runs git or waits on the network).
+        if crate::marks::retention_due(config) || crate::marks::sync_due(config) {
             detach::maintain(config);
         }
     }
@@ -265,10 +265,7 @@ fn session_start_chores(config: &Config, log: &Log) {
             &format!("could not set space aside for a full disk: {err}"),
         );
     }
-    if config.scrub_flag().exists()
-        || config.numbering_flag().exists()
-        || config.purge_flag().exists()
-    {
+    if crate::marks::maintenance_left(config) {
         detach::maintain(config);
     }
 }

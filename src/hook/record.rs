@@ -17,13 +17,14 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
+use crate::detach;
 use crate::fsutil::{self, Durability};
 use crate::log::Log;
 use crate::notice::{PILE_AGE_MS, PILE_FILES, Problem};
 use crate::ops::Write;
 use crate::spill::{self, Backlog, Slice};
+use crate::store::layout;
 use crate::store::{self, Maintenance, Store};
-use crate::{detach, layout};
 
 use super::turn::{self, Waited};
 
@@ -222,7 +223,7 @@ fn take_in(store: &mut Store, config: &Config, log: &Log, slice: Slice) -> Backl
     if !config.spill_dir().exists() && !config.fallback_dir().exists() {
         return Backlog::default();
     }
-    let Some(_lock) = detach::try_lock(&config.maintain_lock()) else {
+    let Some(_lock) = fsutil::try_lock(&config.maintain_lock()) else {
         return Backlog::default();
     };
     spill::ingest(store, config, log, slice)
@@ -233,7 +234,7 @@ fn after(config: &Config, store: &Store, backlog: &Backlog) {
     let maintenance = store.maintenance();
     if maintenance == Some(Maintenance::Scrub) {
         // Remembered across runs: until a checkpoint truncates the WAL, it holds old pages.
-        let _ = fsutil::create_private(&config.scrub_flag());
+        crate::marks::ask_scrub(config);
     }
     if maintenance.is_some() || backlog.waiting > 0 {
         detach::maintain(config);

@@ -3,9 +3,7 @@
 //! Both tools would then record every tool call (Claude Code runs the hooks of both), each into
 //! its own store, and the other's background worker spends tokens on the same events. That is
 //! worth saying plainly at install time and in `doctor`; nothing here changes anything.
-//! What a user brings over from it: `import --from-claude-mem` (see [`import`]).
-
-pub mod import;
+//! What a user brings over from it: `import --from-claude-mem` (see `store::incumbent`).
 
 use std::path::{Path, PathBuf};
 
@@ -92,7 +90,7 @@ pub fn incumbent_data_dir(config: &Config) -> PathBuf {
 
 pub fn is_ours(config: &Config, db: &Path) -> bool {
     // Our own database of an earlier release, waiting to be moved, is not the incumbent's.
-    db == config.legacy_db_path() && crate::layout::is_ours(db).unwrap_or(false)
+    db == config.legacy_db_path() && crate::store::layout::is_ours(db).unwrap_or(false)
 }
 
 fn claude_config_dir() -> PathBuf {

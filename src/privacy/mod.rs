@@ -18,10 +18,15 @@
 //! string (searched a little beyond each cut, so a cut never splits a secret into parts no
 //! rule knows).
 
+mod again;
 mod json;
 pub mod lean;
+mod ours;
 pub mod secrets;
 mod tags;
+
+pub use again::{clean_payload, clean_text};
+pub use ours::{SERVER_NAME, is_our_tool};
 
 use std::borrow::Cow;
 

@@ -6,9 +6,26 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::cli::SettingsArgs;
+/// Which file, as a command line names it (`--project`, `--local`, `--settings`); none of them
+/// names the user's file.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// A project's `.claude/settings.json` (its local file with `local`).
+    pub project: Option<PathBuf>,
+    /// The project's `.claude/settings.local.json` (the current directory's without `project`).
+    pub local: bool,
+    /// This file.
+    pub settings: Option<PathBuf>,
+}
 
-pub fn settings_path(args: &SettingsArgs) -> Result<PathBuf> {
+impl Target {
+    /// Whether it is the user's own file, which Claude Code reads for every project.
+    pub fn is_user(&self) -> bool {
+        self.settings.is_none() && self.project.is_none() && !self.local
+    }
+}
+
+pub fn settings_path(args: &Target) -> Result<PathBuf> {
     let path = if let Some(path) = &args.settings {
         path.clone()
     } else if args.project.is_some() || args.local {

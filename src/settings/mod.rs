@@ -5,7 +5,6 @@
 
 mod chain;
 pub mod command;
-pub mod compat;
 mod diff;
 mod document;
 mod location;
@@ -18,5 +17,5 @@ mod replace;
 mod shape;
 mod write;
 
-pub use location::settings_path;
+pub use location::{Target, settings_path};
 pub use write::{Outcome, Written, update};

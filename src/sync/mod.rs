@@ -13,7 +13,7 @@
 //!
 //! Who runs it: `claude-mem sync` (`cmd::sync`), and the maintenance process after a session
 //! ends, at most every `CLAUDE_MEM_SYNC_INTERVAL` ([`background`]); no hook ever runs git or
-//! waits on the network (a hook only looks at two files' times: `detach::sync_due`).
+//! waits on the network (a hook only looks at two files' times: `marks::sync_due`).
 //!
 //! Files, in `sync/` of the data dir (mode 0700): `remote.json` (the URL and the remote's id),
 //! `key` (the secret key's token, 0600), `state.db` (`store::sync`), `repo.git` (a bare
@@ -35,8 +35,8 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::detach::{SYNC_SETTINGS, SYNC_TRIED};
 use crate::fsutil;
+use crate::marks::{SYNC_SETTINGS, SYNC_TRIED};
 use key::Key;
 
 pub use run::Moved;
@@ -144,7 +144,7 @@ pub fn now(config: &Config) -> Result<Moved> {
 /// asks anything, and leaves what went wrong in `status.json` and the log. Returns whether it
 /// deleted records here (forgotten elsewhere): the database is then to be rebuilt.
 pub fn background(config: &Config) -> bool {
-    if !crate::detach::sync_due(config) {
+    if !crate::marks::sync_due(config) {
         return false;
     }
     let log = crate::log::Log::new(config, "sync");
@@ -177,7 +177,7 @@ pub fn background(config: &Config) -> bool {
 fn lock(paths: &Paths, wait: Option<Duration>) -> Result<std::fs::File> {
     let deadline = std::time::Instant::now() + wait.unwrap_or_default();
     loop {
-        if let Some(file) = crate::detach::try_lock(&paths.lock()) {
+        if let Some(file) = fsutil::try_lock(&paths.lock()) {
             return Ok(file);
         }
         if std::time::Instant::now() >= deadline {

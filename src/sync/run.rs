@@ -132,7 +132,7 @@ fn run(
 ) -> Result<Moved> {
     let remote = settings.remote_id()?;
     let git = Git::open(&paths.repo(), background, NETWORK_TIMEOUT)?;
-    crate::layout::settle(config)?;
+    crate::store::layout::settle(config)?;
     let store = Store::open(config, Instant::now() + WAIT)?;
     store.set_wait(WAIT)?;
     let conn = store.conn();

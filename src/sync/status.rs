@@ -33,7 +33,7 @@ fn write(paths: &Paths, status: &Status) {
     }
 }
 
-/// A sync begins: the background's clock (`detach::sync_due`) starts again, whatever comes.
+/// A sync begins: the background's clock (`marks::sync_due`) starts again, whatever comes.
 pub fn began(paths: &Paths) {
     if let Ok(file) = fsutil::open_ours(&paths.tried(), fsutil::Access::Append) {
         let _ = file.set_modified(std::time::SystemTime::now());

@@ -30,6 +30,8 @@ mod hygiene;
 mod incumbent_import;
 // `install-hooks` and `uninstall-hooks` on real settings files, refusals and races.
 mod install_hooks;
+// The module graph of src/ in layers, without cycles; the hook path away from cold modules.
+mod layers;
 // Where the files live, beside the incumbent, and moving an earlier release's files.
 mod layout;
 // The session lifecycle hooks, their payloads, no-ops and ordering races.

@@ -458,12 +458,36 @@ fn three_machines_converge_through_random_captures_forgets_and_syncs() {
         for word in &forgotten {
             if contains(&disk, word) {
                 let db = env.db();
-                for t in ["sessions", "user_prompts", "pending_queue", "memories", "summaries", "event_log"] {
-                    let n: i64 = db.query_row(&format!("SELECT count(*) FROM {t} WHERE CAST({t} AS TEXT) LIKE '%{word}%'").replace("CAST(sessions AS TEXT)", "last_assistant_message").replace("CAST(user_prompts AS TEXT)", "prompt_text").replace("CAST(pending_queue AS TEXT)", "raw_output").replace("CAST(memories AS TEXT)", "title || narrative || facts").replace("CAST(summaries AS TEXT)", "request || learned").replace("CAST(event_log AS TEXT)", "detail"), [], |r| r.get(0)).unwrap();
+                for t in [
+                    "sessions",
+                    "user_prompts",
+                    "pending_queue",
+                    "memories",
+                    "summaries",
+                    "event_log",
+                ] {
+                    let n: i64 = db
+                        .query_row(
+                            &format!(
+                                "SELECT count(*) FROM {t} WHERE CAST({t} AS TEXT) LIKE '%{word}%'"
+                            )
+                            .replace("CAST(sessions AS TEXT)", "last_assistant_message")
+                            .replace("CAST(user_prompts AS TEXT)", "prompt_text")
+                            .replace("CAST(pending_queue AS TEXT)", "raw_output")
+                            .replace("CAST(memories AS TEXT)", "title || narrative || facts")
+                            .replace("CAST(summaries AS TEXT)", "request || learned")
+                            .replace("CAST(event_log AS TEXT)", "detail"),
+                            [],
+                            |r| r.get(0),
+                        )
+                        .unwrap();
                     eprintln!("{word} {t}: {n}");
                 }
                 eprintln!("log: {}", env.log());
-                eprintln!("meta: {:?}", ids(env, "SELECT key || '=' || value FROM meta"));
+                eprintln!(
+                    "meta: {:?}",
+                    ids(env, "SELECT key || '=' || value FROM meta")
+                );
             }
         }
         for word in &forgotten {

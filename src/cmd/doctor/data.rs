@@ -116,7 +116,7 @@ pub fn database(config: &Config, health: Health) -> Check {
     let db = config.db_path();
     let at = shown(&db);
     match health {
-        Health::Missing if crate::layout::pending(config) => Check::new(
+        Health::Missing if crate::store::layout::pending(config) => Check::new(
             "database",
             Verdict::Warn,
             format!(

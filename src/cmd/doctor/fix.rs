@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::super::install;
 use super::{Check, Repair, Repaired, shown};
+use crate::claude::ClaudeCode;
 use crate::config::Config;
 use crate::render::{self, plural};
-use crate::settings::compat::ClaudeCode;
 use crate::settings::merge::{self, Status};
 use crate::settings::{Written, update};
 use crate::store::integrity;
@@ -64,8 +64,8 @@ fn order(repair: &Repair) -> u8 {
 
 fn apply(config: &Config, claude: &ClaudeCode, repair: &Repair) -> anyhow::Result<String> {
     match repair {
-        Repair::Layout => Ok(match crate::layout::settle(config)? {
-            crate::layout::Settled::Moved { from } => format!(
+        Repair::Layout => Ok(match crate::store::layout::settle(config)? {
+            crate::store::layout::Settled::Moved { from } => format!(
                 "moved the files of an earlier release from {} to {}",
                 shown(&from),
                 shown(&config.data_dir)

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use super::super::install::HOOKS;
 use super::{Check, Repair, Verdict, shown};
+use crate::claude::ClaudeCode;
 use crate::config::Config;
 use crate::health::claude::{Mcp, mcp};
 use crate::health::hooks::{self, HookFile, Runs, Scope, what_runs};
 use crate::render::bytes;
-use crate::settings::compat::ClaudeCode;
 
 /// One check per settings file that exists (and the user's always): are our hooks there, all
 /// of them, each running an executable claude-mem?
@@ -181,7 +181,7 @@ impl Findings {
 }
 
 /// The Claude Code version that first knows `event`, for events not every version knows.
-fn since(event: &str) -> Option<crate::settings::compat::Version> {
+fn since(event: &str) -> Option<crate::claude::Version> {
     HOOKS
         .iter()
         .find(|(r, _)| r.event == event)

@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde_json::{Value, json};
 
+use crate::claude::ClaudeCode;
 use crate::config::Config;
 use crate::emit::Report;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::settings::compat::ClaudeCode;
 use crate::store::integrity::{self, Health};
 
 /// How a check came out.

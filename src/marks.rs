@@ -1,0 +1,160 @@
+//! The flag files of the data dir that a hook looks at with one `stat` (or one short read)
+//! before it does anything costly: the compressor's pause, the retention stamp, the time of the
+//! last sync, the MCP marker and the flags of maintenance left to do (a WAL to scrub, captures
+//! to number, private rows to purge). Each says one thing by being there (or by its age); the commands, the compressor
+//! and the maintenance process set and clear them here, so that a hook needs none of them.
+//!
+//! The paths are named in `Config`; what a file means lives here.
+
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::config::Config;
+use crate::fsutil::{self, Access, Durability};
+
+/// A retention look is due this long after the last one that found nothing to do...
+const RECHECK: Duration = Duration::from_secs(24 * 3600);
+/// ...or this long after it, when the file is past the cap.
+const RECHECK_OVER_CAP: Duration = Duration::from_secs(3600);
+
+/// The pause file as written (see `compress::pause`): until when (seconds since the epoch),
+/// the word of its cause (absent in a file of an earlier release), and its reason as stored.
+pub struct PauseFile {
+    pub until: u64,
+    pub cause: Option<String>,
+    pub why: String,
+}
+
+/// What the pause file says, whether or not its time is over; `None` without a readable one.
+pub fn pause_file(config: &Config) -> Option<PauseFile> {
+    let mut text = String::new();
+    fsutil::open_ours(&config.compress_pause(), Access::Read)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    let (first, why) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+    let mut words = first.split_whitespace();
+    let until: u64 = words.next()?.parse().ok()?;
+    Some(PauseFile {
+        until,
+        cause: words.next().map(str::to_string),
+        why: why.trim().to_string(),
+    })
+}
+
+/// Whether compression waits now (the day's budget is spent, no model can be reached): the
+/// hooks start no compressor then.
+pub fn compress_paused(config: &Config) -> bool {
+    pause_file(config).is_some_and(|pause| pause.until > now_secs())
+}
+
+/// Seconds since the epoch, as the pause file counts them.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Whether a retention look is due (cheap enough for a hook: two `stat`s, no database): never
+/// looked, or not for a day, or not for an hour while the file is past the cap.
+pub fn retention_due(config: &Config) -> bool {
+    let policy = &config.retention;
+    if policy.is_off() {
+        return false;
+    }
+    let age = std::fs::metadata(config.retention_stamp())
+        .and_then(|m| m.modified())
+        .ok()
+        .map(|t| t.elapsed().unwrap_or_default());
+    match age {
+        None => true,
+        Some(age) if age > RECHECK => true,
+        Some(age) => {
+            age > RECHECK_OVER_CAP
+                && policy.max_db_bytes.is_some_and(|cap| {
+                    std::fs::metadata(config.db_path()).is_ok_and(|m| m.len() > cap)
+                })
+        }
+    }
+}
+
+/// Records how a retention look ended: when it finished, nothing is due until
+/// [`retention_due`] says so again; when work is left, the next SessionEnd starts the
+/// maintenance process again.
+pub fn retention_looked(config: &Config, finished: bool) {
+    let stamp = config.retention_stamp();
+    if !finished {
+        let _ = std::fs::remove_file(stamp);
+        return;
+    }
+    if let Ok(file) = fsutil::open_ours(&stamp, Access::Append) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+}
+
+/// Whether a background sync is due: sync is set up, and the last one began longer ago than
+/// `CLAUDE_MEM_SYNC_INTERVAL`. Two `stat`s, for the SessionEnd hook; the sync itself runs in
+/// the maintenance process (see `crate::sync`), never in a hook.
+pub fn sync_due(config: &Config) -> bool {
+    let Some(every) = config.sync_interval else {
+        return false;
+    };
+    let dir = config.sync_dir();
+    if !dir.join(SYNC_SETTINGS).exists() {
+        return false;
+    }
+    std::fs::metadata(dir.join(SYNC_TRIED))
+        .and_then(|m| m.modified())
+        .map_or(true, |at| at.elapsed().unwrap_or_default() >= every)
+}
+
+/// Present once sync is set up (in `Config::sync_dir`).
+pub const SYNC_SETTINGS: &str = "remote.json";
+/// Touched when a sync begins: its age is the time since the last one.
+pub const SYNC_TRIED: &str = "tried";
+
+/// Whether `claude-mem mcp` is registered, as far as the last install or uninstall knows: one
+/// `stat`.
+pub fn mcp_registered(config: &Config) -> bool {
+    config.mcp_marker().exists()
+}
+
+/// Marks the server registered. The marker says which binary was (for a person looking); its
+/// presence is what counts.
+pub fn mark_mcp(config: &Config, exe: &Path) {
+    let text = format!("{}\n", exe.display());
+    let path = config.mcp_marker();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let _ = fsutil::our_dir(&config.data_dir).and_then(|_| {
+        fsutil::write_atomic(&config.data_dir, &name, text.as_bytes(), Durability::Kill)
+    });
+}
+
+pub fn unmark_mcp(config: &Config) {
+    let _ = std::fs::remove_file(config.mcp_marker());
+}
+
+/// Asks the maintenance process to empty the WAL of deleted rows' pages (a reader kept the
+/// truncating checkpoint from doing it): it retries until it succeeds.
+pub fn ask_scrub(config: &Config) {
+    let _ = fsutil::create_private(&config.scrub_flag());
+}
+
+pub fn scrub_asked(config: &Config) -> bool {
+    config.scrub_flag().exists()
+}
+
+pub fn scrub_done(config: &Config) {
+    let _ = std::fs::remove_file(config.scrub_flag());
+}
+
+/// Whether maintenance is left that a hook must not do itself: a WAL to scrub, captures to
+/// number, private turns' rows to remove.
+pub fn maintenance_left(config: &Config) -> bool {
+    scrub_asked(config) || config.numbering_flag().exists() || config.purge_flag().exists()
+}

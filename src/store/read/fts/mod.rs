@@ -1,0 +1,492 @@
+//! The search index: an SQLite FTS5 file beside the database, derived from it and written only
+//! by the read commands.
+//!
+//! Indexing as the hooks write would cost every tool call (measured: about 0.4x of an empty
+//! process more for a 1 KB capture, over a budget with almost no room), so the index is
+//! brought up to date when it is read: each read command first copies what is new, in short
+//! batches by rowid per source table, and removes what the database's tombstones (schema v4)
+//! say was deleted. The database is only
+//! ever read (see `read.rs`); the index file has its own lock, so two readers syncing at once
+//! wait for each other, never for a hook. The file is a cache: deleting it means a rebuild.
+//!
+//! A deleted row leaves no trace here: FTS5's secure-delete takes its terms out of the index at
+//! once, `secure_delete` zeroes the freed pages, and the WAL is truncated after a sync that
+//! deleted anything.
+
+mod query;
+mod snippet;
+mod sync;
+mod tokenizer;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
+
+use super::{Kind, open_file_read_only};
+use crate::config::Config;
+use crate::fsutil;
+use crate::store::sql_count;
+
+pub use query::parse as parse_query;
+use snippet::snippet;
+
+/// "cmix" in ASCII: marks the file as our index.
+const APPLICATION_ID: i64 = 0x636d_6978;
+/// The layout below; a file in any other is rebuilt (2: room for eight sources, memories and
+/// summaries among them).
+const FORMAT: i64 = 2;
+/// Another reader's sync batch is short; a first build by another reader can take a while.
+const BUSY_WAIT: Duration = Duration::from_secs(120);
+/// bm25 weights of the columns: what names an item counts more than what it answered.
+const WEIGHTS: &str = "2.0, 1.0";
+
+/// `docs` holds one row per indexed item (sessions too, for their ids, without text); its id
+/// is the FTS rowid: the source row's rowid times 8 plus the source's number. The FTS table
+/// keeps the indexed text: without it (`content = ''`) a delete cannot take a document's terms
+/// out of the index, which would keep a trace of what was forgotten.
+const SCHEMA: &str = "
+    DROP TABLE IF EXISTS meta;
+    DROP TABLE IF EXISTS docs;
+    DROP TABLE IF EXISTS fts;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+    CREATE TABLE docs (
+        id            INTEGER PRIMARY KEY,
+        kind          TEXT NOT NULL,
+        item_id       TEXT NOT NULL,
+        handle        TEXT NOT NULL,
+        session_id    TEXT NOT NULL,
+        project_dir   TEXT,
+        tool_name     TEXT,
+        files         TEXT,          -- each path followed by a newline, after a newline
+        prompt_number INTEGER,
+        title         TEXT NOT NULL,
+        created_at    TEXT NOT NULL
+    );
+    CREATE INDEX docs_by_item ON docs (item_id);
+    CREATE INDEX docs_by_handle ON docs (handle);
+    CREATE INDEX docs_by_session ON docs (session_id, created_at);
+    CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
+    INSERT INTO fts (fts, rank) VALUES ('secure-delete', 1);
+";
+
+/// One indexed item as a list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub kind: Kind,
+    pub id: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub tool_name: Option<String>,
+    pub files: Vec<String>,
+    pub prompt_number: Option<i64>,
+    pub title: String,
+    pub created_at: String,
+}
+
+/// A search result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub item: Item,
+    /// A few words around the match, on one line.
+    pub snippet: String,
+    /// Byte ranges of `snippet` that matched.
+    pub matches: Vec<(usize, usize)>,
+    /// bm25: lower is better.
+    pub score: f64,
+}
+
+/// What to search for and where.
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    /// An FTS5 expression from [`parse_query`].
+    pub query: String,
+    pub project: Option<String>,
+    pub session: Option<String>,
+    /// ISO-8601 UTC bounds on when the item was captured: `since <= t < until`.
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub tool: Option<String>,
+    /// A path, or the end of one (`src/merge.rs` finds `/p/src/merge.rs`).
+    pub file: Option<String>,
+    pub kind: Option<Kind>,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// What `status` says of the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexInfo {
+    pub items: i64,
+}
+
+pub struct Index {
+    conn: Connection,
+}
+
+/// The connection's settings, the file turned to WAL on first use (by one of two readers that
+/// create the index at once, then by the other: see `store::write::wait::past_deadlock`).
+fn set_up(conn: &Connection) -> rusqlite::Result<()> {
+    crate::store::write::wait::past_deadlock(std::time::Instant::now() + BUSY_WAIT, || {
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;",
+        )
+    })
+}
+
+impl Index {
+    /// Opens the index file, creating it (mode 0600) or rebuilding it when it is not one of
+    /// ours in this layout. A damaged file is deleted and made anew: it is only a cache.
+    pub fn open(config: &Config) -> Result<Index> {
+        let path = config.index_path();
+        match Index::open_at(&path) {
+            Ok(index) => Ok(index),
+            Err(err) if is_damaged(&err) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut file = path.clone().into_os_string();
+                    file.push(suffix);
+                    let _ = std::fs::remove_file(file);
+                }
+                Index::open_at(&path)
+            }
+            Err(err) => Err(err),
+        }
+        .with_context(|| format!("cannot open the search index {}", path.display()))
+    }
+
+    fn open_at(path: &Path) -> Result<Index> {
+        if let Err(err) = fsutil::create_private(path)
+            && err.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            return Err(err.into());
+        }
+        // Ours: a regular file of the user's (SQLite would follow a link, block on a FIFO).
+        crate::store::write::check_file(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_WAIT)?;
+        // The first statements read the file: a damaged one fails here, recognisably.
+        set_up(&conn)?;
+        tokenizer::register(&conn)?;
+        let index = Index { conn };
+        index.in_write(|conn| {
+            let (format, app_id): (i64, i64) = conn.query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version),
+                        (SELECT application_id FROM pragma_application_id)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if format != FORMAT || app_id != APPLICATION_ID {
+                create(conn, None, 0)?;
+            }
+            Ok(())
+        })?;
+        Ok(index)
+    }
+
+    /// Runs `body` in one IMMEDIATE transaction of the index file: the lock two readers that
+    /// sync at once take turns on.
+    fn in_write<T>(&self, body: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match body(&self.conn) {
+            Ok(value) => {
+                self.conn.execute_batch("COMMIT")?;
+                Ok(value)
+            }
+            Err(err) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(err)
+            }
+        }
+    }
+
+    /// Ranked results: best bm25 first, then the most recent. One query in the index: the
+    /// filters are its columns, and the snippets (made only for the page of results) its text.
+    pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
+        let file = search.file.as_deref().map(|f| {
+            let f = f.trim_start_matches("./");
+            if f.starts_with('/') {
+                format!("\n{f}\n")
+            } else {
+                format!("/{f}\n")
+            }
+        });
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS}, top.score,
+                    highlight(fts, 0, char(2), char(3)) AS head,
+                    highlight(fts, 1, char(2), char(3)) AS body
+               FROM (SELECT d.id, bm25(fts, {WEIGHTS}) AS score
+                       FROM fts JOIN docs d ON d.id = fts.rowid
+                      WHERE fts MATCH ?1
+                        AND (?2 IS NULL OR d.project_dir = ?2)
+                        AND (?3 IS NULL OR d.session_id = ?3)
+                        AND (?4 IS NULL OR d.created_at >= ?4)
+                        AND (?5 IS NULL OR d.created_at < ?5)
+                        AND (?6 IS NULL OR d.tool_name = ?6 COLLATE NOCASE)
+                        AND (?7 IS NULL OR instr(d.files, ?7) > 0)
+                        AND (?8 IS NULL OR d.kind = ?8)
+                      ORDER BY score, d.created_at DESC
+                      LIMIT ?9 OFFSET ?10) top
+               JOIN docs d ON d.id = top.id
+               JOIN fts ON fts.rowid = top.id
+              WHERE fts MATCH ?1
+              ORDER BY top.score, d.created_at DESC"
+        ))?;
+        let rows = stmt.query_map(
+            params![
+                search.query,
+                search.project,
+                search.session,
+                search.since,
+                search.until,
+                search.tool,
+                file,
+                search.kind.map(Kind::as_str),
+                sql_count(search.limit),
+                sql_count(search.offset)
+            ],
+            |r| {
+                let (snippet, matches) = snippet(&[r.get("head")?, r.get("body")?]);
+                Ok(Hit {
+                    item: item(r)?,
+                    snippet,
+                    matches,
+                    score: r.get("score")?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every item whose id, or the random end of it that short ids show, starts with `prefix`;
+    /// only the item itself when `prefix` is a whole id.
+    pub fn resolve(&self, prefix: &str) -> Result<Vec<Item>> {
+        let mut stmt = self.conn.prepare_cached(&resolve_sql())?;
+        let found: Vec<Item> = stmt
+            .query_map([prefix], item)?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(match found.iter().find(|i| i.id == prefix) {
+            Some(exact) => vec![exact.clone()],
+            None => found,
+        })
+    }
+
+    /// The item `id` with up to `before` items before it and `after` after it in its session,
+    /// in time order; `None` when it is not indexed. A session's own item is its start.
+    pub fn around(&self, id: &str, before: usize, after: usize) -> Result<Option<Vec<Item>>> {
+        let Some(anchor) = self
+            .conn
+            .query_row(
+                &format!("SELECT {ITEM_COLUMNS}, d.id AS doc FROM docs d WHERE d.item_id = ?1"),
+                [id],
+                |r| Ok((item(r)?, r.get::<_, i64>("doc")?)),
+            )
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let (anchor, doc) = anchor;
+        let side = |op: &str, order: &str, limit: usize| -> Result<Vec<Item>> {
+            let mut stmt = self.conn.prepare_cached(&side_sql(op, order))?;
+            let rows = stmt.query_map(
+                params![anchor.session_id, anchor.created_at, doc, sql_count(limit)],
+                item,
+            )?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        };
+        let mut items = side("<", "DESC", before)?;
+        items.reverse();
+        let later = side(">", "ASC", after)?;
+        items.push(anchor);
+        items.extend(later);
+        Ok(Some(items))
+    }
+
+    /// Rebuilds the index file (see `store::rebuild`: the old copies of what a sync took out
+    /// stay in its pages otherwise), its temporary copy made in `temp_dir`, then truncates its
+    /// WAL, trying again until `wait` has passed while a reader holds it. Returns whether the
+    /// WAL is empty.
+    pub fn rebuild(&self, temp_dir: &Path, wait: Duration) -> Result<bool> {
+        crate::store::rebuild::vacuum(&self.conn, temp_dir, "VACUUM")
+            .context("cannot rebuild the search index")?;
+        Ok(truncate_wal(&self.conn, wait))
+    }
+
+    /// The newest tombstone of the database `main` that the index file has seen; `None` when
+    /// there is no index, or one that will rebuild anyway (of another database, damaged).
+    /// Reads only.
+    pub fn tombstones_seen(config: &Config, main: &Connection) -> Result<Option<i64>> {
+        let path = config.index_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        crate::store::write::check_file(&path)?;
+        let value = |conn: &Connection, key: &str| -> Option<rusqlite::types::Value> {
+            conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .ok()
+        };
+        let Ok(index) = open_file_read_only(&path) else {
+            return Ok(None);
+        };
+        if value(&index, "store_id") != value(main, "store_id") {
+            return Ok(None);
+        }
+        Ok(match value(&index, "mark:tombstones") {
+            Some(rusqlite::types::Value::Integer(seen)) => Some(seen),
+            _ => None,
+        })
+    }
+
+    /// What `status` says about the index file, without creating or changing it.
+    pub fn info_at(config: &Config) -> Result<Option<IndexInfo>> {
+        let path = config.index_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        crate::store::write::check_file(&path)?;
+        let conn = open_file_read_only(&path)?;
+        Ok(Some(conn.query_row(
+            "SELECT COUNT(*) FROM docs WHERE kind <> 'session'",
+            [],
+            |r| Ok(IndexInfo { items: r.get(0)? }),
+        )?))
+    }
+}
+
+/// The most items [`Index::resolve`] returns for a prefix.
+pub const RESOLVE_LIMIT: usize = 50;
+
+/// Truncates the WAL of the index `conn` is open on, trying again until `wait` has passed while
+/// a reader holds it (each try gives up at once: readers of the index are short). Returns
+/// whether it is empty. The connection waits for locks as before after.
+fn truncate_wal(conn: &Connection, wait: Duration) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    let _ = conn.busy_timeout(Duration::ZERO);
+    let clean = loop {
+        let done = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .is_ok_and(|busy| busy == 0);
+        if done || std::time::Instant::now() >= deadline {
+            break done;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = conn.busy_timeout(BUSY_WAIT);
+    clean
+}
+
+/// Truncates the WAL of the index file, if there is one, without waiting: what the maintenance
+/// process retries when a reader kept a rebuild from emptying it.
+pub fn truncate_wal_of(config: &Config) -> bool {
+    let path = config.index_path();
+    if !path.exists() {
+        return true;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    crate::store::write::check_file(&path).is_ok()
+        && Connection::open_with_flags(&path, flags)
+            .is_ok_and(|conn| truncate_wal(&conn, Duration::ZERO))
+}
+
+/// Items whose handle or id starts with ?1 (`char(1114111)` sorts after any character).
+fn resolve_sql() -> String {
+    format!(
+        "SELECT {ITEM_COLUMNS} FROM docs d
+          WHERE (d.handle >= ?1 AND d.handle < ?1 || char(1114111))
+             OR (d.item_id >= ?1 AND d.item_id < ?1 || char(1114111))
+          ORDER BY d.created_at LIMIT {RESOLVE_LIMIT}"
+    )
+}
+
+/// A session's (?1) items on one side (`op`: `<` or `>`) of the one at (?2 time, ?3 doc id),
+/// nearest first, at most ?4.
+fn side_sql(op: &str, order: &str) -> String {
+    format!(
+        "SELECT {ITEM_COLUMNS} FROM docs d
+          WHERE d.session_id = ?1 AND d.kind <> 'session'
+            AND (d.created_at, d.id) {op} (?2, ?3)
+          ORDER BY d.created_at {order}, d.id {order} LIMIT ?4"
+    )
+}
+
+/// Empties the index (within the caller's transaction) and records which database it now
+/// follows and from which tombstone on.
+fn create(conn: &Connection, store_id: Option<&str>, tombstone_mark: i64) -> Result<()> {
+    conn.execute_batch(&format!(
+        "{SCHEMA} PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT};"
+    ))?;
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('store_id', ?1), ('mark:tombstones', ?2)",
+        params![store_id.unwrap_or(""), tombstone_mark],
+    )?;
+    Ok(())
+}
+
+const ITEM_COLUMNS: &str = "d.kind, d.item_id, d.session_id, d.project_dir, d.tool_name, d.files,
+    d.prompt_number, d.title, d.created_at";
+
+fn item(r: &Row) -> rusqlite::Result<Item> {
+    let kind: String = r.get("kind")?;
+    let files: Option<String> = r.get("files")?;
+    Ok(Item {
+        kind: Kind::parse(&kind).unwrap_or(Kind::Observation),
+        id: r.get("item_id")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        tool_name: r.get("tool_name")?,
+        files: files
+            .map(|f| {
+                f.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        prompt_number: r.get("prompt_number")?,
+        title: r.get("title")?,
+        created_at: r.get("created_at")?,
+    })
+}
+
+/// Whether opening failed because the file is not a database or is damaged.
+fn is_damaged(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        matches!(
+            cause
+                .downcast_ref::<rusqlite::Error>()
+                .and_then(rusqlite::Error::sqlite_error_code),
+            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Resolving an id and listing around an item read ranges of indexes, whatever the size.
+    #[test]
+    fn lookups_use_the_indexes() {
+        let conn = Connection::open_in_memory().unwrap();
+        tokenizer::register(&conn).unwrap();
+        create(&conn, None, 0).unwrap();
+        let plan = |sql: &str| crate::store::testing::plan(&conn, sql).join("\n");
+        let resolve = plan(&resolve_sql());
+        assert!(
+            resolve.contains("INDEX docs_by_handle") && resolve.contains("INDEX docs_by_item"),
+            "{resolve}"
+        );
+        for (op, order) in [("<", "DESC"), (">", "ASC")] {
+            let side = plan(&side_sql(op, order));
+            assert!(side.contains("USING INDEX docs_by_session"), "{side}");
+            assert!(!side.contains("TEMP B-TREE"), "{side}");
+        }
+    }
+}

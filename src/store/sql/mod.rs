@@ -1,0 +1,139 @@
+//! The schema: one SQL file per version, append-only (schema version N is the first N files),
+//! and the code that brings a database up to the latest in one exclusive transaction. A
+//! database newer than this binary, or someone else's, is refused and left untouched.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::Refused;
+use super::write::wait;
+
+/// "cmem" in ASCII: marks the file as ours (`PRAGMA application_id`).
+pub const APPLICATION_ID: i64 = 0x636d_656d;
+
+/// Append-only: schema version N is the first N entries.
+pub(in crate::store) const MIGRATIONS: &[&str] = &[
+    include_str!("v1.sql"),
+    include_str!("v2.sql"),
+    include_str!("v3.sql"),
+    include_str!("v4.sql"),
+    include_str!("v5.sql"),
+    include_str!("v6.sql"),
+    include_str!("v7.sql"),
+    include_str!("v8.sql"),
+];
+
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub(in crate::store) fn versions(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT application_id FROM pragma_application_id)",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )
+}
+
+pub(in crate::store) fn check_version(
+    version: i64,
+    app_id: i64,
+    path: &std::path::Path,
+) -> Result<()> {
+    if app_id != APPLICATION_ID && (app_id != 0 || version != 0) {
+        return Err(Refused(format!(
+            "{} is not a claude-mem database (application_id {app_id:#x}); left untouched",
+            path.display()
+        ))
+        .into());
+    }
+    if version > SCHEMA_VERSION {
+        return Err(Refused(format!(
+            "{} has schema version {version}, newer than this claude-mem knows \
+             ({SCHEMA_VERSION}); left untouched: upgrade claude-mem",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Brings the schema up to date in one exclusive transaction. Re-reads the version inside it:
+/// another process may have migrated while this one waited.
+pub(in crate::store) fn migrate(conn: &mut Connection, deadline: Instant) -> Result<()> {
+    // Someone else's database must not even be switched to WAL.
+    if refuse_foreign(conn)? {
+        // A new file: freed pages can then be given back to the file system in small steps
+        // (see `retention`). SQLite takes this only before the first table, and before the
+        // switch to WAL, which writes the file's first page.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+    }
+    // Two hooks creating the database at once: one turns it to WAL, then the other.
+    let mode: String = wait::past_deadlock(deadline, || {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+    })?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        bail!("could not switch to WAL mode (journal_mode is {mode})");
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+    refuse_foreign(&tx)?;
+    let (version, _) = versions(&tx)?;
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(sql)
+            .with_context(|| format!("migration to schema version {}", index + 1))?;
+    }
+    tx.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+    ))?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// A database without our version stamp that already holds tables is someone else's.
+/// One statement, so one snapshot: read apart, the version could come from before another
+/// process's migration committed and the tables from after, and our own new database would
+/// look like someone else's. Returns whether the file is empty (no tables yet).
+pub(in crate::store) fn refuse_foreign(conn: &Connection) -> Result<bool> {
+    let (version, app_id, tables): (i64, i64, i64) = conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT application_id FROM pragma_application_id),
+                (SELECT COUNT(*) FROM sqlite_schema)",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
+    if version == 0 && app_id != APPLICATION_ID && tables > 0 {
+        return Err(Refused(
+            "the file holds tables but is not a claude-mem database; left untouched".into(),
+        )
+        .into());
+    }
+    Ok(tables == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Schema v8 deletes what earlier versions stored of our own MCP tools by the rule the
+    /// hooks now skip them by (`privacy::is_our_tool`).
+    #[test]
+    fn v8_deletes_our_tools_by_the_rule_the_hooks_skip_them_by() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let sql = include_str!("v8.sql");
+        let (_, glob) = sql.split_once("WHERE tool_name").unwrap();
+        let glob = glob.split_once(';').unwrap().0;
+        for name in [
+            "mcp__claude-mem__get",
+            "mcp__plugin_x_claude-mem__get",
+            "mcp__memory__x",
+        ] {
+            let matched: bool = conn
+                .query_row(
+                    &format!("SELECT ?1 AS tool_name WHERE tool_name {glob}"),
+                    [name],
+                    |_| Ok(()),
+                )
+                .is_ok();
+            assert_eq!(matched, crate::privacy::is_our_tool(name), "{name}");
+        }
+    }
+}

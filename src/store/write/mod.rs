@@ -1,0 +1,350 @@
+//! The hook's write path: opening the database (migrating it when `user_version` is behind),
+//! applying a hook's write (`apply`), waiting for the write lock (`wait`), SQLite's memory
+//! set-up for one short write (`lean`), and the bounded share of numbering and purging a
+//! prompt's write does itself (`numbering`, `purge`). Everything here is what a hook runs.
+//!
+//! Each hook run opens one connection, runs one short IMMEDIATE transaction and exits. What
+//! makes that fast: schema work only when `user_version` is behind, no checkpoint when the
+//! connection closes (every process would pay to copy and delete the WAL), and instead a
+//! checkpoint by whichever run sees the WAL grow past a bound.
+//!
+//! No hook pays for more than a bounded slice of maintenance. A reader holding a snapshot
+//! (a consumer, a viewer, a crashed sqlite3 shell) stops every checkpoint, and the WAL grows
+//! meanwhile: the first process to open it afterwards reads all of it, and the first
+//! checkpoint copies all of it (a second at 400 MB). Past a bound, a hook leaves both to the
+//! detached maintenance process (`claude-mem maintain`) instead.
+
+mod apply;
+pub mod lean;
+pub mod numbering;
+pub mod purge;
+pub(in crate::store) mod wait;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+
+use crate::config::Config;
+use crate::fsutil;
+use crate::ops::{Change, Write};
+use crate::store::rebuild;
+use crate::store::sql::{SCHEMA_VERSION, check_version, migrate, versions};
+
+/// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).
+pub(in crate::store) const WAL_CHECKPOINT_BYTES: u64 = 256 * 1024;
+/// Past this, a checkpoint is more than a hook should pay for: the maintenance process does it.
+pub const WAL_INLINE_MAX: u64 = 2 << 20;
+/// Past this, even opening the database costs a hook too much (the first connection reads the
+/// whole WAL, about 0.6 ms per MB): the hook keeps its event in the spill folder instead.
+pub const WAL_OPEN_MAX: u64 = 16 << 20;
+
+pub struct Store {
+    conn: Connection,
+    wal_path: PathBuf,
+    /// Set while captures are left to number (see [`numbering`]).
+    numbering_flag: PathBuf,
+    /// Set while private turns have rows left (see [`purge`]).
+    purge_flag: PathBuf,
+    /// Set when there is maintenance a hook must not do itself: after a commit, or after an
+    /// upgrade that deleted rows.
+    maintenance: Option<Maintenance>,
+}
+
+/// Work left for the maintenance process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maintenance {
+    /// The WAL is past what a hook may checkpoint.
+    Checkpoint,
+    /// Rows of a private turn were deleted but a reader kept their old pages in the WAL.
+    Scrub,
+    /// Rows were deleted for good (by an upgrade): the file must be rebuilt (see `rebuild`).
+    Rebuild,
+    /// Captures stored before their prompt are left to number.
+    Number,
+    /// Rows of private turns are left to remove.
+    Purge,
+}
+
+/// A database (or data dir) that will not work until a person acts: someone else's file, a
+/// newer schema, a corrupt file. Retrying does not help; telling the user does.
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl Store {
+    /// Opens (creating if needed) the database, waiting for locks at most until `deadline`.
+    pub fn open(config: &Config, deadline: Instant) -> Result<Store> {
+        let dir = &config.data_dir;
+        match fsutil::our_dir(dir) {
+            Ok(false) => {}
+            Ok(true) => crate::log::Log::new(config, "store").line(
+                "WARN",
+                &format!(
+                    "{} was open to other users; closed it (mode 0700)",
+                    dir.display()
+                ),
+            ),
+            Err(err) => {
+                let why = format!("cannot use the data dir {}", dir.display());
+                return Err(refused_if_permanent(err, why));
+            }
+        }
+        let path = config.db_path();
+        // Created by us so it is 0600 from the start; SQLite gives its WAL the same mode.
+        if let Err(err) = fsutil::create_private(&path)
+            && err.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            let why = format!("cannot create the database {}", path.display());
+            return Err(refused_if_permanent(err, why));
+        }
+        check_file(&path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(&path, flags)
+            .with_context(|| format!("cannot open the database {}", path.display()))?;
+        wait::until(&mut conn, deadline)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        conn.execute_batch(if config.synchronous_full {
+            "PRAGMA synchronous = FULL"
+        } else {
+            "PRAGMA synchronous = NORMAL"
+        })?;
+        let (version, app_id) = versions(&conn)
+            .with_context(|| format!("cannot read the database {}", path.display()))?;
+        check_version(version, app_id, &path)?;
+        let mut maintenance = None;
+        if version < SCHEMA_VERSION {
+            migrate(&mut conn, deadline)
+                .with_context(|| format!("cannot set up {}", path.display()))?;
+            if rebuild::requested(&conn)? {
+                maintenance = Some(Maintenance::Rebuild);
+            }
+        }
+        let mut wal_path = path.into_os_string();
+        wal_path.push("-wal");
+        Ok(Store {
+            conn,
+            wal_path: wal_path.into(),
+            numbering_flag: config.numbering_flag(),
+            purge_flag: config.purge_flag(),
+            maintenance,
+        })
+    }
+
+    /// Applies one write in one IMMEDIATE transaction (see [`write::apply`]).
+    pub fn apply(&mut self, write: &Write) -> Result<()> {
+        self.apply_locked(write, || {})
+    }
+
+    /// [`Store::apply`], calling `locked` as soon as the write lock is taken.
+    pub fn apply_locked(&mut self, write: &Write, locked: impl FnOnce()) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        locked();
+        let applied = apply::apply(&tx, write)?;
+        tx.commit()?;
+        if applied.numbering_left {
+            numbering::flag_left(&self.numbering_flag);
+            self.maintenance = self.maintenance.or(Some(Maintenance::Number));
+        }
+        if applied.purged.left {
+            purge::flag_left(&self.purge_flag);
+            self.maintenance = self.maintenance.or(Some(Maintenance::Purge));
+        }
+        self.after_commit(
+            applied.purged.removed,
+            matches!(write.change, Change::SessionEnd { .. }),
+        );
+        Ok(())
+    }
+
+    /// Keeps the WAL bounded after writes made through [`Store::conn`] (the queue's), as after
+    /// a hook's own: see [`Store::after_commit`].
+    pub fn after_write(&mut self) {
+        self.after_commit(false, false);
+    }
+
+    /// Keeps the WAL bounded. A run that finds it past the bound copies it back and truncates
+    /// it (TRUNCATE: every hook is the first connection to open the database and reads the
+    /// whole WAL, so a short file is what makes the next run fast; RESTART would be undone, as
+    /// the next process rebuilds the WAL index from the file and appends); SessionEnd always
+    /// does a PASSIVE pass. Neither ever waits: a reader holding an old snapshot would make
+    /// every run pay the whole timeout, and what cannot be done now is done by a later run.
+    /// The copy and its syncs are a PASSIVE pass first, which lets other writers go on: a
+    /// TRUNCATE alone holds the write lock meanwhile (28 ms a time on the loaded dev machine),
+    /// and in a burst of 256 parallel captures, one hook in ten checkpointed.
+    /// Past [`WAL_INLINE_MAX`] the copy is left to the maintenance process. After a private
+    /// turn was purged, TRUNCATE whatever the size, so that the WAL keeps no old copy of its
+    /// pages; if a reader prevents that, the maintenance process retries until it succeeds.
+    /// Either way, it then rebuilds the file (the purge asked for it): old copies of the rows
+    /// stay in live pages otherwise.
+    fn after_commit(&mut self, purged: bool, session_end: bool) {
+        let wal = self.wal_bytes();
+        let _ = self.conn.busy_timeout(Duration::ZERO);
+        if purged {
+            self.maintenance = if self.copy_back_and_truncate() {
+                self.maintenance.or(Some(Maintenance::Rebuild))
+            } else {
+                Some(Maintenance::Scrub)
+            };
+        } else if wal > WAL_INLINE_MAX {
+            self.maintenance = Some(Maintenance::Checkpoint);
+        } else if wal > WAL_CHECKPOINT_BYTES {
+            self.copy_back_and_truncate();
+        } else if session_end {
+            self.checkpoint("PASSIVE");
+        }
+    }
+
+    /// A PASSIVE checkpoint, then a TRUNCATE with little left to copy; returns whether the
+    /// WAL is now empty.
+    fn copy_back_and_truncate(&self) -> bool {
+        self.checkpoint("PASSIVE");
+        self.checkpoint("TRUNCATE")
+    }
+
+    /// Runs one checkpoint; returns whether it completed (no reader or writer was in the way).
+    pub fn checkpoint(&self, mode: &str) -> bool {
+        self.conn
+            .query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .is_ok_and(|busy| busy == 0)
+    }
+
+    /// Size of the WAL file now.
+    pub fn wal_bytes(&self) -> u64 {
+        std::fs::metadata(&self.wal_path).map_or(0, |m| m.len())
+    }
+
+    /// How many items wait for a consumer, counted up to `cap` (one short range of an index,
+    /// however long the backlog): what decides whether a hook starts the compressor.
+    pub fn raw_backlog(&self, cap: i64) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row(apply::RAW_BACKLOG, [cap], |row| row.get(0))?)
+    }
+
+    /// Maintenance the last commit left for the maintenance process, if any.
+    pub fn maintenance(&self) -> Option<Maintenance> {
+        self.maintenance
+    }
+
+    /// Waits for locks at most until `deadline` from now on.
+    pub fn wait_until(&mut self, deadline: Instant) -> Result<()> {
+        Ok(wait::until(&mut self.conn, deadline)?)
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Waits for locks up to `timeout` (the maintenance process may wait, a hook may not).
+    pub fn set_wait(&self, timeout: Duration) -> Result<()> {
+        Ok(self.conn.busy_timeout(timeout)?)
+    }
+}
+
+/// A file-system error that only a person can fix (permissions, a read-only mount, a folder
+/// of someone else's) becomes [`Refused`]; others (a full disk) may pass by themselves.
+fn refused_if_permanent(err: std::io::Error, context: String) -> anyhow::Error {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    match err.kind() {
+        PermissionDenied | ReadOnlyFilesystem => Refused(format!("{context}: {err}")).into(),
+        _ => anyhow::Error::new(err).context(context),
+    }
+}
+
+/// A count for a `LIMIT` or `OFFSET`: SQLite takes an i64 and reads a negative one as none, so a
+/// larger count is the largest it takes, never one that wraps around to the first page.
+pub fn sql_count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Size of the database's WAL file, without opening the database.
+pub fn wal_bytes(config: &Config) -> u64 {
+    let mut wal = config.db_path().into_os_string();
+    wal.push("-wal");
+    std::fs::metadata(wal).map_or(0, |m| m.len())
+}
+
+/// The database file must be a regular file of ours: SQLite would follow a symlink and open a
+/// FIFO, and another user's file is not ours to write.
+pub(in crate::store) fn check_file(path: &Path) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot look at the database {}", path.display()))?;
+    if !meta.is_file() {
+        return Err(Refused(format!(
+            "{} is not a regular file (a symlink, a folder or a device); left untouched",
+            path.display()
+        ))
+        .into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != fsutil::euid() {
+            return Err(Refused(format!(
+                "{} belongs to another user (uid {}); left untouched",
+                path.display(),
+                meta.uid()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Whether a failure will last until a person acts (see [`Refused`]), as opposed to a lock or
+/// a full disk that a later run may find gone.
+pub fn is_refused(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause.is::<Refused>()
+            || matches!(
+                cause
+                    .downcast_ref::<rusqlite::Error>()
+                    .and_then(rusqlite::Error::sqlite_error_code),
+                Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt | ErrorCode::ReadOnly)
+            )
+    })
+}
+
+/// Whether applying a write failed because of the database's state now (locked, full, failing,
+/// refused) rather than because of the write itself (a constraint it breaks): the first kind
+/// leaves a spill file for later, the second sets it aside.
+pub fn is_transient(err: &anyhow::Error) -> bool {
+    !err.chain().any(|cause| {
+        matches!(
+            cause
+                .downcast_ref::<rusqlite::Error>()
+                .and_then(rusqlite::Error::sqlite_error_code),
+            Some(ErrorCode::ConstraintViolation | ErrorCode::TypeMismatch | ErrorCode::TooBig)
+        )
+    })
+}
+
+/// Whether an error is a lock held by someone else, worth a retry within the wait budget.
+pub fn is_busy(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        matches!(
+            cause
+                .downcast_ref::<rusqlite::Error>()
+                .and_then(rusqlite::Error::sqlite_error_code),
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+        )
+    })
+}
+
+pub(in crate::store) fn remaining(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}

@@ -192,6 +192,7 @@ impl Sync<'_> {
             }
             let layout = Layout::read(self.git, &tip)?;
             self.check_header(&layout)?;
+            outgoing::note_deleted(self.conn)?;
             self.pull(&layout, &mut moved)?;
             match self.push(&layout, &tip, &mut moved) {
                 Ok(()) => return Ok(moved),

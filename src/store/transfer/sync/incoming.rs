@@ -67,7 +67,7 @@ pub fn key(record: &Record) -> (Table, String) {
     }
 }
 
-/// What `known` says of a record: whether it is gone, who sent it (`None`: ours), the sender's
+/// What `known` says of a record: whether it is gone (announced, or deleted here), who sent it (`None`: ours), the sender's
 /// chunk of the version here.
 struct Known {
     gone: bool,
@@ -155,6 +155,12 @@ fn store(
     if was.as_ref().is_some_and(|k| k.gone) {
         return Ok(());
     }
+    // A record of a session deleted for good goes with it, however late it comes.
+    if let Some(session) = session_of(&record)
+        && known(tx, Table::Session, session)?.is_some_and(|k| k.gone)
+    {
+        return Ok(());
+    }
     let before: i64 = importer.stored.iter().sum();
     match &mut record {
         Record::Session(s) => {
@@ -169,7 +175,7 @@ fn store(
             q.lease_token = None;
             q.retry_at = None;
             if matches!(record, Record::SummaryRequest(_)) {
-                touched.insert(key_session(&record));
+                touched.insert(session_of(&record).unwrap_or_default().to_string());
             }
         }
         _ => {}
@@ -196,11 +202,17 @@ fn store(
     Ok(())
 }
 
-fn key_session(record: &Record) -> String {
-    match record {
-        Record::Observation(q) | Record::SummaryRequest(q) => q.session_id.clone(),
-        _ => String::new(),
-    }
+/// The session a record belongs to (none: it is a session).
+fn session_of(record: &Record) -> Option<&str> {
+    Some(match record {
+        Record::Session(_) => return None,
+        Record::Prompt(p) => &p.session_id,
+        Record::PrivateTurn(t) => &t.session_id,
+        Record::Observation(q) | Record::SummaryRequest(q) => &q.session_id,
+        Record::Event(e) => e.session_id.as_deref()?,
+        Record::Memory(m) => &m.session_id,
+        Record::Summary(s) => &s.session_id,
+    })
 }
 
 /// Whether a session line from `machine`'s chunk `seq` replaces the version here: the same

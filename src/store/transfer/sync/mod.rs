@@ -9,8 +9,9 @@
 //!
 //! - `known`: every record this machine pushed or received, by table and id: which of this
 //!   machine's chunks holds its line (`chunk`), who sent it (`sender`, NULL when it is ours),
-//!   what was pushed of what may change (`ver`), and whether it is gone (a tombstone: a record
-//!   deleted anywhere is never taken back from an older chunk). What is new is what is not in
+//!   what was pushed of what may change (`ver`), and whether it is gone (`gone`: [`HERE`],
+//!   [`GONE`], a tombstone: a record deleted anywhere is never taken back from an older chunk,
+//!   or [`DELETED_HERE`], deleted here and not announced yet, which is not taken back either). What is new is what is not in
 //!   it ([`outgoing`]), what was deleted here is what is in it and no longer in its table; so
 //!   nothing depends on rowids (a rebuild may renumber them) or on clocks (a capture spilled
 //!   during an outage lands late, with its own old time).
@@ -41,6 +42,13 @@ CREATE TABLE IF NOT EXISTS sync.applied (machine TEXT NOT NULL, seq INTEGER NOT 
     blob TEXT NOT NULL, PRIMARY KEY (machine, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sync.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 ";
+
+/// `known.gone`: the record is here (or was never deleted).
+pub const HERE: i64 = 0;
+/// `known.gone`: deleted, and its deletion announced (by this machine or another).
+pub const GONE: i64 = 1;
+/// `known.gone`: deleted here, its deletion not sent yet.
+pub const DELETED_HERE: i64 = 2;
 
 /// A table whose records travel, as `known.kind` and a tombstone's `of` name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -170,6 +178,7 @@ mod tests {
             for sql in [
                 outgoing::new_sql(table),
                 outgoing::vanished_sql(table),
+                outgoing::note_deleted_sql(table),
                 outgoing::row_sql(table),
             ] {
                 let plan = testing::plan(&conn, &sql);

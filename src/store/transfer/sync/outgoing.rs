@@ -18,7 +18,7 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
-use super::Table;
+use super::{DELETED_HERE, GONE, HERE, Table};
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
 use crate::store::export::{self, Record};
@@ -42,14 +42,38 @@ pub(super) fn new_sql(table: Table) -> String {
     )
 }
 
-/// Records known here, not gone, that are no longer in `table`: deleted here since.
+/// Records known here that were deleted here since: noted already ([`note_deleted`]), or no
+/// longer in `table`.
 pub(super) fn vanished_sql(table: Table) -> String {
     let (name, id) = table.sql();
     format!(
-        "SELECT k.id, k.chunk FROM sync.known k WHERE k.kind = '{}' AND k.gone = 0
-            AND NOT EXISTS (SELECT 1 FROM main.{name} t WHERE t.{id} = k.id)",
-        table.name()
+        "SELECT k.id, k.chunk FROM sync.known k WHERE k.kind = '{kind}'
+            AND (k.gone = {DELETED_HERE} OR (k.gone = {HERE}
+                 AND NOT EXISTS (SELECT 1 FROM main.{name} t WHERE t.{id} = k.id)))",
+        kind = table.name()
     )
+}
+
+/// Notes the records known here that are no longer in `table` as deleted here.
+pub(super) fn note_deleted_sql(table: Table) -> String {
+    let (name, id) = table.sql();
+    format!(
+        "UPDATE sync.known SET gone = {DELETED_HERE} WHERE kind = '{kind}' AND gone = {HERE}
+            AND NOT EXISTS (SELECT 1 FROM main.{name} t WHERE t.{id} = known.id)",
+        kind = table.name()
+    )
+}
+
+/// Notes what was deleted here since the last sync (`forget`, retention) before anything is
+/// taken in: a chunk of another machine that holds one of these records (one rewritten there
+/// since, read again) must not bring it back before its deletion is sent.
+pub fn note_deleted(conn: &Connection) -> Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    for table in Table::ALL {
+        tx.execute(&note_deleted_sql(table), [])?;
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 pub(super) fn row_sql(table: Table) -> String {
@@ -231,17 +255,18 @@ pub fn chunk_lines(
     let mut stmt = conn.prepare_cached(
         "SELECT kind, id, gone FROM sync.known WHERE chunk = ?1 ORDER BY kind, id",
     )?;
-    let held: Vec<(String, String, bool)> = stmt
+    let held: Vec<(String, String, i64)> = stmt
         .query_map([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let (mut records, mut gone) = (Vec::new(), Vec::new());
-    for (kind, id, is_gone) in held {
+    for (kind, id, state) in held {
         let Some(table) = Table::from_name(&kind) else {
             continue;
         };
-        if is_gone {
+        if state == GONE {
             gone.push((table, id));
-        } else if !leaving.contains(&(table, id.clone()))
+        } else if state == HERE
+            && !leaving.contains(&(table, id.clone()))
             && let Some(out) = out(conn, redactor, table, &id)?
         {
             records.push(out);

@@ -247,6 +247,15 @@ impl Git {
         Ok(found)
     }
 
+    /// Drops every object no ref here reaches: the older versions of chunks written again
+    /// (ours, and other machines' fetched before they wrote theirs again), so that the data
+    /// dir keeps no copy of what was forgotten, sealed or not.
+    pub fn prune(&self) -> Result<()> {
+        self.run(&["gc", "--quiet", "--prune=now"], None, self.timeout)
+            .context("cannot drop the older chunks from the sync repository")?;
+        Ok(())
+    }
+
     pub fn write_blob(&self, bytes: &[u8]) -> Result<String> {
         let out = self.run(&["hash-object", "-w", "--stdin"], Some(bytes), LOCAL)?;
         Ok(text(&out).trim().to_string())

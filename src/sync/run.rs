@@ -51,6 +51,8 @@ pub struct Moved {
     pub machines: usize,
     /// Chunks of this machine written again without deleted records.
     pub rewritten: usize,
+    /// Chunks of other machines taken in again: written again there since.
+    pub reread: usize,
     /// Chunks of other machines refused (cut, changed, not ours): why, each.
     pub refused: Vec<String>,
 }
@@ -195,7 +197,14 @@ impl Sync<'_> {
             outgoing::note_deleted(self.conn)?;
             self.pull(&layout, &mut moved)?;
             match self.push(&layout, &tip, &mut moved) {
-                Ok(()) => return Ok(moved),
+                Ok(()) => {
+                    // Older versions of chunks written again (here or there) leave the data
+                    // dir too.
+                    if moved.rewritten + moved.reread > 0 || moved.received.deleted > 0 {
+                        self.git.prune()?;
+                    }
+                    return Ok(moved);
+                }
                 Err(err) => failed = Some((tip, err)),
             }
         }
@@ -250,6 +259,10 @@ impl Sync<'_> {
             })
             .filter(|(machine, seq, blob)| applied.get(&((*machine).clone(), *seq)) != Some(*blob))
             .collect();
+        moved.reread += todo
+            .iter()
+            .filter(|(machine, seq, _)| applied.contains_key(&((*machine).clone(), *seq)))
+            .count();
         let slicer = Slicer::command(WAIT);
         for batch in todo.chunks(BATCH) {
             let ids: Vec<&str> = batch.iter().map(|(_, _, blob)| blob.as_str()).collect();

@@ -85,6 +85,31 @@ impl Remote {
         text
     }
 
+    /// The text of every chunk of the branch's tip (not its history), opened with the key.
+    fn tip_text(&self, token: &str) -> String {
+        let key = key_bytes(token);
+        let header = blob(&self.path(), "refs/heads/claude-mem:header");
+        let remote: [u8; 16] = header[8..24].try_into().unwrap();
+        let mut text = String::new();
+        for path in self.files() {
+            let Some((machine, name)) = path.split_once('/') else {
+                continue;
+            };
+            let Some(seq) = name.strip_suffix(".cmc") else {
+                continue;
+            };
+            let bytes = blob(&self.path(), &format!("refs/heads/claude-mem:{path}"));
+            text.push_str(&open_chunk(
+                &key,
+                &remote,
+                machine,
+                seq.parse().unwrap(),
+                &bytes,
+            ));
+        }
+        text
+    }
+
     /// Replaces the blob at `path` of the branch's tip by `bytes` (or removes it: `None`), in
     /// a new commit on top, as someone with write access to the remote could.
     fn change(&self, path: &str, bytes: Option<&[u8]>) {
@@ -330,6 +355,9 @@ fn find(env: &Env, sql: &str, needle: &str) -> Option<String> {
 #[cfg(unix)]
 #[test]
 fn three_machines_converge_through_random_captures_forgets_and_syncs() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let machines = [machine(), machine(), machine()];
     let token = start(&machines[0], &remote);
@@ -533,6 +561,9 @@ fn first_machine(remote: &Remote) -> (Env, String) {
 
 #[test]
 fn a_wrong_key_or_a_key_of_another_remote_imports_nothing_and_leaves_the_remote_unchanged() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let (_a, token) = first_machine(&remote);
     let other = Remote::new();
@@ -640,6 +671,9 @@ fn a_wrong_key_or_a_key_of_another_remote_imports_nothing_and_leaves_the_remote_
 
 #[test]
 fn a_changed_or_cut_chunk_is_refused_whole_and_the_rest_is_taken_in() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let (a, token) = first_machine(&remote);
     // A third machine's records come through whatever happens to the first's.
@@ -709,6 +743,9 @@ fn a_machine(remote: &Remote, other: &Env) -> String {
 
 #[test]
 fn files_that_are_not_ours_on_the_branch_are_kept_and_never_read() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let (a, token) = first_machine(&remote);
     remote.change("README.md", Some(b"notes of a person\n"));
@@ -735,6 +772,9 @@ fn files_that_are_not_ours_on_the_branch_are_kept_and_never_read() {
 
 #[test]
 fn machines_pushing_at_once_lose_nothing() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let (a, token) = first_machine(&remote);
     let others: Vec<Env> = (0..3).map(|_| machine()).collect();
@@ -775,6 +815,9 @@ fn machines_pushing_at_once_lose_nothing() {
 
 #[test]
 fn two_syncs_at_once_on_one_machine_send_each_record_once() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let a = machine();
     let token = start(&a, &remote);
@@ -822,22 +865,53 @@ fn two_syncs_at_once_on_one_machine_send_each_record_once() {
     );
 }
 
-#[cfg(unix)]
+/// Whether a `git` runs that process `pid` started.
+#[cfg(target_os = "linux")]
+fn runs_git(pid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid ...
+        let Some((head, tail)) = stat.rsplit_once(") ") else {
+            return false;
+        };
+        head.ends_with("(git") && tail.split(' ').nth(1) == Some(pid.to_string().as_str())
+    })
+}
+
+/// How many objects a repository holds, loose or packed.
+fn objects(repo: &Path) -> usize {
+    git(repo, &["cat-file", "--batch-all-objects", "--batch-check"])
+        .lines()
+        .count()
+}
+
+#[cfg(target_os = "linux")]
 #[test]
 fn a_sync_killed_at_any_moment_is_finished_by_the_next_one() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let a = machine();
     let token = start(&a, &remote);
     let b = machine();
     join(&b, &remote, &token);
+    let repo = a.data_dir.join("sync/repo.git");
+    let tip = || remote.git(&["rev-parse", "refs/heads/claude-mem"]);
     let mut total = 0;
-    for round in 0..6u64 {
+    for round in 0..8usize {
         for s in 0..3 {
             let id = format!("{round:08}-{s:04}-4000-8000-00000000000a");
             session(&a, &id, PROJECT, &[&format!("killed{round}x{s}")]);
             total += 1;
         }
-        // Killed after a while that grows each round: before, during and after the push.
+        // Killed at a moment that comes later each round: at once, while git fetches, once
+        // a chunk is sealed into the repository, once the push landed (before it is recorded
+        // here), and not at all.
+        let (was, held) = (tip(), objects(&repo));
         let mut child = a
             .command()
             .arg("sync")
@@ -845,10 +919,22 @@ fn a_sync_killed_at_any_moment_is_finished_by_the_next_one() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(15 * round * round));
+        let pid = child.id();
+        let reached: Box<dyn Fn() -> bool> = match round % 5 {
+            0 => Box::new(|| true),
+            1 => Box::new(move || runs_git(pid)),
+            2 => Box::new(|| objects(&repo) > held),
+            3 => Box::new(|| tip() != was),
+            _ => Box::new(|| false),
+        };
+        wait_until(
+            std::time::Duration::from_secs(60),
+            "the sync reaches its moment",
+            || reached() || matches!(child.try_wait(), Ok(Some(_))),
+        );
         let _ = child.kill();
         let _ = child.wait();
-        // The other machine takes in what landed, killed too now and then.
+        // The other machine takes in what landed, killed now and then while git runs.
         let mut other = b
             .command()
             .arg("sync")
@@ -856,8 +942,15 @@ fn a_sync_killed_at_any_moment_is_finished_by_the_next_one() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20 * round));
-        let _ = other.kill();
+        if round % 2 == 1 {
+            let pid = other.id();
+            wait_until(
+                std::time::Duration::from_secs(60),
+                "the other sync runs git",
+                || runs_git(pid) || matches!(other.try_wait(), Ok(Some(_))),
+            );
+            let _ = other.kill();
+        }
         let _ = other.wait();
     }
     sync(&a);
@@ -866,7 +959,15 @@ fn a_sync_killed_at_any_moment_is_finished_by_the_next_one() {
     assert_eq!(got["sessions"].len(), total);
     assert_eq!(got, records(&a));
     assert_no_duplicate(&b);
-    // Nothing was sent twice that the remote would hand a new machine twice.
+    // Each record once on the remote: a chunk pushed but not recorded was written again
+    // under its own number, not sent a second time in another.
+    let text = remote.tip_text(&token);
+    for round in 0..8 {
+        for s in 0..3 {
+            let word = format!("killed{round}x{s}prompt");
+            assert_eq!(text.matches(&word).count(), 1, "{word}");
+        }
+    }
     let c = machine();
     join(&c, &remote, &token);
     sync(&c);
@@ -875,6 +976,9 @@ fn a_sync_killed_at_any_moment_is_finished_by_the_next_one() {
 
 #[test]
 fn an_unreachable_remote_is_one_line_and_shows_in_status_and_doctor() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let (a, _token) = first_machine(&remote);
     let moved = remote.dir.path().join("elsewhere.git");
@@ -916,6 +1020,9 @@ fn an_unreachable_remote_is_one_line_and_shows_in_status_and_doctor() {
 
 #[test]
 fn received_tool_calls_are_not_compressed_again_nor_sent_back_and_a_session_that_goes_on_follows() {
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
     let a = machine();
     let token = start(&a, &remote);
@@ -988,63 +1095,378 @@ fn recording_git(env: &Env) -> (PathBuf, String) {
     (calls, path)
 }
 
+/// Moves the time of the last sync an hour and a minute back, as if that long had passed.
+fn an_hour_later(env: &Env) {
+    let tried = env.data_dir.join("sync/tried");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&tried)
+        .unwrap();
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3660);
+    file.set_modified(then).unwrap();
+}
+
 #[cfg(target_os = "linux")]
 #[test]
-fn no_hook_runs_git_and_the_maintenance_process_syncs_after_a_session_ends() {
+fn no_hook_runs_git_and_the_maintenance_process_syncs_after_a_session_ends_at_most_every_interval()
+{
+    if !require_program("git") {
+        return;
+    }
     let remote = Remote::new();
-    let a = Env::new().with("CLAUDE_MEM_SYNC_INTERVAL", "1");
+    let a = Env::new().with("CLAUDE_MEM_SYNC_INTERVAL", "1h");
     let (calls, path) = recording_git(&a);
     let token = start(&a, &remote);
-    std::fs::write(&calls, "").unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    let id = "aaaaaaaa-0000-4000-8000-0000000000bb";
-    let hook = |name: &str, event_name: &str, extra: serde_json::Value| {
-        let out = a
-            .command()
-            .env("PATH", &path)
-            .args(["hook", name])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                child
-                    .stdin
-                    .take()
-                    .unwrap()
-                    .write_all(&event(event_name, id, PROJECT, extra))?;
-                child.wait_with_output()
-            })
-            .unwrap();
-        assert_clean(&out);
+    // A whole session through the hooks, a `git` first on PATH that notes who runs it.
+    let session = |id: &str| {
+        let hook = |name: &str, event_name: &str, extra: serde_json::Value| {
+            let out = a
+                .command()
+                .env("PATH", &path)
+                .args(["hook", name])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    child
+                        .stdin
+                        .take()
+                        .unwrap()
+                        .write_all(&event(event_name, id, PROJECT, extra))?;
+                    child.wait_with_output()
+                })
+                .unwrap();
+            assert_clean(&out);
+        };
+        hook("context", "SessionStart", json!({"source": "startup"}));
+        hook(
+            "prompt",
+            "UserPromptSubmit",
+            json!({"prompt_id": "p", "prompt": "hello"}),
+        );
+        hook(
+            "capture",
+            "PostToolUse",
+            json!({"prompt_id": "p", "tool_name": "Bash", "tool_use_id": format!("t{id}"),
+                   "tool_input": {"command": "ls"}, "tool_response": {"stdout": "x", "stderr": ""}}),
+        );
+        hook(
+            "summary",
+            "Stop",
+            json!({"prompt_id": "p", "last_assistant_message": "done"}),
+        );
+        hook("cleanup", "SessionEnd", json!({"reason": "other"}));
+        a.wait_for_maintenance();
+        let seen = std::fs::read_to_string(&calls).unwrap_or_default();
+        std::fs::write(&calls, "").unwrap();
+        for caller in seen.lines().filter(|l| !l.is_empty()) {
+            assert!(!caller.contains(" hook "), "a hook ran git: {caller}");
+            assert!(caller.contains("maintain --auto"), "{caller}");
+        }
+        !seen.is_empty()
     };
-    hook("context", "SessionStart", json!({"source": "startup"}));
-    hook(
-        "prompt",
-        "UserPromptSubmit",
-        json!({"prompt_id": "p", "prompt": "hello"}),
+    std::fs::write(&calls, "").unwrap();
+    assert!(
+        session("aaaaaaaa-0000-4000-8000-0000000000b1"),
+        "the maintenance process synced after the session ended"
     );
-    hook(
-        "capture",
-        "PostToolUse",
-        json!({"prompt_id": "p", "tool_name": "Bash", "tool_use_id": "t",
-               "tool_input": {"command": "ls"}, "tool_response": {"stdout": "x", "stderr": ""}}),
-    );
-    hook(
-        "summary",
-        "Stop",
-        json!({"prompt_id": "p", "last_assistant_message": "done"}),
-    );
-    hook("cleanup", "SessionEnd", json!({"reason": "other"}));
-    a.wait_for_maintenance();
-    let seen = std::fs::read_to_string(&calls).unwrap();
-    assert!(!seen.is_empty(), "the maintenance process synced");
-    for caller in seen.lines().filter(|l| !l.is_empty()) {
-        assert!(!caller.contains(" hook "), "a hook ran git: {caller}");
-        assert!(caller.contains("maintain --auto"), "{caller}");
-    }
     let b = machine();
     join(&b, &remote, &token);
     let got = sync(&b);
     assert!(got.contains("received 1 session"), "{got}");
+    // Another session ends within the hour: no sync.
+    assert!(
+        !session("aaaaaaaa-0000-4000-8000-0000000000b2"),
+        "synced again before CLAUDE_MEM_SYNC_INTERVAL passed"
+    );
+    // An hour later, with the remote gone: the failure shows in status and doctor, and no
+    // hook is any the wiser.
+    an_hour_later(&a);
+    let moved = remote.dir.path().join("elsewhere.git");
+    std::fs::rename(remote.path(), &moved).unwrap();
+    assert!(session("aaaaaaaa-0000-4000-8000-0000000000b3"));
+    let main = ok(&run(&a, &["status"]));
+    assert!(
+        main.contains("failing since") && main.contains("cannot reach"),
+        "{main}"
+    );
+    let doctor = run(&a, &["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    let line = said
+        .lines()
+        .find(|l| l.contains(" sync "))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("warn") && line.contains("cannot reach"),
+        "{said}"
+    );
+    // Back, an hour later again: the next session's end sends both sessions.
+    std::fs::rename(&moved, remote.path()).unwrap();
+    an_hour_later(&a);
+    assert!(session("aaaaaaaa-0000-4000-8000-0000000000b4"));
+    assert!(!ok(&run(&a, &["status"])).contains("failing"));
+    let got = sync(&b);
+    assert!(got.contains("received 3 sessions"), "{got}");
+}
+
+#[test]
+fn the_remote_holds_no_plaintext_object_by_object() {
+    if !require_program("git") {
+        return;
+    }
+    let remote = Remote::new();
+    let a = machine();
+    let id = "aaaaaaaa-0000-4000-8000-0000000000cc";
+    session(&a, id, PROJECT, &["zanzibar"]);
+    compress(&a, id, &[memory("zanzibar", &[1])], summary("zanzibar"));
+    session(
+        &a,
+        "aaaaaaaa-0000-4000-8000-0000000000c2",
+        PROJECT,
+        &["zanzibar2"],
+    );
+    // A file of the user's, named in a read and an edit.
+    let file = format!("{PROJECT}/src/quetzal_ledger.rs");
+    for (tool, input) in [
+        ("Read", json!({"file_path": file})),
+        (
+            "Edit",
+            json!({"file_path": file, "old_string": "a", "new_string": "b"}),
+        ),
+    ] {
+        let mut capture: serde_json::Value =
+            serde_json::from_slice(&post_tool_use(id, tool, &format!("toolu_{tool}"), input))
+                .unwrap();
+        capture["cwd"] = json!(PROJECT);
+        assert_ack(&a.hook("capture", capture.to_string().as_bytes()));
+    }
+    let token = start(&a, &remote);
+    sync(&a);
+    let b = machine();
+    join(&b, &remote, &token);
+    session(
+        &b,
+        "bbbbbbbb-0000-4000-8000-0000000000cc",
+        "/home/dev/yucatan",
+        &["okapi"],
+    );
+    sync(&b);
+    // A forget: a compaction's commit too.
+    let prompt = ids(
+        &a,
+        "SELECT id FROM user_prompts WHERE prompt_text LIKE '%zanzibar2%'",
+    );
+    ok(&run(&a, &["forget", &prompt[0], "--yes"]));
+    sync(&a);
+    sync(&b);
+    assert_eq!(
+        records(&b)["user_prompts"].len(),
+        2,
+        "the records went through"
+    );
+    let needles = [
+        "zanzibar",
+        "okapi",
+        "quetzal",
+        "ledger",
+        "yucatan",
+        "/home/dev",
+        "shop",
+        id,
+        "bbbbbbbb-0000",
+        "grep -r",
+        "Bash",
+        "prompt_text",
+    ];
+    let listing = remote.git(&[
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectname) %(objecttype)",
+    ]);
+    let mut kinds = BTreeSet::new();
+    for line in listing.lines() {
+        let (object, kind) = line.split_once(' ').unwrap();
+        kinds.insert(kind.to_string());
+        let bytes = Command::new("git")
+            .arg("--git-dir")
+            .arg(remote.path())
+            .args(["cat-file", kind, object])
+            .output()
+            .unwrap()
+            .stdout;
+        for needle in needles {
+            assert!(!contains(&bytes, needle), "{needle} in {kind} {object}");
+        }
+        if kind == "commit" {
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(
+                text.contains("author claude-mem <claude-mem@localhost>")
+                    && text.contains("committer claude-mem <claude-mem@localhost>")
+                    && text.ends_with("\n\nclaude-mem sync\n")
+                    && !text.contains("gpgsig"),
+                "{text}"
+            );
+        }
+    }
+    assert_eq!(
+        kinds,
+        ["blob", "commit", "tree"].map(String::from).into(),
+        "{listing}"
+    );
+    assert_eq!(
+        remote.git(&["for-each-ref", "--format=%(refname)"]).trim(),
+        "refs/heads/claude-mem"
+    );
+    // What was read is what is there: the key opens it.
+    let text = remote.tip_text(&token);
+    assert!(text.contains("zanzibarprompt") && text.contains("quetzal_ledger"));
+}
+
+#[test]
+fn a_secret_stored_under_older_rules_is_redacted_on_the_way_out() {
+    if !require_program("git") {
+        return;
+    }
+    let remote = Remote::new();
+    let a = machine();
+    let id = "aaaaaaaa-0000-4000-8000-0000000000dd";
+    session(&a, id, PROJECT, &["acme_8f3kd93hd"]);
+    compress(
+        &a,
+        id,
+        &[memory("acme_8f3kd93hd", &[1])],
+        summary("acme_8f3kd93hd"),
+    );
+    let token = start(&a, &remote);
+    // A rule added since it was stored: what leaves follows it, what is kept here is as it was.
+    let out = a
+        .command()
+        .env("CLAUDE_MEM_REDACT_EXTRA", "acme_*")
+        .arg("sync")
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(
+        a.count("SELECT count(*) FROM user_prompts WHERE prompt_text LIKE '%acme_8f3kd93hd%'") == 1
+    );
+    let text = remote.tip_text(&token);
+    assert!(!text.contains("acme_8f3kd93hd"), "{text}");
+    assert!(
+        text.matches("[REDACTED:custom]").count() >= 6,
+        "prompt, command, output, message, memory and summary: {text}"
+    );
+    let b = machine();
+    join(&b, &remote, &token);
+    sync(&b);
+    assert_eq!(records(&b)["memories"].len(), 1);
+    assert!(!contains(&everything_on_disk(&b), "acme_8f3kd93hd"));
+}
+
+/// Every object of `repo` is reachable from one of its refs: it keeps nothing older.
+fn keeps_only_reachable(repo: &Path) -> bool {
+    let reachable = git(repo, &["rev-list", "--objects", "--all"])
+        .lines()
+        .count();
+    reachable == objects(repo)
+}
+
+#[test]
+fn after_a_forget_no_reachable_chunk_holds_it_and_no_data_dir_keeps_an_older_chunk() {
+    if !require_program("git") {
+        return;
+    }
+    let remote = Remote::new();
+    let a = machine();
+    let dropped = "aaaaaaaa-0000-4000-8000-0000000000e1";
+    session(&a, dropped, PROJECT, &["dropme"]);
+    session(
+        &a,
+        "aaaaaaaa-0000-4000-8000-0000000000e2",
+        PROJECT,
+        &["keepme"],
+    );
+    let token = start(&a, &remote);
+    sync(&a);
+    let b = machine();
+    join(&b, &remote, &token);
+    sync(&b);
+    assert!(remote.reachable_text(&token).contains("dropmeprompt"));
+    ok(&run(&a, &["forget", dropped, "--yes"]));
+    let said = sync(&a);
+    assert!(said.starts_with("Sent 6 deletions;"), "{said}");
+    let said = sync(&b);
+    assert!(said.contains("received 6 deletions"), "{said}");
+    assert!(records(&b)["sessions"].len() == 1);
+    let reachable = remote.reachable_text(&token);
+    assert!(!reachable.contains("dropme"), "{reachable}");
+    assert!(reachable.contains("keepmeprompt"));
+    // Neither data dir keeps an older chunk, sealed or not.
+    for env in [&a, &b] {
+        assert!(keeps_only_reachable(&env.data_dir.join("sync/repo.git")));
+    }
+    // The remote keeps the older chunks, unreachable, until it collects them: what
+    // docs/sync.md tells the owner of a server to run.
+    assert!(!keeps_only_reachable(&remote.path()));
+    remote.git(&["reflog", "expire", "--expire=now", "--all"]);
+    remote.git(&["gc", "--quiet", "--prune=now"]);
+    assert!(keeps_only_reachable(&remote.path()));
+    let c = machine();
+    join(&c, &remote, &token);
+    sync(&c);
+    assert_eq!(records(&c), records(&a));
+}
+
+#[test]
+fn a_remote_whose_branch_is_not_ours_is_left_untouched_and_other_branches_stay() {
+    if !require_program("git") {
+        return;
+    }
+    // Someone's `claude-mem` branch of their own.
+    let theirs = Remote::new();
+    let seed = Remote::new();
+    let a = machine();
+    let token = start(&a, &seed);
+    seed.change("header", Some(b"not a header\n"));
+    seed.git(&[
+        "push",
+        "--quiet",
+        &theirs.url(),
+        "refs/heads/claude-mem:refs/heads/claude-mem",
+    ]);
+    let before = theirs.snapshot();
+    let b = machine();
+    let url = theirs.url();
+    for key in [None, Some(token.as_str())] {
+        let mut args = vec!["sync", "setup", url.as_str()];
+        args.extend(key.map(|key| ["--key", key]).into_iter().flatten());
+        let err = failed(&run(&b, &args), 1);
+        assert!(err.contains("not claude-mem sync data"), "{err}");
+        assert_eq!(theirs.snapshot(), before);
+        assert!(!b.data_dir.join("sync/remote.json").exists());
+    }
+    // A machine set up with it before: its sync says so and changes nothing.
+    let err = failed(&run(&a, &["sync"]), 1);
+    assert!(err.contains("is not claude-mem's"), "{err}");
+    // A repository of code: the sync branch beside its branches, which stay as they were.
+    let code = Remote::new();
+    seed.git(&[
+        "push",
+        "--quiet",
+        &code.url(),
+        "refs/heads/claude-mem:refs/heads/main",
+    ]);
+    let main = code.git(&["rev-parse", "refs/heads/main"]);
+    let c = machine();
+    session(
+        &c,
+        "cccccccc-0000-4000-8000-0000000000f1",
+        PROJECT,
+        &["coded"],
+    );
+    start(&c, &code);
+    sync(&c);
+    assert_eq!(code.git(&["rev-parse", "refs/heads/main"]), main);
+    assert!(code.files().iter().any(|f| f.ends_with(".cmc")));
 }

@@ -26,8 +26,10 @@ use anyhow::{Context, Result, anyhow, bail};
 
 /// The branch on the remote that holds the sync data.
 pub const BRANCH: &str = "refs/heads/claude-mem";
-/// Where the last fetched tip of that branch is kept here.
+/// Where the last tip of that branch known here (fetched or pushed) is kept.
 const TIP: &str = "refs/sync/remote";
+/// Where a fetch puts the branch, for a moment.
+const FETCHED: &str = "refs/sync/fetched";
 /// The message of every commit: nothing of the user's.
 const MESSAGE: &str = "claude-mem sync\n";
 /// Variables of a caller that is itself run by git (a hook, `git rebase --exec`) that would
@@ -173,10 +175,13 @@ impl Git {
     }
 
     /// Fetches the sync branch of `url`; its tip, `None` when the remote has no such branch.
+    /// The last tip known here stays in [`TIP`] whatever the remote says: a branch lost there
+    /// (a repository made again) can be pushed back from it (see docs/sync.md).
     pub fn fetch(&self, url: &str) -> Result<Option<String>> {
-        // Gone first: a pattern that matches nothing leaves an old ref in place.
-        let _ = self.local(&["update-ref", "-d", TIP]);
-        let refspec = format!("+{BRANCH}*:{TIP}*");
+        // Gone first: a pattern that matches nothing leaves an old ref in place. A pattern,
+        // because a remote without the branch is no error (one with no sync data yet).
+        let _ = self.local(&["update-ref", "-d", FETCHED]);
+        let refspec = format!("+{BRANCH}*:{FETCHED}*");
         self.run(
             &[
                 "fetch",
@@ -189,11 +194,17 @@ impl Git {
             None,
             self.timeout,
         )?;
-        Ok(self
-            .local(&["rev-parse", "--verify", "--quiet", TIP])
+        let Some(tip) = self
+            .local(&["rev-parse", "--verify", "--quiet", FETCHED])
             .ok()
             .map(|out| text(&out).trim().to_string())
-            .filter(|tip| !tip.is_empty()))
+            .filter(|tip| !tip.is_empty())
+        else {
+            return Ok(None);
+        };
+        self.local(&["update-ref", TIP, &tip])?;
+        self.local(&["update-ref", "-d", FETCHED])?;
+        Ok(Some(tip))
     }
 
     /// The entries of `commit`'s tree, every folder walked, the folders listed too.

@@ -181,8 +181,9 @@ impl Sync<'_> {
             let tip = self.fetch()?.with_context(|| {
                 format!(
                     "{} no longer holds claude-mem sync data (its claude-mem branch is gone): \
-                     set it up again with `claude-mem sync off`, then `claude-mem sync setup {}`",
-                    self.url, self.url
+                     if the repository was made again, push the branch back from this machine \
+                     (docs/sync.md#making-sure-the-host-keeps-nothing-older)",
+                    self.url
                 )
             })?;
             if let Some((old, err)) = failed.take() {

@@ -1470,3 +1470,59 @@ fn a_remote_whose_branch_is_not_ours_is_left_untouched_and_other_branches_stay()
     assert_eq!(code.git(&["rev-parse", "refs/heads/main"]), main);
     assert!(code.files().iter().any(|f| f.ends_with(".cmc")));
 }
+
+#[test]
+fn a_remote_made_again_gets_its_branch_back_as_docs_sync_md_says() {
+    if !require_program("git") {
+        return;
+    }
+    let remote = Remote::new();
+    let (a, token) = first_machine(&remote);
+    let b = machine();
+    join(&b, &remote, &token);
+    sync(&b);
+    let dropped = "aaaaaaaa-0000-4000-8000-000000000001";
+    ok(&run(&a, &["forget", dropped, "--yes"]));
+    sync(&a);
+    // The repository deleted and made again, empty, under the same name.
+    std::fs::remove_dir_all(remote.path()).unwrap();
+    git(&remote.path(), &["init", "--quiet", "--bare"]);
+    let err = failed(&run(&a, &["sync"]), 1);
+    assert!(
+        err.contains("no longer holds claude-mem sync data") && err.contains("docs/sync.md"),
+        "{err}"
+    );
+    // The command of docs/sync.md, with this machine's data dir.
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sync.md"),
+    )
+    .unwrap();
+    let printed = docs
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("git --git-dir ~/.local/share/claude-mem/sync/repo.git push "))
+        .unwrap();
+    let args: Vec<String> = printed
+        .split_whitespace()
+        .skip(1)
+        .map(|word| {
+            word.replace(
+                "~/.local/share/claude-mem",
+                &a.data_dir.display().to_string(),
+            )
+            .replace("git@github.com:you/claude-memory.git", &remote.url())
+        })
+        .collect();
+    let out = Command::new("git").args(&args).output().unwrap();
+    assert!(out.status.success(), "{printed}: {out:?}");
+    sync(&a);
+    sync(&b);
+    let c = machine();
+    join(&c, &remote, &token);
+    sync(&c);
+    assert_eq!(records(&c), records(&a));
+    assert_eq!(records(&b), records(&a));
+    assert_eq!(records(&c)["sessions"].len(), 1);
+    assert!(keeps_only_reachable(&remote.path()));
+    assert!(!remote.reachable_text(&token).contains("alphaprompt"));
+}

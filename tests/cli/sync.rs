@@ -1526,3 +1526,65 @@ fn a_remote_made_again_gets_its_branch_back_as_docs_sync_md_says() {
     assert!(keeps_only_reachable(&remote.path()));
     assert!(!remote.reachable_text(&token).contains("alphaprompt"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_push_that_loses_the_race_fetches_takes_in_and_pushes_again() {
+    if !require_program("git") {
+        return;
+    }
+    let remote = Remote::new();
+    let (a, token) = first_machine(&remote);
+    let b = machine();
+    join(&b, &remote, &token);
+    sync(&b);
+    // The remote holds the next push in its pre-receive hook until told to go on.
+    let hooks = remote.path().join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    write_program(
+        &hooks.join("pre-receive"),
+        "#!/bin/sh\ncat > /dev/null\nd=$(dirname \"$0\")\nif [ -f \"$d/hold\" ]; then\n  rm \"$d/hold\"; touch \"$d/held\"\n  while [ ! -f \"$d/go\" ]; do sleep 0.01; done\nfi\n",
+    );
+    std::fs::write(hooks.join("hold"), "").unwrap();
+    session(
+        &a,
+        "aaaaaaaa-0000-4000-8000-0000000000a9",
+        PROJECT,
+        &["slowpoke"],
+    );
+    session(
+        &b,
+        "bbbbbbbb-0000-4000-8000-0000000000a9",
+        PROJECT,
+        &["quickly"],
+    );
+    let slow = a
+        .command()
+        .arg("sync")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(
+        std::time::Duration::from_secs(60),
+        "the first push held by the remote",
+        || hooks.join("held").exists(),
+    );
+    // Meanwhile the other machine pushes; then the held push goes on, and loses.
+    let said = sync(&b);
+    assert!(said.starts_with("Sent 1 session"), "{said}");
+    std::fs::write(hooks.join("go"), "").unwrap();
+    let said = ok(&slow.wait_with_output().unwrap());
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.starts_with("Sent 1 session") && said.contains("received 1 session"),
+        "it fetched again, took in the other's and pushed on top: {said}"
+    );
+    sync(&b);
+    assert_eq!(records(&a), records(&b));
+    assert_eq!(records(&a)["sessions"].len(), 4);
+    let c = machine();
+    join(&c, &remote, &token);
+    sync(&c);
+    assert_eq!(records(&c), records(&a));
+}

@@ -64,15 +64,22 @@ fn run() -> Result<()> {
         let first_size = size(&remote);
         capture_100(bin, &a)?;
         let (more, said) = must(bin, &a, &["sync"])?;
-        if !said.contains(&format!("{NEW} tool calls")) {
+        if !said.contains(&format!(" {NEW} tool calls")) {
             return Err(format!("the incremental sync sent: {said}").into());
         }
         let more_size = size(&remote);
         let b = tmp.path().join("b");
         must(bin, &b, &["sync", "setup", &url, "--key", &token])?;
         let (join, said) = must(bin, &b, &["sync"])?;
-        let expected = format!("{} tool calls", made.captures + NEW);
-        if !said.contains(&expected) {
+        let calls = |data: &Path| -> Result<i64> {
+            let conn = rusqlite::Connection::open(data.join("memory.db"))?;
+            Ok(conn.query_row(
+                "SELECT count(*) FROM pending_queue WHERE event = 'PostToolUse'",
+                [],
+                |r| r.get(0),
+            )?)
+        };
+        if calls(&b)? != (made.captures + NEW) as i64 || calls(&a)? != calls(&b)? {
             return Err(format!("the second machine received: {said}").into());
         }
         println!(

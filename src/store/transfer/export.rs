@@ -85,7 +85,7 @@ pub enum Record {
 }
 
 /// The record types, as the `type` field names them, in the order an export writes them.
-pub(super) const TYPES: [&str; 8] = [
+const TYPES: [&str; 8] = [
     "session",
     "prompt",
     "private_turn",
@@ -97,7 +97,7 @@ pub(super) const TYPES: [&str; 8] = [
 ];
 
 impl Record {
-    pub fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &'static str {
         match self {
             Record::Session(_) => TYPES[0],
             Record::Prompt(_) => TYPES[1],

@@ -41,8 +41,8 @@ fn run() -> Result<()> {
     };
     let bin = Path::new(env!("CARGO_BIN_EXE_claude-mem"));
     println!(
-        "{:>9}  {:>10}  {:>9}  {:>12}  {:>9}  {:>10}  {:>9}",
-        "captures", "first sync", "remote", "+100 sync", "remote", "join sync", "database"
+        "{:>9}  {:>10}  {:>9}  {:>9}  {:>12}  {:>10}  {:>9}",
+        "captures", "first sync", "remote", "+100 sync", "remote grew", "join sync", "database"
     );
     for sessions in sizes {
         let tmp = tempfile::Builder::new()
@@ -83,12 +83,15 @@ fn run() -> Result<()> {
             return Err(format!("the second machine received: {said}").into());
         }
         println!(
-            "{:>9}  {:>10}  {:>9}  {:>12}  {:>9}  {:>10}  {:>9}",
+            "{:>9}  {:>10}  {:>9}  {:>9}  {:>12}  {:>10}  {:>9}",
             made.captures,
             secs(setup + first),
             mb(first_size),
             secs(more),
-            mb(more_size),
+            format!(
+                "{:.1} KB",
+                more_size.saturating_sub(first_size) as f64 / 1e3
+            ),
             secs(join),
             mb(database),
         );

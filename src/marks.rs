@@ -105,9 +105,11 @@ pub fn sync_due(config: &Config) -> bool {
     if !dir.join(SYNC_SETTINGS).exists() {
         return false;
     }
+    // A last sync in the future: the clock went back; waiting for it to catch up could take
+    // days.
     std::fs::metadata(dir.join(SYNC_TRIED))
         .and_then(|m| m.modified())
-        .map_or(true, |at| at.elapsed().unwrap_or_default() >= every)
+        .map_or(true, |at| at.elapsed().map_or(true, |age| age >= every))
 }
 
 /// Present once sync is set up (in `Config::sync_dir`).

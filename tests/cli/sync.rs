@@ -1097,14 +1097,21 @@ fn recording_git(env: &Env) -> (PathBuf, String) {
 
 /// Moves the time of the last sync an hour and a minute back, as if that long had passed.
 fn an_hour_later(env: &Env) {
+    last_sync_at(
+        env,
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3660),
+    );
+}
+
+/// Sets the time of the last sync.
+fn last_sync_at(env: &Env, at: std::time::SystemTime) {
     let tried = env.data_dir.join("sync/tried");
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&tried)
         .unwrap();
-    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3660);
-    file.set_modified(then).unwrap();
+    file.set_modified(at).unwrap();
 }
 
 #[cfg(target_os = "linux")]
@@ -1181,6 +1188,16 @@ fn no_hook_runs_git_and_the_maintenance_process_syncs_after_a_session_ends_at_mo
         !session("aaaaaaaa-0000-4000-8000-0000000000b2"),
         "synced again before CLAUDE_MEM_SYNC_INTERVAL passed"
     );
+    // The clock went back a day: the last sync is in the future, which is no reason to wait
+    // a day for the next.
+    last_sync_at(
+        &a,
+        std::time::SystemTime::now() + std::time::Duration::from_secs(86_400),
+    );
+    assert!(
+        session("aaaaaaaa-0000-4000-8000-0000000000b5"),
+        "a clock that jumped back stopped the background sync"
+    );
     // An hour later, with the remote gone: the failure shows in status and doctor, and no
     // hook is any the wiser.
     an_hour_later(&a);
@@ -1208,7 +1225,7 @@ fn no_hook_runs_git_and_the_maintenance_process_syncs_after_a_session_ends_at_mo
     assert!(session("aaaaaaaa-0000-4000-8000-0000000000b4"));
     assert!(!ok(&run(&a, &["status"])).contains("failing"));
     let got = sync(&b);
-    assert!(got.contains("received 3 sessions"), "{got}");
+    assert!(got.contains("received 4 sessions"), "{got}");
 }
 
 #[test]

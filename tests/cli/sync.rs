@@ -1605,3 +1605,54 @@ fn a_push_that_loses_the_race_fetches_takes_in_and_pushes_again() {
     sync(&c);
     assert_eq!(records(&c), records(&a));
 }
+
+/// `sync status --json`'s records and deletions waiting to go.
+fn waiting(env: &Env) -> (i64, i64) {
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(&run(env, &["sync", "status", "--json"]))).unwrap();
+    (
+        status["waiting"]["records"].as_i64().unwrap(),
+        status["waiting"]["deletions"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+fn what_retention_deletes_goes_everywhere_and_status_says_what_waits() {
+    if !require_program("git") {
+        return;
+    }
+    let remote = Remote::new();
+    let a = machine();
+    let old = "aaaaaaaa-0000-4000-8000-0000000000f7";
+    session(&a, old, PROJECT, &["ancient"]);
+    session(
+        &a,
+        "aaaaaaaa-0000-4000-8000-0000000000f8",
+        PROJECT,
+        &["recent"],
+    );
+    let token = start(&a, &remote);
+    let (sending, deletions) = waiting(&a);
+    assert!(sending > 10 && deletions == 0, "{sending} {deletions}");
+    sync(&a);
+    assert_eq!(waiting(&a), (0, 0));
+    let b = machine();
+    join(&b, &remote, &token);
+    sync(&b);
+    assert_eq!(records(&b)["sessions"].len(), 2);
+    // A year and more later, retention deletes the old session here.
+    age(&a, old, 400);
+    ok(&run(&a, &["prune"]));
+    let (sending, deletions) = waiting(&a);
+    assert!(sending == 0 && deletions > 0, "{sending} {deletions}");
+    let said = sync(&a);
+    assert!(
+        said.contains(&format!("Sent {deletions} deletions")),
+        "{said}"
+    );
+    let said = sync(&b);
+    assert!(said.contains("deletions"), "{said}");
+    assert_eq!(records(&b), records(&a));
+    assert_eq!(records(&b)["sessions"].len(), 1);
+    assert!(!remote.reachable_text(&token).contains("ancientprompt"));
+}

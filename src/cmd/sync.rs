@@ -31,10 +31,11 @@ pub fn run(command: Option<SyncCommand>) -> Result<Report> {
 fn now(config: &Config) -> Result<Report> {
     let moved = sync::now(config);
     // Records forgotten elsewhere were deleted here: the maintenance process rebuilds the
-    // files so that no old copy of them stays (as after `forget`).
+    // files so that no old copy of them stays (as after `forget`). A sync that failed may have
+    // deleted some before it did; one that never began (not set up) did not.
     let deleted = match &moved {
         Ok(moved) => moved.received.deleted > 0,
-        Err(_) => true,
+        Err(_) => matches!(sync::settings(config), Ok(Some(_))),
     };
     if deleted {
         crate::detach::maintain(config);

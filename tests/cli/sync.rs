@@ -1656,3 +1656,24 @@ fn what_retention_deletes_goes_everywhere_and_status_says_what_waits() {
     assert_eq!(records(&b)["sessions"].len(), 1);
     assert!(!remote.reachable_text(&token).contains("ancientprompt"));
 }
+
+/// Regression: `claude-mem sync` on a machine where sync was never set up started the
+/// maintenance process, which made a data dir and a database.
+#[cfg(target_os = "linux")]
+#[test]
+fn sync_where_it_is_not_set_up_is_one_line_and_makes_nothing() {
+    let a = machine();
+    for args in [&["sync"][..], &["sync", "key"]] {
+        let err = failed(&run(&a, args), 1);
+        assert!(
+            err.contains("not set up") && err.contains("sync setup"),
+            "{err}"
+        );
+    }
+    let said = ok(&run(&a, &["sync", "status"]));
+    assert!(said.contains("not set up"), "{said}");
+    let said = ok(&run(&a, &["sync", "off"]));
+    assert!(said.contains("nothing to do"), "{said}");
+    a.wait_for_maintenance();
+    assert!(!a.data_dir.exists(), "{:?}", files_in(&a.data_dir));
+}

@@ -21,6 +21,7 @@ mod search;
 mod sessions;
 mod show;
 mod status;
+pub mod sync;
 mod timeline;
 mod uninstall;
 
@@ -58,6 +59,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Forget(args) => forget::forget(&args),
         Command::Export(args) => export::export(&args),
         Command::Import(args) => import::import(&args),
+        Command::Sync { command } => sync::run(command),
     }
 }
 

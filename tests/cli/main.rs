@@ -48,3 +48,5 @@ mod recall;
 mod retention;
 // `scrub`: secrets stored under older rules redacted out of every file.
 mod scrub;
+// `sync`: machines through a git remote, encrypted; converging, refusing, never in a hook.
+mod sync;

@@ -241,6 +241,7 @@ impl Memory {
             project,
             hits,
             next,
+            did_you_mean,
         }) = request.run(&mut recall)?
         else {
             return Err(mistake("the query holds no word to search for"));
@@ -257,8 +258,12 @@ impl Memory {
             };
             return Ok(format!("No results for {words:?} {place}{wider}."));
         }
+        let (asked, instead) = match &did_you_mean {
+            Some(near) => (near.as_str(), format!(" (nothing matched {words:?})")),
+            None => (words, String::new()),
+        };
         let mut out = format!(
-            "{FRAME}{} for {words:?} {place}, best first{}. {LINE_LEGEND}\n",
+            "{FRAME}{} for {asked:?}{instead} {place}, best first{}. {LINE_LEGEND}\n",
             render::plural(hits.len() as i64, "result"),
             next.map(|offset| format!(" (more: offset {offset})"))
                 .unwrap_or_default()

@@ -98,10 +98,9 @@ pub struct Hit {
     pub snippet: String,
     /// Byte ranges of `snippet` that matched.
     pub matches: Vec<(usize, usize)>,
-    /// What ranks it (see `rank.rs`), negated: lower is better.
+    /// Its bm25 (lower is better): how well its words match, whatever it is. Results are
+    /// ranked by more than this (see `rank.rs`).
     pub score: f64,
-    /// Its bm25 alone (lower is better): how well its words match, whatever it is.
-    pub bm25: f64,
     /// How many items with the same text it stands for (the same command, the same output).
     pub count: usize,
 }
@@ -290,8 +289,7 @@ impl Index {
                         item: item(r)?,
                         snippet,
                         matches,
-                        score: -found.relevance,
-                        bm25: found.bm25,
+                        score: found.bm25,
                         count: found.count,
                     })
                 })

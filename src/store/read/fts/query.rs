@@ -24,7 +24,8 @@
 use super::tokenizer::each_token;
 
 /// The most terms and characters a query takes: more than anyone types, few enough that the
-/// worst of them costs about ten times one word. Stop words do not count.
+/// worst of them costs about ten times one word. Stop words do not count; words past the
+/// first this many are not searched for (quoted phrases past them are a mistake).
 pub const MAX_TERMS: usize = 16;
 pub const MAX_CHARS: usize = 1_000;
 /// The whole query as a phrase is one more term (it ranks exact matches first) when it has
@@ -254,12 +255,15 @@ pub fn parse(input: &str) -> Result<Option<Query>, String> {
     if optional.is_empty() && required.is_empty() {
         optional = std::mem::take(&mut stops);
     }
-    let distinct = required.len() + optional.len();
-    if distinct > MAX_TERMS {
+    if required.len() > MAX_TERMS {
         return Err(format!(
-            "the query has {distinct} different words: a search takes at most {MAX_TERMS}"
+            "the query has {} different phrases: a search takes at most {MAX_TERMS}",
+            required.len()
         ));
     }
+    // A question or a pasted paragraph is searched by its first words.
+    optional.truncate(MAX_TERMS - required.len());
+    let distinct = required.len() + optional.len();
     if distinct == 0 {
         return Ok(None);
     }
@@ -512,9 +516,13 @@ mod tests {
     #[test]
     fn a_query_is_bounded() {
         let words: Vec<String> = (0..=MAX_TERMS).map(|n| format!("w{n}")).collect();
-        let err = parse(&words.join(" ")).unwrap_err();
-        assert!(err.contains("17 different words"), "{err}");
-        assert!(parse(&words[1..].join(" ")).is_ok());
+        let q = parse(&words.join(" ")).unwrap().unwrap();
+        assert_eq!(q.terms, MAX_TERMS);
+        assert!(!q.expression.contains("w16"), "{}", q.expression);
+        let phrases: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+        let err = parse(&phrases.join(" ")).unwrap_err();
+        assert!(err.contains("17 different phrases"), "{err}");
+        assert!(parse(&phrases[1..].join(" ")).is_ok());
         let err = parse(&"merge ".repeat(20_000)).unwrap_err();
         assert!(err.contains("120,000 characters"), "{err}");
     }

@@ -41,8 +41,6 @@ pub struct Candidate {
 pub struct Ranked {
     pub id: i64,
     pub bm25: f64,
-    /// Higher is better.
-    pub relevance: f64,
     pub count: usize,
 }
 
@@ -81,7 +79,7 @@ pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
     });
     let mut out: Vec<Ranked> = Vec::with_capacity(scored.len());
     let mut seen: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    for (_, relevance, c) in scored {
+    for (_, _, c) in scored {
         match seen.get(&c.digest) {
             Some(&at) => out[at].count += 1,
             None => {
@@ -89,7 +87,6 @@ pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
                 out.push(Ranked {
                     id: c.id,
                     bm25: c.bm25,
-                    relevance,
                     count: 1,
                 });
             }

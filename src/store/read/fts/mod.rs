@@ -229,8 +229,14 @@ impl Index {
         // Ranking looks past bm25's order, but not at every row of a word in most of them.
         let wanted = search.offset.saturating_add(search.limit);
         let depth = wanted.saturating_mul(4).max(CANDIDATES);
+        // Which terms a row holds matters only when there are several.
+        let matched = if search.query.phrases.len() > 1 {
+            "cmem_matched(fts)"
+        } else {
+            "1"
+        };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT d.id, bm25(fts, {WEIGHTS}) AS score, cmem_matched(fts), d.kind,
+            "SELECT d.id, bm25(fts, {WEIGHTS}) AS score, {matched}, d.kind,
                     d.created_at, d.digest
                FROM fts JOIN docs d ON d.id = fts.rowid
               WHERE fts MATCH ?1
@@ -273,29 +279,53 @@ impl Index {
             )?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         let ranked = rank::rank(&search.query, candidates);
-        let mut page = self.conn.prepare_cached(&format!(
-            "SELECT {ITEM_COLUMNS},
+        let page: Vec<&rank::Ranked> = ranked
+            .iter()
+            .skip(search.offset)
+            .take(search.limit)
+            .collect();
+        self.page(expression, &page)
+    }
+
+    /// The items of a page of ranked results, highlighted, in their order.
+    fn page(&self, expression: &str, page: &[&rank::Ranked]) -> Result<Vec<Hit>> {
+        // The page's rows, highlighted. FTS5 seeks each by its rowid, evaluating the query
+        // again for each; a prefix merges the lists of every word it starts each time (measured:
+        // about 12 ms for `merg*` on 100,000 captures), so then the query runs once, its rows
+        // kept when on the page (the `+` keeps the rowids from FTS5).
+        let ids = serde_json::to_string(&page.iter().map(|r| r.id).collect::<Vec<_>>())?;
+        let seek = if expression.contains('*') { "+" } else { "" };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS}, d.id AS doc,
                     highlight(fts, 0, char(2), char(3)) AS head,
                     highlight(fts, 1, char(2), char(3)) AS body
                FROM fts JOIN docs d ON d.id = fts.rowid
-              WHERE fts MATCH ?1 AND fts.rowid = ?2"
+              WHERE fts MATCH ?1 AND {seek}fts.rowid IN (SELECT value FROM json_each(?2))"
         ))?;
-        let mut hits = Vec::new();
-        for found in ranked.iter().skip(search.offset).take(search.limit) {
-            let hit = page
-                .query_row(params![expression, found.id], |r| {
-                    let (snippet, matches) = snippet(&[r.get("head")?, r.get("body")?]);
-                    Ok(Hit {
-                        item: item(r)?,
-                        snippet,
-                        matches,
-                        score: found.bm25,
-                        count: found.count,
-                    })
+        let mut found: std::collections::HashMap<i64, Hit> = stmt
+            .query_map(params![expression, ids], |r| {
+                let (snippet, matches) = snippet(&[r.get("head")?, r.get("body")?]);
+                let hit = Hit {
+                    item: item(r)?,
+                    snippet,
+                    matches,
+                    score: 0.0,
+                    count: 1,
+                };
+                Ok((r.get::<_, i64>("doc")?, hit))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let hits = page
+            .iter()
+            .filter_map(|ranked| {
+                let hit = found.remove(&ranked.id)?;
+                Some(Hit {
+                    score: ranked.bm25,
+                    count: ranked.count,
+                    ..hit
                 })
-                .optional()?;
-            hits.extend(hit);
-        }
+            })
+            .collect();
         Ok(hits)
     }
 

@@ -265,8 +265,9 @@ impl Index {
                 ],
                 |r| {
                     let created: String = r.get(4)?;
-                    let age = crate::clock::parse_time(&created)
-                        .map_or(0.0, |t| (now - t).num_seconds().max(0) as f64 / 86_400.0);
+                    let age = crate::clock::parse_time(&created).map_or(0.0, |t| {
+                        (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
+                    });
                     Ok(rank::Candidate {
                         id: r.get(0)?,
                         bm25: r.get(1)?,

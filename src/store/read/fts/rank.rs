@@ -31,7 +31,9 @@ pub struct Candidate {
     /// The phrases of the query found in the row, bit n for phrase n.
     pub matched: u64,
     pub kind: Kind,
-    /// Days since it was captured (0 for a time ahead of the clock).
+    /// Days since it was captured, to the millisecond: whole seconds made two searches a
+    /// moment apart order the items of one second differently (0 for a time ahead of the
+    /// clock).
     pub age_days: f64,
     /// Its text's hash: rows with the same are one result.
     pub digest: i64,
@@ -76,6 +78,7 @@ pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
         b.0.cmp(&a.0)
             .then(b.1.total_cmp(&a.1))
             .then(a.2.age_days.total_cmp(&b.2.age_days))
+            .then(b.2.id.cmp(&a.2.id))
     });
     let mut out: Vec<Ranked> = Vec::with_capacity(scored.len());
     let mut seen: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();

@@ -88,6 +88,20 @@ fn run() -> Result<()> {
     )?);
     rows.push(warm(
         &run,
+        "search how did we fix the locked database? (words)",
+        &[
+            "search",
+            "how",
+            "did",
+            "we",
+            "fix",
+            "the",
+            "locked",
+            "database?",
+        ],
+    )?);
+    rows.push(warm(
+        &run,
         &format!(
             "show <session> ({} items)",
             PROMPTS_PER_SESSION * (CALLS_PER_PROMPT + 2)

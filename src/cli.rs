@@ -62,11 +62,12 @@ pub enum Command {
     Queue(QueueCommand),
     /// Search the memory: prompts, tool calls, Claude's messages, memories and summaries.
     ///
-    /// Every word must match, ranked by relevance (bm25), then most recent first. `"a phrase"`
-    /// matches words in order; `merg*` matches words that start so; an argument with spaces is
-    /// a phrase. Words are matched as developers write them: `session` finds `upsert_session`
-    /// and `getSession`, `merge.rs` the file, `test` also `tests`. Exits 1 when nothing is
-    /// found.
+    /// Ask in plain words or a question: the best matches first (the query as typed, then all
+    /// its words, then some; English stop words left out). `"a phrase"` must match, in order;
+    /// `merg*` matches words that start so; an argument with spaces is a phrase. Words are
+    /// matched as developers write them: `session` finds `upsert_session` and `getSession`,
+    /// `merge.rs` the file, `test` also `tests`, `cafe` `café`. A misspelt word is searched as
+    /// the nearest stored one. Exits 1 when nothing is found.
     Search(SearchArgs),
     /// Print one item whole: a session with its prompts, tool calls and memories, a prompt, a
     /// tool call, a message of Claude's, a memory or a summary.

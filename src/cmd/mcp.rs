@@ -133,16 +133,22 @@ fn tools() -> Vec<Tool> {
         Tool {
             name: "search",
             title: "Search the memory",
-            description: "Search what earlier Claude Code sessions did: prompts, tool calls \
-                (commands and their output, files read and changed, errors) and Claude's \
-                closing messages, and the memories and session summaries made of them, in this \
-                project unless told otherwise. Answers a compact index, best match first: one \
-                line per item with its id, time (UTC), kind (the tool, `prompt`, `message`, \
-                `memory` or `summary`), session, about how many tokens the whole item \
-                costs, and its title. Read the items worth it with `get`, or what happened \
-                around one with `timeline`. Every word must match; \"a phrase\" matches words \
-                in order; merg* matches words that start so; `session` also finds \
-                upsert_session and getSession, `test` also tests.",
+            description: "Search the memory of earlier Claude Code sessions of this project \
+                (unless told otherwise): the user's prompts, tool calls (commands and their \
+                output, files read and changed, errors), Claude's closing messages, and the \
+                memories and session summaries made of them. Call it before answering about \
+                earlier work, decisions, fixes or conventions of this project (\"how did we\", \
+                \"why is\", \"last time\", \"again\", \"the bug we fixed\"), before redoing an \
+                investigation, and when an error, a failing test or a file may have been dealt \
+                with before. Ask in plain words or a question: results are ranked, best first \
+                (an item holding the query as written, then all its words, then some; common \
+                English words are left out); \"a phrase\" must match in order; merg* matches \
+                words that start so; `session` also finds upsert_session and getSession, `test` \
+                also tests; a misspelt word is searched as the nearest stored one. Answers a \
+                compact index: one line per item with its id, time (UTC), kind (the tool, \
+                `prompt`, `message`, `memory` or `summary`), session, about how many tokens the \
+                whole item costs, and its title. Read the items worth it with `get`, or what \
+                happened around one with `timeline`.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -241,6 +247,7 @@ impl Memory {
             project,
             hits,
             next,
+            did_you_mean,
         }) = request.run(&mut recall)?
         else {
             return Err(mistake("the query holds no word to search for"));
@@ -257,8 +264,12 @@ impl Memory {
             };
             return Ok(format!("No results for {words:?} {place}{wider}."));
         }
+        let (asked, instead) = match &did_you_mean {
+            Some(near) => (near.as_str(), format!(" (nothing matched {words:?})")),
+            None => (words, String::new()),
+        };
         let mut out = format!(
-            "{FRAME}{} for {words:?} {place}, best first{}. {LINE_LEGEND}\n",
+            "{FRAME}{} for {asked:?}{instead} {place}, best first{}. {LINE_LEGEND}\n",
             render::plural(hits.len() as i64, "result"),
             next.map(|offset| format!(" (more: offset {offset})"))
                 .unwrap_or_default()

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::recall::{self, Recall, usage};
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::fts::{Hit, Search, parse_query};
+use crate::store::fts::{Hit, Query, Search, parse_query};
 use crate::store::read::{Kind, short_id};
 
 pub fn search(args: &SearchArgs) -> Result<Report> {
@@ -47,6 +47,10 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         });
     };
     let project = page.project.as_deref();
+    let corrected = page
+        .did_you_mean
+        .as_ref()
+        .map(|word| format!("no results for {words:?}; showing results for {word:?} instead"));
     if page.hits.is_empty() {
         return Ok(Report {
             found_nothing: true,
@@ -58,16 +62,21 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     let stdout = if scope.json {
         page.hits
             .iter()
-            .map(|h| render::json_line(&to_json(h)))
+            .map(|h| render::json_line(&to_json(h, page.did_you_mean.as_deref())))
             .collect()
     } else {
         lines(&page.hits, &style, project.is_none())
     };
+    let more = page
+        .next
+        .map(|offset| format!("more results: --offset {offset}"));
+    let note = match (corrected, more) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    };
     Ok(Report {
         stdout,
-        note: page
-            .next
-            .map(|offset| format!("more results: --offset {offset}")),
+        note,
         ..Report::default()
     })
 }
@@ -98,7 +107,7 @@ pub struct Request<'a> {
 pub struct Checked<'a> {
     request: Request<'a>,
     /// `None` when the words hold nothing to search for.
-    query: Option<String>,
+    query: Option<Query>,
     since: Option<String>,
     until: Option<String>,
 }
@@ -110,6 +119,9 @@ pub struct Page {
     pub hits: Vec<Hit>,
     /// The offset of the next page, when there are more results.
     pub next: Option<usize>,
+    /// When nothing matched the words, the stored words nearest to them, whose results these
+    /// are.
+    pub did_you_mean: Option<String>,
 }
 
 impl<'a> Request<'a> {
@@ -140,7 +152,7 @@ impl Checked<'_> {
             Some(id) => Some(recall.resolve_session(id)?),
             None => None,
         };
-        let mut hits = recall.index()?.search(&Search {
+        let mut search = Search {
             query,
             project: project.clone(),
             session,
@@ -152,13 +164,30 @@ impl Checked<'_> {
             // One more than asked: whether there is a next page.
             limit: asked.limit.saturating_add(1),
             offset: asked.offset,
-        })?;
+        };
+        let index = recall.index()?;
+        let mut hits = index.search(&search)?;
+        let mut did_you_mean = None;
+        // Nothing matched any word: the words are misspelt, or not stored. A near stored word
+        // is what was meant, most likely.
+        if hits.is_empty() && asked.offset == 0 {
+            let corrected = index.suggest(&search.query)?;
+            if let Some(query) = corrected
+                .as_deref()
+                .and_then(|c| parse_query(c).ok().flatten())
+            {
+                search.query = query;
+                hits = index.search(&search)?;
+                did_you_mean = corrected.filter(|_| !hits.is_empty());
+            }
+        }
         let next = (hits.len() > asked.limit).then(|| asked.offset.saturating_add(asked.limit));
         hits.truncate(asked.limit);
         Ok(Some(Page {
             project,
             hits,
             next,
+            did_you_mean,
         }))
     }
 }
@@ -212,7 +241,7 @@ fn lines(hits: &[Hit], style: &Style, all: bool) -> String {
 }
 
 /// The documented JSON shape of one result.
-fn to_json(hit: &Hit) -> serde_json::Value {
+fn to_json(hit: &Hit, did_you_mean: Option<&str>) -> serde_json::Value {
     let item = &hit.item;
     json!({
         "id": item.id,
@@ -227,6 +256,8 @@ fn to_json(hit: &Hit) -> serde_json::Value {
         "title": item.title,
         "snippet": hit.snippet,
         "score": hit.score,
+        "count": hit.count,
+        "did_you_mean": did_you_mean,
     })
 }
 

@@ -345,6 +345,35 @@ fn search_answers_a_compact_index_and_get_the_items_whole() {
 /// Regression: the `since` of the search tool was described as `30m, 12h, 2d, 1w` only, while
 /// months, years and seconds are taken too, as `search --since` says. The model reads the
 /// same as a person reads in `search --help`, and every example it is given works.
+/// Regression (issue 18): the search tool wanted every word, so Claude asking as a person asks
+/// found nothing, and its description did not say when to call it. It ranks as `search` does.
+#[test]
+fn the_search_tool_answers_questions_and_says_when_to_call_it() {
+    let env = Env::new();
+    shop(&env);
+    let failure = short_id_of(
+        &env,
+        "SELECT id FROM pending_queue WHERE tool_name = 'Bash'",
+    );
+    let mut server = Server::initialized(&env);
+    let list = server.request("tools/list", json!({}));
+    let description = list["result"]["tools"][0]["description"].as_str().unwrap();
+    assert!(
+        description.contains("Call it before answering about earlier work, decisions, fixes"),
+        "{description}"
+    );
+    let index = server.text(
+        "search",
+        json!({"query": "why did the tests fail with a locked database last time?"}),
+    );
+    assert!(index.contains(&format!("\n{failure}")), "{index}");
+    let typo = server.text("search", json!({"query": "databse"}));
+    assert!(
+        typo.contains("for \"database\" (nothing matched \"databse\")"),
+        "{typo}"
+    );
+}
+
 #[test]
 fn the_since_of_the_search_tool_says_what_is_taken_as_the_cli_does() {
     let env = Env::new();
@@ -484,9 +513,9 @@ fn a_query_too_long_or_odd_is_answered_at_once_and_the_server_goes_on() {
         "the query is 180,000 characters long: a search takes at most 1,000 characters and 16 \
          words"
     );
-    let words: Vec<String> = (0..20).map(|n| format!("word{n}")).collect();
+    let words: Vec<String> = (0..20).map(|n| format!("\"word{n}\"")).collect();
     let (text, error) = server.call("search", json!({"query": words.join(" ")}));
-    assert!(error && text.contains("20 different words"), "{text}");
+    assert!(error && text.contains("20 different phrases"), "{text}");
     // The most a query may hold of one word that matches everywhere answers at once.
     let (text, error) = server.call(
         "search",

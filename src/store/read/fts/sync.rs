@@ -298,8 +298,8 @@ fn remove(conn: &Connection, id: i64) -> Result<bool> {
 fn insert(conn: &Connection, id: i64, doc: &Doc) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO docs (id, kind, item_id, handle, session_id, project_dir, tool_name, files,
-                           prompt_number, title, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                           prompt_number, title, created_at, digest)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         id,
@@ -312,13 +312,35 @@ fn insert(conn: &Connection, id: i64, doc: &Doc) -> Result<()> {
         doc.files,
         doc.prompt_number,
         doc.title,
-        doc.created_at
+        doc.created_at,
+        digest(doc)
     ])?;
     if let Some(text) = &doc.text {
         conn.prepare_cached("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?
             .execute(params![id, text.head, text.body])?;
     }
     Ok(())
+}
+
+/// A hash of what a document is and says: two with the same are one search result (the same
+/// command with the same output, run again). FNV-1a, stable across builds.
+fn digest(doc: &Doc) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let (head, body) = doc
+        .text
+        .as_ref()
+        .map_or(("", ""), |t| (t.head.as_str(), t.body.as_str()));
+    for part in [
+        doc.kind.as_str(),
+        doc.tool_name.as_deref().unwrap_or(""),
+        head,
+        body,
+    ] {
+        for byte in part.bytes().chain([0]) {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash as i64
 }
 
 fn session(r: &Row) -> rusqlite::Result<Option<Doc>> {

@@ -2,12 +2,16 @@
 //!
 //! SQLite's own tokenizers see `upsertSession` as one word and `merge.rs` as two, so `session`
 //! finds nothing in the first and a camelCase identifier can only be found whole. This one
-//! splits words (runs of letters, digits and `_`) at underscores and at camelCase humps, and
-//! also indexes each camelCase word whole at the position of its first part (a colocated
-//! token), so that `camel`, `case`, `camelCase` and `camelcase` all find `camelCase`, and
-//! `upsert_session`, `upsertSession` and "upsert session" find one another. Everything is
-//! lowercased. It runs under SQLite's `porter` stemmer (`tokenize = 'porter cmem'`), so `test`
-//! finds `tests` and `merge` finds `merged`.
+//! splits words (runs of letters and digits joined by `_`, or by `-` between two of them) at
+//! underscores, dashes and camelCase humps, and also indexes each compound word whole, its
+//! parts run together, at the position of its first part (a colocated token), so that `camel`,
+//! `case`, `camelCase` and `camelcase` all find `camelCase`, and `upsert_session`,
+//! `upsert-session`, `upsertSession`, `upsertsession` and "upsert session" find one another.
+//! Dotted names and paths (`merge.rs`, `src/store`) are found by their parts and, as a phrase
+//! of them, whole. Everything is lowercased and its accents folded (`café` is `cafe`, `ß` is
+//! `ss`); Chinese, Japanese and Korean, written without spaces, are indexed by character and
+//! pair of characters. It runs under SQLite's `porter` stemmer (`tokenize = 'porter cmem'`), so
+//! `test` finds `tests` and `merge` finds `merged`.
 //!
 //! The index file cannot be searched by a connection that has not registered it: it is our
 //! cache, read only by this binary.
@@ -49,7 +53,7 @@ pub fn register(conn: &Connection) -> Result<()> {
 }
 
 /// FTS5's API object, which SQLite hands out through `SELECT fts5(?)` bound to a pointer.
-unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_api> {
+pub(super) unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_api> {
     let mut api: *mut ffi::fts5_api = ptr::null_mut();
     let mut stmt = ptr::null_mut();
     // SAFETY: `db` is an open connection; `api` outlives the statement.
@@ -159,71 +163,210 @@ unsafe extern "C" fn tokenize(
 }
 
 /// Calls `emit(token, start, end, colocated)` for each token of `text` (byte offsets into it)
-/// until it returns false. A query gets the parts only: its camelCase words then match the
-/// parts in the index, and a word typed in lower case matches the colocated whole.
+/// until it returns false. A query gets the parts only: its compound words then match the
+/// parts in the index, and a word typed whole matches the colocated whole.
 pub fn each_token(
     text: &str,
     query: bool,
     emit: &mut dyn FnMut(&str, usize, usize, bool) -> bool,
 ) -> bool {
-    let mut lower = String::new();
-    let mut token = |piece: &str, start: usize, colocated: bool| -> bool {
-        lower.clear();
-        if piece.is_ascii() {
-            lower.push_str(piece);
-            lower.make_ascii_lowercase();
-        } else {
-            lower.extend(piece.chars().flat_map(char::to_lowercase));
-        }
-        lower.len() > MAX_TOKEN_BYTES || emit(&lower, start, start + piece.len(), colocated)
+    let mut folded = String::new();
+    let mut token = |piece: &str, start: usize, end: usize, colocated: bool| -> bool {
+        fold(piece, &mut folded);
+        folded.is_empty() || folded.len() > MAX_TOKEN_BYTES || emit(&folded, start, end, colocated)
     };
-    for (word_start, word) in words(text) {
-        let mut at = word_start;
-        for segment in word.split('_') {
-            let mut parts = humps(segment).peekable();
-            let mut first = true;
-            while let Some((from, to)) = parts.next() {
-                if !token(&segment[from..to], at + from, false) {
-                    return false;
-                }
-                if first && !query && parts.peek().is_some() && !token(segment, at, true) {
-                    return false;
-                }
-                first = false;
-            }
-            at += segment.len() + 1;
+    for (at, word) in words(text) {
+        let more = if word.chars().next().is_some_and(is_cjk) {
+            cjk(word, at, query, &mut token)
+        } else {
+            compound(word, at, query, &mut token)
+        };
+        if !more {
+            return false;
         }
     }
     true
 }
 
-/// Runs of letters, digits and `_`, with their byte offsets. ASCII, most of what is indexed,
-/// is classified without decoding.
+type Token<'a> = dyn FnMut(&str, usize, usize, bool) -> bool + 'a;
+
+/// A word of letters and digits joined by `_` or `-`: its parts (split there and at camelCase
+/// humps), and in the index also the whole, its parts run together, at the first part's
+/// position (and each camelCase segment's whole at its own first part).
+fn compound(word: &str, at: usize, query: bool, token: &mut Token) -> bool {
+    let segments: Vec<(usize, &str)> = word
+        .split(['_', '-'])
+        .scan(0, |from, segment| {
+            let start = *from;
+            *from += segment.len() + 1;
+            Some((start, segment))
+        })
+        .filter(|(_, segment)| !segment.is_empty())
+        .collect();
+    let whole: String = if segments.len() > 1 && !query {
+        segments.iter().map(|(_, s)| *s).collect()
+    } else {
+        String::new()
+    };
+    let mut first = true;
+    for (from, segment) in &segments {
+        let mut parts = humps(segment).peekable();
+        let mut first_hump = true;
+        while let Some((a, b)) = parts.next() {
+            if !token(&segment[a..b], at + from + a, at + from + b, false) {
+                return false;
+            }
+            if first && !whole.is_empty() && !token(&whole, at, at + word.len(), true) {
+                return false;
+            }
+            if first_hump
+                && !query
+                && parts.peek().is_some()
+                && !token(segment, at + from, at + from + segment.len(), true)
+            {
+                return false;
+            }
+            first = false;
+            first_hump = false;
+        }
+    }
+    true
+}
+
+/// A run of Chinese, Japanese or Korean characters, which are written without spaces: found by
+/// its characters. The index holds each character and, colocated with it, the pair it starts;
+/// a query of two characters or more is the phrase of its pairs, so that `日本` finds `日本語`
+/// and `本語` does too, and one character finds every word it is in.
+fn cjk(run: &str, at: usize, query: bool, token: &mut Token) -> bool {
+    let chars: Vec<(usize, char)> = run.char_indices().collect();
+    let end_of = |i: usize| chars.get(i + 1).map_or(run.len(), |&(b, _)| b);
+    if query && chars.len() > 1 {
+        return chars.windows(2).enumerate().all(|(i, pair)| {
+            token(
+                &run[pair[0].0..end_of(i + 1)],
+                at + pair[0].0,
+                at + end_of(i + 1),
+                false,
+            )
+        });
+    }
+    for (i, &(b, _)) in chars.iter().enumerate() {
+        if !token(&run[b..end_of(i)], at + b, at + end_of(i), false) {
+            return false;
+        }
+        if !query
+            && i + 1 < chars.len()
+            && !token(&run[b..end_of(i + 1)], at + b, at + end_of(i + 1), true)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `c` is of a script written without spaces between words: Han, Hiragana, Katakana,
+/// Hangul (Korean has spaces, but between phrases of several words).
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF | 0x3040..=0x30FF | 0x3130..=0x318F | 0x31F0..=0x31FF
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF
+        | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F)
+}
+
+/// Lower case without accents, as people type when they search: `Café` is `cafe`, `Straße`
+/// is `strasse`, `Ærø` is `aero`. Latin letters are folded by the tables below; combining
+/// marks (text in decomposed form) are dropped.
+fn fold(piece: &str, out: &mut String) {
+    out.clear();
+    if piece.is_ascii() {
+        out.push_str(piece);
+        out.make_ascii_lowercase();
+        return;
+    }
+    for c in piece.chars().flat_map(char::to_lowercase) {
+        let code = c as u32;
+        let table = |from: u32, table: &[u8]| {
+            let letter = *table.get((code - from) as usize)?;
+            (letter != b'.').then_some(char::from(letter))
+        };
+        let plain = match code {
+            0x300..=0x36F => continue,
+            0xC0..=0x24F => table(0xC0, LATIN),
+            0x1E00..=0x1EFF => table(0x1E00, LATIN_ADDITIONAL),
+            _ => None,
+        };
+        match (c, plain) {
+            (_, Some(letter)) => out.push(letter),
+            ('ß', _) => out.push_str("ss"),
+            ('æ', _) => out.push_str("ae"),
+            ('œ', _) => out.push_str("oe"),
+            ('þ', _) => out.push_str("th"),
+            ('ĳ', _) => out.push_str("ij"),
+            ('ð' | 'đ', _) => out.push('d'),
+            ('ø', _) => out.push('o'),
+            ('ħ', _) => out.push('h'),
+            ('ı', _) => out.push('i'),
+            ('ł' | 'ŀ', _) => out.push('l'),
+            ('ŧ', _) => out.push('t'),
+            ('ŋ', _) => out.push('n'),
+            _ => out.push(c),
+        }
+    }
+}
+
+/// The letter each of U+00C0 to U+024F is written with, '.' for the others (made from
+/// Unicode's decompositions).
+const LATIN: &[u8] = b"aaaaaa.ceeeeiiii.nooooo..uuuuy..aaaaaa.ceeeeiiii.nooooo..uuuuy.yaaaaaaccccccccdd..eeeeeeeeeegggggggghh..iiiiiiiii...jjkk.llllll....nnnnnn...oooooo..rrrrrrsssssssstttt..uuuuuuuuuuuuwwyyyzzzzzzs................................oo.............uu............................aaiioouuuuuuuuuu.aaaa....ggkkoooo..j...gg..nnaa....aaaaeeeeiiiioooorrrruuuusstt..hh......aaeeooooooooyy............................";
+/// The same for U+1E00 to U+1EFF (Vietnamese and others).
+const LATIN_ADDITIONAL: &[u8] = b"aabbbbbbccddddddddddeeeeeeeeeeffgghhhhhhhhhhiiiikkkkkkllllllllmmmmmmnnnnnnnnoooooooopppprrrrrrrrssssssssssttttttttuuuuuuuuuuvvvvwwwwwwwwwwxxxxyyzzzzzzhtwy.s....aaaaaaaaaaaaaaaaaaaaaaaaeeeeeeeeeeeeeeeeiiiioooooooooooooooooooooooouuuuuuuuuuuuuuyyyyyyyy......";
+
+/// Runs of letters and digits joined by `_` or by a `-` between two of them (`merge_settings`,
+/// `merge-settings`, not `--flag`), with their byte offsets; a run of CJK characters is a run
+/// of its own. ASCII, most of what is indexed, is classified without decoding.
 fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let class = |at: usize| -> (bool, usize) {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Class {
+        Word,
+        Cjk,
+        Other,
+    }
+    let class = |at: usize| -> (Class, usize) {
         let b = text.as_bytes()[at];
         if b.is_ascii() {
-            return (b.is_ascii_alphanumeric() || b == b'_', 1);
+            let word = b.is_ascii_alphanumeric() || b == b'_';
+            return (if word { Class::Word } else { Class::Other }, 1);
         }
         let c = text[at..].chars().next().unwrap_or(' ');
-        (c.is_alphanumeric(), c.len_utf8())
+        let class = if is_cjk(c) {
+            Class::Cjk
+        } else if c.is_alphanumeric() || ('\u{300}'..='\u{36F}').contains(&c) {
+            // Combining accents belong to the letter before them (text in decomposed form).
+            Class::Word
+        } else {
+            Class::Other
+        };
+        (class, c.len_utf8())
     };
     let mut at = 0;
     std::iter::from_fn(move || {
-        loop {
+        let kind = loop {
             if at >= text.len() {
                 return None;
             }
-            let (word, len) = class(at);
-            if word {
-                break;
+            let (kind, len) = class(at);
+            if kind != Class::Other {
+                break kind;
             }
             at += len;
-        }
+        };
         let start = at;
         while at < text.len() {
-            let (word, len) = class(at);
-            if !word {
+            let (next, len) = class(at);
+            let joined = kind == Class::Word
+                && text.as_bytes()[at] == b'-'
+                && at + 1 < text.len()
+                && class(at + 1).0 == Class::Word;
+            if next != kind && !joined {
                 break;
             }
             at += len;
@@ -287,7 +430,7 @@ mod tests {
     }
 
     #[test]
-    fn splits_identifiers_and_keeps_camel_case_words_whole() {
+    fn splits_identifiers_and_keeps_them_whole() {
         assert_eq!(
             tokens("fn upsertSession(x_y)", false),
             [
@@ -296,6 +439,7 @@ mod tests {
                 "+upsertsession@upsertSession",
                 "session@Session",
                 "x@x",
+                "+xy@x_y",
                 "y@y"
             ]
         );
@@ -313,19 +457,87 @@ mod tests {
             ]
         );
         assert_eq!(
-            tokens("upsertSession", true),
-            ["upsert@upsert", "session@Session"]
+            tokens("merge-settings --all a - b fooBar_baz", false),
+            [
+                "merge@merge",
+                "+mergesettings@merge-settings",
+                "settings@settings",
+                "all@all",
+                "a@a",
+                "b@b",
+                "foo@foo",
+                "+foobarbaz@fooBar_baz",
+                "+foobar@fooBar",
+                "bar@Bar",
+                "baz@baz"
+            ]
+        );
+        assert_eq!(
+            tokens("upsertSession merge-settings", true),
+            [
+                "upsert@upsert",
+                "session@Session",
+                "merge@merge",
+                "settings@settings"
+            ]
         );
     }
 
     #[test]
-    fn lowercases_any_script_and_skips_noise() {
+    fn folds_case_and_accents_and_skips_noise() {
         assert_eq!(
-            tokens("Ärger — ÉCOLE 日本語", false),
-            ["ärger@Ärger", "école@ÉCOLE", "日本語@日本語"]
+            tokens("Ärger — ÉCOLE Straße Œuvre naïve Łódź cafe\u{301}", false),
+            [
+                "arger@Ärger",
+                "ecole@ÉCOLE",
+                "strasse@Straße",
+                "oeuvre@Œuvre",
+                "naive@naïve",
+                "lodz@Łódź",
+                "cafe@cafe\u{301}"
+            ]
         );
         let hash = "a".repeat(65);
         assert_eq!(tokens(&format!("x {hash} y"), false), ["x@x", "y@y"]);
         assert!(tokens("__ -- ::", false).is_empty());
+    }
+
+    #[test]
+    fn cjk_is_found_by_its_characters() {
+        assert_eq!(
+            tokens("日本語abc 한국", false),
+            [
+                "日@日",
+                "+日本@日本",
+                "本@本",
+                "+本語@本語",
+                "語@語",
+                "abc@abc",
+                "한@한",
+                "+한국@한국",
+                "국@국"
+            ]
+        );
+        assert_eq!(tokens("日本語", true), ["日本@日本", "本語@本語"]);
+        assert_eq!(tokens("日", true), ["日@日"]);
+    }
+
+    /// What the tokenizer makes of a text is what the index holds: a change to it must come
+    /// with a new index format (`FORMAT` in mod.rs), or indexes built before answer queries
+    /// tokenized the new way from terms made the old way.
+    #[test]
+    fn a_change_of_tokens_is_a_new_index_format() {
+        let sample = "Café upsertSession merge-settings x_y 日本語 src/merge.rs ß";
+        assert_eq!(
+            (super::super::FORMAT, tokens(sample, false).join(" ")),
+            (
+                3,
+                "cafe@Café upsert@upsert +upsertsession@upsertSession session@Session \
+                 merge@merge +mergesettings@merge-settings settings@settings x@x +xy@x_y y@y \
+                 日@日 +日本@日本 本@本 +本語@本語 語@語 src@src merge@merge rs@rs ss@ß"
+                    .to_string()
+            ),
+            "the tokenizer changed: raise FORMAT so that indexes are rebuilt, then update this"
+        );
     }
 }

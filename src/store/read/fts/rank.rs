@@ -1,0 +1,263 @@
+//! The order of results: bm25, then what a result holds of the query and what it is.
+//!
+//! FTS5's bm25 over the OR of a query's words ranks a long text that repeats one rare word
+//! above a short one that holds them all. So a result's bm25 (its columns weighted: what names
+//! an item above what it answered) is scaled by the share of the query's terms it holds, and
+//! results that hold the whole query as typed, then all its words, come first. Then what the
+//! compressor wrote (memories, summaries) and what a person wrote (prompts) weigh more than
+//! what a tool answered, and recent work a little more than old: within a few days about a
+//! tenth, halving every month. Results with the same text (the same command with the same
+//! output, run again) are one result with a count.
+//!
+//! Which terms a result holds comes from `cmem_matched(fts)`, an FTS5 auxiliary function
+//! registered here: a bitmask of the expression's phrases found in the row.
+
+use std::ffi::c_int;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr;
+
+use anyhow::{Result, bail};
+use rusqlite::Connection;
+use rusqlite::ffi;
+
+use super::query::Query;
+use crate::store::read::Kind;
+
+/// A matching row, before it is ranked.
+pub struct Candidate {
+    pub id: i64,
+    /// bm25 of the row: lower (more negative) is better.
+    pub bm25: f64,
+    /// The phrases of the query found in the row, bit n for phrase n.
+    pub matched: u64,
+    pub kind: Kind,
+    /// Days since it was captured, to the millisecond: whole seconds made two searches a
+    /// moment apart order the items of one second differently (0 for a time ahead of the
+    /// clock).
+    pub age_days: f64,
+    /// Its text's hash: rows with the same are one result.
+    pub digest: i64,
+}
+
+/// A ranked result: the best of the rows with its text, and how many there are.
+pub struct Ranked {
+    pub id: i64,
+    pub bm25: f64,
+    pub count: usize,
+}
+
+/// How much more a row weighs by what it is.
+fn kind_weight(kind: Kind) -> f64 {
+    match kind {
+        Kind::Memory => 1.5,
+        Kind::Summary => 1.4,
+        Kind::Prompt => 1.2,
+        Kind::Message => 1.1,
+        Kind::Observation | Kind::Session => 1.0,
+    }
+}
+
+/// A new row weighs this much more than an old one, halving every [`RECENT_HALF_LIFE_DAYS`].
+const RECENT_BONUS: f64 = 0.1;
+const RECENT_HALF_LIFE_DAYS: f64 = 30.0;
+
+/// The rows in rank order, the same texts made one.
+pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
+    let mut scored: Vec<(u8, f64, Candidate)> = candidates
+        .into_iter()
+        .map(|c| {
+            let (tier, share) = holds(query, c.matched);
+            let relevance = -c.bm25
+                * share
+                * kind_weight(c.kind)
+                * (1.0 + RECENT_BONUS * 0.5f64.powf(c.age_days / RECENT_HALF_LIFE_DAYS));
+            (tier, relevance, c)
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(b.1.total_cmp(&a.1))
+            .then(a.2.age_days.total_cmp(&b.2.age_days))
+            .then(b.2.id.cmp(&a.2.id))
+    });
+    let mut out: Vec<Ranked> = Vec::with_capacity(scored.len());
+    let mut seen: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    for (_, _, c) in scored {
+        match seen.get(&c.digest) {
+            Some(&at) => out[at].count += 1,
+            None => {
+                seen.insert(c.digest, out.len());
+                out.push(Ranked {
+                    id: c.id,
+                    bm25: c.bm25,
+                    count: 1,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A row's tier (2: the whole query as typed; 1: every term; 0: some) and the share of the
+/// query's terms it holds.
+fn holds(query: &Query, matched: u64) -> (u8, f64) {
+    let mut terms = 0u64;
+    let mut whole = false;
+    for (n, phrase) in query.phrases.iter().enumerate().take(64) {
+        if matched & (1 << n) != 0 {
+            match phrase {
+                Some(term) => terms |= 1 << term,
+                None => whole = true,
+            }
+        }
+    }
+    let held = terms.count_ones() as usize;
+    let all = query.terms.max(1);
+    let tier = if whole {
+        2
+    } else if held >= all && all > 1 {
+        1
+    } else {
+        0
+    };
+    (tier, held as f64 / all as f64)
+}
+
+/// Registers `cmem_matched(fts)` on `conn`.
+pub fn register(conn: &Connection) -> Result<()> {
+    // SAFETY: as in `tokenizer::register`; FTS5 keeps the function pointer, which is static.
+    unsafe {
+        let api = super::tokenizer::fts5_api(conn.handle())?;
+        let Some(create_function) = (*api).xCreateFunction else {
+            bail!("this SQLite's FTS5 cannot register functions");
+        };
+        let rc = create_function(
+            api,
+            c"cmem_matched".as_ptr(),
+            ptr::null_mut(),
+            Some(matched),
+            None,
+        );
+        if rc != ffi::SQLITE_OK {
+            bail!("cannot register the search ranking (SQLite error {rc})");
+        }
+    }
+    Ok(())
+}
+
+/// The auxiliary function: the bitmask of the phrases (the first 64) that occur in the row.
+unsafe extern "C" fn matched(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n: c_int,
+    _values: *mut *mut ffi::sqlite3_value,
+) {
+    // A panic must not unwind into C.
+    let mask = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: FTS5 hands a valid API and context for the duration of the call.
+        unsafe {
+            let api = &*api;
+            let (Some(inst_count), Some(inst)) = (api.xInstCount, api.xInst) else {
+                return None;
+            };
+            let mut count: c_int = 0;
+            if inst_count(fts, &mut count) != ffi::SQLITE_OK {
+                return None;
+            }
+            let mut mask = 0u64;
+            for i in 0..count {
+                let (mut phrase, mut column, mut offset) = (0, 0, 0);
+                if inst(fts, i, &mut phrase, &mut column, &mut offset) != ffi::SQLITE_OK {
+                    return None;
+                }
+                if (0..64).contains(&phrase) {
+                    mask |= 1 << phrase;
+                }
+            }
+            Some(mask)
+        }
+    }))
+    .ok()
+    .flatten();
+    // SAFETY: `ctx` is the function's result context.
+    unsafe {
+        match mask {
+            Some(mask) => ffi::sqlite3_result_int64(ctx, mask as i64),
+            None => ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_ERROR),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::read::fts::query::parse;
+
+    fn candidate(id: i64, bm25: f64, matched: u64, kind: Kind, age_days: f64) -> Candidate {
+        Candidate {
+            id,
+            bm25,
+            matched,
+            kind,
+            age_days,
+            digest: id,
+        }
+    }
+
+    fn order(query: &str, candidates: Vec<Candidate>) -> Vec<i64> {
+        rank(&parse(query).unwrap().unwrap(), candidates)
+            .iter()
+            .map(|r| r.id)
+            .collect()
+    }
+
+    #[test]
+    fn the_whole_query_then_all_its_words_come_first() {
+        // Phrases: 0 login, 1 timeout, 2 "login timeout".
+        let ranked = order(
+            "login timeout",
+            vec![
+                candidate(1, -9.0, 0b001, Kind::Observation, 1.0),
+                candidate(2, -3.0, 0b011, Kind::Observation, 1.0),
+                candidate(3, -2.0, 0b111, Kind::Observation, 1.0),
+            ],
+        );
+        assert_eq!(ranked, [3, 2, 1]);
+    }
+
+    #[test]
+    fn what_was_written_for_people_and_recent_work_weigh_more() {
+        let ranked = order(
+            "deploy",
+            vec![
+                candidate(1, -1.0, 1, Kind::Observation, 1.0),
+                candidate(2, -1.0, 1, Kind::Memory, 1.0),
+                candidate(3, -1.0, 1, Kind::Prompt, 1.0),
+            ],
+        );
+        assert_eq!(ranked, [2, 3, 1]);
+        let ranked = order(
+            "deploy",
+            vec![
+                candidate(1, -1.02, 1, Kind::Observation, 400.0),
+                candidate(2, -1.0, 1, Kind::Observation, 0.5),
+            ],
+        );
+        assert_eq!(ranked, [2, 1]);
+    }
+
+    #[test]
+    fn the_same_text_is_one_result_with_a_count() {
+        let query = parse("cargo test").unwrap().unwrap();
+        let mut a = candidate(1, -2.0, 0b111, Kind::Observation, 1.0);
+        let mut b = candidate(2, -2.0, 0b111, Kind::Observation, 3.0);
+        a.digest = 7;
+        b.digest = 7;
+        let ranked = rank(&query, vec![b, a, candidate(3, -1.0, 1, Kind::Prompt, 1.0)]);
+        assert_eq!(
+            ranked.iter().map(|r| (r.id, r.count)).collect::<Vec<_>>(),
+            [(1, 2), (3, 1)]
+        );
+    }
+}

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::search::{Page, Request};
 use super::show;
+use super::team;
 use crate::config::Config;
 use crate::emit::{self, Report, UsageError};
 use crate::log::Log;
@@ -240,6 +241,7 @@ impl Memory {
         let Some(Page {
             project,
             hits,
+            team,
             next,
         }) = request.run(&mut recall)?
         else {
@@ -265,7 +267,20 @@ impl Memory {
         );
         for hit in &hits {
             let snippet = render::one_line(&hit.snippet, SNIPPET_CHARS);
-            out.push_str(&index_line(recall.reader(), &hit.item, "", Some(&snippet))?);
+            let marker = if team.contains(&hit.item.id) {
+                TEAM_MARK
+            } else {
+                ""
+            };
+            out.push_str(&index_line(
+                recall.reader(),
+                &hit.item,
+                marker,
+                Some(&snippet),
+            )?);
+        }
+        if !team.is_empty() {
+            out.push_str(TEAM_LEGEND);
         }
         Ok(out)
     }
@@ -318,7 +333,13 @@ impl Memory {
                     found += 1;
                     parts.push(recorded::told_by_line(&bounded(&text, id)).into_owned());
                 }
-                Err(err) => parts.push(format!("{id}: {err:#}\n")),
+                Err(err) => match team::find(&recall, id)?.as_slice() {
+                    [note] => {
+                        found += 1;
+                        parts.push(team::whole(note));
+                    }
+                    _ => parts.push(format!("{id}: {err:#}\n")),
+                },
             }
         }
         if found == 0 {
@@ -327,6 +348,11 @@ impl Memory {
         Ok(format!("{FRAME}\n{}", parts.join("\n---\n\n")))
     }
 }
+
+/// How a line of `search` shows a team's note, and what that means, said once below them.
+const TEAM_MARK: &str = "team ";
+const TEAM_LEGEND: &str = "Lines marked `team` are the team's: files in the project's .claude-mem/ \
+                           that teammates shared, read from the project, not from this memory.\n";
 
 /// What each line of `search` and `timeline` holds, said once above them.
 const LINE_LEGEND: &str = "Each line: id, time (UTC), kind, session, ~tokens to get it whole, \

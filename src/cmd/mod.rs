@@ -19,8 +19,10 @@ mod queue;
 mod scrub;
 mod search;
 mod sessions;
+mod share;
 mod show;
 mod status;
+mod team;
 mod timeline;
 mod uninstall;
 
@@ -58,6 +60,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Forget(args) => forget::forget(&args),
         Command::Export(args) => export::export(&args),
         Command::Import(args) => import::import(&args),
+        Command::Share(args) => share::share(&args),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `search <words>`: ranked results from the search index, one line each, or JSON Lines; and
 //! the [`Request`] that the MCP `search` tool checks and runs the same way.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::Result;
@@ -58,10 +59,10 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     let stdout = if scope.json {
         page.hits
             .iter()
-            .map(|h| render::json_line(&to_json(h)))
+            .map(|h| render::json_line(&to_json(h, page.team.contains(&h.item.id))))
             .collect()
     } else {
-        lines(&page.hits, &style, project.is_none())
+        lines(&page.hits, &page.team, &style, project.is_none())
     };
     Ok(Report {
         stdout,
@@ -108,6 +109,8 @@ pub struct Page {
     /// The project searched, `None` for every one.
     pub project: Option<String>,
     pub hits: Vec<Hit>,
+    /// The ids of the hits that are the team's (files in the project's `.claude-mem/`).
+    pub team: HashSet<String>,
     /// The offset of the next page, when there are more results.
     pub next: Option<usize>,
 }
@@ -140,7 +143,7 @@ impl Checked<'_> {
             Some(id) => Some(recall.resolve_session(id)?),
             None => None,
         };
-        let mut hits = recall.index()?.search(&Search {
+        let mut search = Search {
             query,
             project: project.clone(),
             session,
@@ -152,12 +155,21 @@ impl Checked<'_> {
             // One more than asked: whether there is a next page.
             limit: asked.limit.saturating_add(1),
             offset: asked.offset,
-        })?;
+        };
+        let team = super::team::notes(recall, project.as_deref())?;
+        if !team.is_empty() {
+            // Both lists from their first result, merged, then the page cut from the merge.
+            search.limit = search.limit.saturating_add(search.offset);
+            search.offset = 0;
+        }
+        let hits = recall.index()?.search(&search)?;
+        let (mut hits, team) = super::team::merge(hits, &team, &search, asked.offset)?;
         let next = (hits.len() > asked.limit).then(|| asked.offset.saturating_add(asked.limit));
         hits.truncate(asked.limit);
         Ok(Some(Page {
             project,
             hits,
+            team,
             next,
         }))
     }
@@ -187,17 +199,21 @@ fn kind(arg: KindArg) -> Kind {
     }
 }
 
-/// One line a result: id, when, what (the tool, or the kind), session, and the snippet;
-/// the project too when searching them all.
-fn lines(hits: &[Hit], style: &Style, all: bool) -> String {
+/// One line a result: id, when, what (the tool, or the kind; `(team)` after a team's note),
+/// session, and the snippet; the project too when searching them all.
+fn lines(hits: &[Hit], team: &HashSet<String>, style: &Style, all: bool) -> String {
     let mut table = Table::default();
     for hit in hits {
         let item = &hit.item;
-        let what = item.tool_name.as_deref().unwrap_or(item.kind.as_str());
+        let mut what =
+            render::one_line(item.tool_name.as_deref().unwrap_or(item.kind.as_str()), 24);
+        if team.contains(&item.id) {
+            what.push_str(&format!(" ({})", super::team::SOURCE));
+        }
         let mut row = vec![
             cell(short_id(&item.id)).color(Color::Id),
             cell(style.ago(&item.created_at)).color(Color::Time),
-            cell(render::one_line(what, 24)).color(Color::Tool),
+            cell(what).color(Color::Tool),
             cell(short_id(&item.session_id)).color(Color::Id),
         ];
         if all {
@@ -211,8 +227,9 @@ fn lines(hits: &[Hit], style: &Style, all: bool) -> String {
     table.render(style)
 }
 
-/// The documented JSON shape of one result.
-fn to_json(hit: &Hit) -> serde_json::Value {
+/// The documented JSON shape of one result; `source` is `team` for a team's note, else
+/// `own`.
+fn to_json(hit: &Hit, team: bool) -> serde_json::Value {
     let item = &hit.item;
     json!({
         "id": item.id,
@@ -227,6 +244,7 @@ fn to_json(hit: &Hit) -> serde_json::Value {
         "title": item.title,
         "snippet": hit.snippet,
         "score": hit.score,
+        "source": if team { super::team::SOURCE } else { "own" },
     })
 }
 

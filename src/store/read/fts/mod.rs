@@ -16,6 +16,7 @@
 mod query;
 mod snippet;
 mod sync;
+pub mod team;
 mod tokenizer;
 
 use std::path::Path;

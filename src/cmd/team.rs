@@ -1,0 +1,94 @@
+//! The team's notes (a project's `.claude-mem/` files, see `crate::team`) beside this
+//! machine's own memory in what the read commands and the MCP tools answer: searched with the
+//! same query, merged into the same ranking, fetched whole by id, and always marked as the
+//! team's. A note this database holds itself (the user's own shared file, read back in their
+//! own project) is shown once, as theirs.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::log::Log;
+use crate::recall::Recall;
+use crate::recorded;
+use crate::store::fts::{Hit, Search, team};
+use crate::team::{Note, read};
+
+/// What a line or a JSON result says of an item that is the team's.
+pub const SOURCE: &str = "team";
+
+/// The project's team notes that this database does not hold; none for every project.
+pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
+    let Some(project) = project else {
+        return Ok(Vec::new());
+    };
+    let log = Log::new(&recall.config, "team");
+    let notes = read::all(Path::new(project), &log);
+    if notes.is_empty() {
+        return Ok(notes);
+    }
+    let own = recall.reader().known(notes.iter().map(|n| n.id.as_str()))?;
+    Ok(notes.into_iter().filter(|n| !own.contains(&n.id)).collect())
+}
+
+/// `own` (the index's first results for `search`) and the notes' that match it, best first,
+/// from `offset` on; and which of them are the team's. `search.offset` is 0 whenever there are
+/// notes, so that both lists start at their best.
+pub fn merge(
+    own: Vec<Hit>,
+    notes: &[Note],
+    search: &Search,
+    offset: usize,
+) -> Result<(Vec<Hit>, HashSet<String>)> {
+    if notes.is_empty() {
+        return Ok((own, HashSet::new()));
+    }
+    let project = search.project.as_deref().unwrap_or_default();
+    let theirs = team::search(notes, project, search)?;
+    let ids: HashSet<String> = theirs.iter().map(|h| h.item.id.clone()).collect();
+    let mut hits: Vec<Hit> = own.into_iter().chain(theirs).collect();
+    hits.sort_by(|a, b| {
+        a.score
+            .total_cmp(&b.score)
+            .then_with(|| b.item.created_at.cmp(&a.item.created_at))
+    });
+    let hits: Vec<Hit> = hits.into_iter().skip(offset).collect();
+    let team = hits
+        .iter()
+        .filter(|h| ids.contains(&h.item.id))
+        .map(|h| h.item.id.clone())
+        .collect();
+    Ok((hits, team))
+}
+
+/// The notes of the current project that `id` names (a whole id or a prefix of one).
+pub fn find(recall: &Recall, id: &str) -> Result<Vec<Note>> {
+    let Some(project) = recall.project(None, false)? else {
+        return Ok(Vec::new());
+    };
+    let log = Log::new(&recall.config, "team");
+    Ok(read::find(Path::new(&project), id, &log))
+}
+
+/// A note whole, as `get` answers it: said to be the team's, each line that reads as an order
+/// left out.
+pub fn whole(note: &Note) -> String {
+    let files = if note.files.is_empty() {
+        String::new()
+    } else {
+        format!("files: {}\n", note.files.join(", "))
+    };
+    let text = format!(
+        "{} {} (the team's: a file in the project's .claude-mem/, shared by a teammate)\n\
+         {}: {}\nwhen: {}\nsession: {}\n{files}\n{}\n",
+        note.kind.as_str(),
+        note.id,
+        note.label,
+        note.title,
+        note.when,
+        note.session,
+        note.body
+    );
+    recorded::told_by_line(&text).into_owned()
+}

@@ -34,13 +34,19 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         offset: scope.offset,
     }
     .check("--")?;
-    let Some(mut recall) = Recall::open(&config)? else {
-        return Ok(Report {
-            found_nothing: true,
-            ..nothing_captured(&config)
-        });
+    let page = match Recall::open(&config)? {
+        Some(mut recall) => request.run(&mut recall)?,
+        None => match request.run_on_team(&config)? {
+            Some(page) if !page.hits.is_empty() => Some(page),
+            _ => {
+                return Ok(Report {
+                    found_nothing: true,
+                    ..nothing_captured(&config)
+                });
+            }
+        },
     };
-    let Some(page) = request.run(&mut recall)? else {
+    let Some(page) = page else {
         return Ok(Report {
             found_nothing: true,
             note: Some("no results: the words hold nothing to search for".into()),
@@ -168,6 +174,40 @@ impl Checked<'_> {
         hits.truncate(asked.limit);
         Ok(Some(Page {
             project,
+            hits,
+            team,
+            next,
+        }))
+    }
+}
+
+impl Checked<'_> {
+    /// The page asked for from the team's notes alone, when nothing was ever captured here:
+    /// a teammate's files are found before their own first session.
+    pub fn run_on_team(self, config: &Config) -> Result<Option<Page>> {
+        let asked = self.request;
+        let (Some(query), Some(project)) = (self.query, super::team::here(config, asked.project))
+        else {
+            return Ok(None);
+        };
+        let search = Search {
+            query,
+            project: Some(project.clone()),
+            session: asked.session.map(String::from),
+            since: self.since,
+            until: self.until,
+            tool: asked.tool.map(String::from),
+            file: asked.file.map(String::from),
+            kind: asked.kind,
+            limit: asked.limit.saturating_add(asked.offset).saturating_add(1),
+            offset: 0,
+        };
+        let notes = super::team::notes_here(config, &project);
+        let (mut hits, team) = super::team::merge(Vec::new(), &notes, &search, asked.offset)?;
+        let next = (hits.len() > asked.limit).then(|| asked.offset.saturating_add(asked.limit));
+        hits.truncate(asked.limit);
+        Ok(Some(Page {
+            project: Some(project),
             hits,
             team,
             next,

@@ -5,13 +5,15 @@
 //! own project) is shown once, as theirs.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::config::Config;
 use crate::log::Log;
 use crate::recall::Recall;
 use crate::recorded;
+use crate::render;
 use crate::store::fts::{Hit, Search, team};
 use crate::team::{Note, read};
 
@@ -71,15 +73,55 @@ pub fn find(recall: &Recall, id: &str) -> Result<Vec<Note>> {
     Ok(read::find(Path::new(&project), id, &log))
 }
 
+/// The project a command is about when there is no database to find recorded projects in:
+/// `dir`, else $CLAUDE_PROJECT_DIR, else the current directory.
+pub fn here(config: &Config, dir: Option<&Path>) -> Option<String> {
+    let dir = match (dir, &config.project_dir) {
+        (Some(dir), _) => dir.to_path_buf(),
+        (None, Some(dir)) => PathBuf::from(dir),
+        (None, None) => std::env::current_dir().ok()?,
+    };
+    let dir = std::path::absolute(dir).ok()?;
+    Some(dir.to_string_lossy().trim_end_matches('/').to_string()).filter(|d| !d.is_empty())
+}
+
+/// The project's notes, where there is no database of ours to hold any of them.
+pub fn notes_here(config: &Config, project: &str) -> Vec<Note> {
+    read::all(Path::new(project), &Log::new(config, "team"))
+}
+
 /// A note whole, as `get` answers it: said to be the team's, each line that reads as an order
 /// left out.
 pub fn whole(note: &Note) -> String {
+    recorded::told_by_line(&text(note)).into_owned()
+}
+
+/// A note whole, as `show` prints it to a person (who reads what is in the file as it is), or
+/// as one JSON object with `source` `team`.
+pub fn shown(note: &Note, json: bool) -> String {
+    if !json {
+        return text(note);
+    }
+    render::json_line(&serde_json::json!({
+        "id": note.id,
+        "kind": note.kind.as_str(),
+        "type": note.label,
+        "title": note.title,
+        "created_at": note.when,
+        "session": note.session,
+        "files": note.files,
+        "text": note.body,
+        "source": SOURCE,
+    }))
+}
+
+fn text(note: &Note) -> String {
     let files = if note.files.is_empty() {
         String::new()
     } else {
         format!("files: {}\n", note.files.join(", "))
     };
-    let text = format!(
+    format!(
         "{} {} (the team's: a file in the project's .claude-mem/, shared by a teammate)\n\
          {}: {}\nwhen: {}\nsession: {}\n{files}\n{}\n",
         note.kind.as_str(),
@@ -89,6 +131,5 @@ pub fn whole(note: &Note) -> String {
         note.when,
         note.session,
         note.body
-    );
-    recorded::told_by_line(&text).into_owned()
+    )
 }

@@ -28,7 +28,7 @@ use crate::store::{
     Failure, LatestSummary, MEMORIES_SHOWN, MemoryLine, RecentSession, Store, Wanted,
     recent_sessions, started_at,
 };
-use crate::team::{self, Note};
+use crate::team::{self, Note, NoteKind};
 
 const EVENT: &str = "SessionStart";
 const FIRST_PROMPT_CHARS: usize = 160;
@@ -209,14 +209,16 @@ fn within(
     format!("{head}{out}")
 }
 
-/// A team's note in one line: when, what, its id for `get`, its title.
+/// A team's note in one line: when, what (a memory's type too), its id for `get`, its title.
 fn team_line(note: &Note) -> String {
     let when = note.when.get(..10).unwrap_or(&note.when);
+    let what = match note.kind {
+        NoteKind::Memory => format!("memory {}", handed(&note.label, KIND_CHARS)),
+        NoteKind::Summary => "summary".into(),
+    };
     format!(
-        "- {} {} {} {}: {}\n",
+        "- {} {what} {}: {}\n",
         handed(when, 10),
-        note.kind.as_str(),
-        handed(&note.label, KIND_CHARS),
         sealed(short_id(&note.id)),
         handed(&note.title, MEMORY_TITLE_CHARS)
     )

@@ -46,5 +46,7 @@ mod queue;
 mod recall;
 // Retention: prune, the size cap, the file that shrinks, what status says is due.
 mod retention;
+// `share`: a project's memories in its .claude-mem/ folder, found by a teammate in a clone.
+mod share;
 // `scrub`: secrets stored under older rules redacted out of every file.
 mod scrub;

@@ -30,7 +30,7 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
         let mut meta = conn.prepare("INSERT INTO notes VALUES (?1, ?2, ?3, ?4)")?;
         for (n, note) in notes.iter().enumerate() {
             let files: String = note.files.iter().map(|f| format!("/{f}\n")).collect();
-            text.execute(params![n as i64, note.title, note.body])?;
+            text.execute(params![n as i64, note.title, plain(&note.body)])?;
             meta.execute(params![
                 n as i64,
                 kind(note.kind).as_str(),
@@ -86,6 +86,17 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
         });
     }
     Ok(hits)
+}
+
+/// A note's Markdown as the words worth finding: without its headings (`## Facts` in every
+/// memory would make `facts` find them all) and the marks of its lists.
+fn plain(body: &str) -> String {
+    body.lines()
+        .map(str::trim_start)
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| line.strip_prefix("- ").unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn kind(kind: NoteKind) -> Kind {

@@ -16,8 +16,10 @@ use crate::log::Log;
 
 /// The largest file read; ours are a few KB.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024;
-/// The most files read for a search (about 50 MB of reading at the worst).
+/// The most files read for a search.
 pub const MAX_NOTES: usize = 2_000;
+/// The most text of them kept for a search.
+pub const MAX_TOTAL_BYTES: usize = 16 * 1024 * 1024;
 /// The most names of the folder looked at.
 pub const MAX_ENTRIES: usize = 20_000;
 
@@ -108,15 +110,21 @@ pub fn newest(project: &Path, limit: usize, log: &Log) -> Vec<Note> {
         .collect()
 }
 
-/// The project's notes a search looks through (at most [`MAX_NOTES`], newest first).
+/// The project's notes a search looks through: the newest, at most [`MAX_NOTES`] of them and
+/// [`MAX_TOTAL_BYTES`] of text.
 pub fn all(project: &Path, log: &Log) -> Vec<Note> {
     let Some(dir) = folder(project) else {
         return Vec::new();
     };
+    let mut bytes = 0;
     entries(&dir)
         .iter()
         .take(MAX_NOTES)
         .filter_map(|e| note(&dir, e, log))
+        .take_while(|n| {
+            bytes += n.body.len() + n.title.len();
+            bytes <= MAX_TOTAL_BYTES
+        })
         .collect()
 }
 

@@ -136,7 +136,7 @@ fn memory(m: &Memory, project: &str, origin: &str, r: &Redactor) -> Note {
     Note {
         kind: NoteKind::Memory,
         id: m.id.clone(),
-        label: m.kind.clone(),
+        label: clean(&m.kind),
         title: render::one_line(&clean(&m.title), TITLE_CHARS),
         when: m.created_at.clone(),
         session: short_id(&m.session_id).to_string(),

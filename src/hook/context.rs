@@ -120,23 +120,20 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
 
 /// The newest of the team's notes in the project's `.claude-mem/` folder that this database
 /// does not hold itself (a person's own shared files are told as their sessions). Bounded: one
-/// `lstat` when there is no folder; else one listing and a few small files. None on resume:
-/// the transcript has them.
+/// `lstat` when there is no folder; else one listing, an index probe per name looked at and a
+/// few small files. None on resume: the transcript has them.
 fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> Vec<Note> {
     if resumed {
         return Vec::new();
     }
-    let log = crate::log::Log::new(config, "context");
-    let notes = team::read::newest(std::path::Path::new(project), TEAM_SHOWN, &log);
-    if notes.is_empty() {
-        return notes;
-    }
-    let Ok(own) =
-        crate::store::read::team::known(store.conn(), notes.iter().map(|n| n.id.as_str()))
-    else {
+    let Some(dir) = team::read::folder(std::path::Path::new(project)) else {
         return Vec::new();
     };
-    notes.into_iter().filter(|n| !own.contains(&n.id)).collect()
+    let log = crate::log::Log::new(config, "context");
+    let own = |id: &str| {
+        crate::store::read::team::known(store.conn(), [id]).map_or(true, |own| !own.is_empty())
+    };
+    team::read::newest(&dir, TEAM_SHOWN, &log, own)
 }
 
 /// The context text, within `budget` UTF-16 units, or `None` when there is nothing to say.

@@ -96,16 +96,17 @@ pub fn note(dir: &Path, entry: &Entry, log: &Log) -> Option<Note> {
     }
 }
 
-/// Up to `limit` of the project's notes, newest first; none without the folder. At most
-/// three files are tried per note, so that a folder of bad files costs little more.
-pub fn newest(project: &Path, limit: usize, log: &Log) -> Vec<Note> {
-    let Some(dir) = folder(project) else {
-        return Vec::new();
-    };
-    entries(&dir)
+/// Up to `limit` of the notes in `dir` (a project's [`folder`]), newest first, but those
+/// whose id `skip` names (known from the name: the file is not read). At most three files are
+/// read per note, and 256 names looked at, so that a folder of bad files or of skipped ones
+/// costs little more.
+pub fn newest(dir: &Path, limit: usize, log: &Log, skip: impl Fn(&str) -> bool) -> Vec<Note> {
+    entries(dir)
         .iter()
+        .take(256)
+        .filter(|e| !skip(&e.id))
         .take(limit.saturating_mul(3))
-        .filter_map(|e| note(&dir, e, log))
+        .filter_map(|e| note(dir, e, log))
         .take(limit)
         .collect()
 }

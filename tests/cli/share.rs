@@ -393,6 +393,13 @@ fn a_forgotten_memory_leaves_the_folder_on_the_next_share_and_a_teammates_file_s
             .join(format!("memory-{bob_memory}.md"))
             .exists()
     );
+    // In Alice's project, Bob's notes are the team's; hers are told as her own sessions.
+    let context = alice.context("alice-2");
+    let team = &context[context.find("From the team").unwrap()..];
+    assert!(
+        team.contains("betatitle") && !team.contains("alphatitle"),
+        "{context}"
+    );
 
     let (memory_id, _) = ids(&alice);
     memory::ok(&alice.run(&["forget", &memory_id, "--yes"]));

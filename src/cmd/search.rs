@@ -149,7 +149,7 @@ impl Checked<'_> {
             Some(id) => Some(recall.resolve_session(id)?),
             None => None,
         };
-        let mut search = Search {
+        let search = Search {
             query,
             project: project.clone(),
             session,
@@ -162,26 +162,11 @@ impl Checked<'_> {
             limit: asked.limit.saturating_add(1),
             offset: asked.offset,
         };
-        let team = super::team::notes(recall, project.as_deref())?;
-        if !team.is_empty() {
-            // Both lists from their first result, merged, then the page cut from the merge.
-            search.limit = search.limit.saturating_add(search.offset);
-            search.offset = 0;
-        }
-        let hits = recall.index()?.search(&search)?;
-        let (mut hits, team) = super::team::merge(hits, &team, &search, asked.offset)?;
-        let next = (hits.len() > asked.limit).then(|| asked.offset.saturating_add(asked.limit));
-        hits.truncate(asked.limit);
-        Ok(Some(Page {
-            project,
-            hits,
-            team,
-            next,
-        }))
+        let notes = super::team::notes(recall, project.as_deref())?;
+        let (hits, team) = super::team::search(Some(recall.index()?), &search, &notes)?;
+        Ok(Some(page(project, hits, team, asked.limit, asked.offset)))
     }
-}
 
-impl Checked<'_> {
     /// The page asked for from the team's notes alone, when nothing was ever captured here:
     /// a teammate's files are found before their own first session.
     pub fn run_on_team(self, config: &Config) -> Result<Option<Page>> {
@@ -199,19 +184,36 @@ impl Checked<'_> {
             tool: asked.tool.map(String::from),
             file: asked.file.map(String::from),
             kind: asked.kind,
-            limit: asked.limit.saturating_add(asked.offset).saturating_add(1),
-            offset: 0,
+            limit: asked.limit.saturating_add(1),
+            offset: asked.offset,
         };
         let notes = super::team::notes_here(config, &project);
-        let (mut hits, team) = super::team::merge(Vec::new(), &notes, &search, asked.offset)?;
-        let next = (hits.len() > asked.limit).then(|| asked.offset.saturating_add(asked.limit));
-        hits.truncate(asked.limit);
-        Ok(Some(Page {
-            project: Some(project),
+        let (hits, team) = super::team::search(None, &search, &notes)?;
+        Ok(Some(page(
+            Some(project),
             hits,
             team,
-            next,
-        }))
+            asked.limit,
+            asked.offset,
+        )))
+    }
+}
+
+/// The page of `limit` results from `offset` out of `hits` (one more when there is a next).
+fn page(
+    project: Option<String>,
+    mut hits: Vec<Hit>,
+    team: HashSet<String>,
+    limit: usize,
+    offset: usize,
+) -> Page {
+    let next = (hits.len() > limit).then(|| offset.saturating_add(limit));
+    hits.truncate(limit);
+    Page {
+        project,
+        hits,
+        team,
+        next,
     }
 }
 

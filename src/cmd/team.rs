@@ -14,7 +14,7 @@ use crate::log::Log;
 use crate::recall::Recall;
 use crate::recorded;
 use crate::render;
-use crate::store::fts::{Hit, Search, team};
+use crate::store::fts::{Hit, Index, Search, team};
 use crate::team::{Note, read};
 
 /// What a line or a JSON result says of an item that is the team's.
@@ -34,20 +34,30 @@ pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
     Ok(notes.into_iter().filter(|n| !own.contains(&n.id)).collect())
 }
 
-/// `own` (the index's first results for `search`) and the notes' that match it, best first,
-/// from `offset` on; and which of them are the team's. `search.offset` is 0 whenever there are
-/// notes, so that both lists start at their best.
-pub fn merge(
-    own: Vec<Hit>,
-    notes: &[Note],
+/// What `search` finds in the index (when there is one) and in the team's notes, best first,
+/// and which of the results are the team's. With notes, both lists are read from their first
+/// result and the page is cut from their merge.
+pub fn search(
+    index: Option<&Index>,
     search: &Search,
-    offset: usize,
+    notes: &[Note],
 ) -> Result<(Vec<Hit>, HashSet<String>)> {
     if notes.is_empty() {
-        return Ok((own, HashSet::new()));
+        let own = index.map(|i| i.search(search)).transpose()?;
+        return Ok((own.unwrap_or_default(), HashSet::new()));
     }
+    let offset = search.offset;
+    let both = Search {
+        limit: search.limit.saturating_add(offset),
+        offset: 0,
+        ..search.clone()
+    };
+    let own = index
+        .map(|i| i.search(&both))
+        .transpose()?
+        .unwrap_or_default();
     let project = search.project.as_deref().unwrap_or_default();
-    let theirs = team::search(notes, project, search)?;
+    let theirs = team::search(notes, project, &both)?;
     let ids: HashSet<String> = theirs.iter().map(|h| h.item.id.clone()).collect();
     let mut hits: Vec<Hit> = own.into_iter().chain(theirs).collect();
     hits.sort_by(|a, b| {

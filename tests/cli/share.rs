@@ -515,3 +515,28 @@ fn hostile_team_files_are_skipped_and_orders_in_them_left_out() {
     }
     assert!(answers[1].0.contains(MARKER), "{}", answers[1].0);
 }
+
+#[test]
+fn share_writes_nowhere_but_into_a_real_folder_of_the_project() {
+    if !have_git() {
+        return;
+    }
+    let alice = Person::with_memories("alpha");
+    // A link in the folder's place (a clone can hold one) would send the files elsewhere.
+    let elsewhere = alice.env.root.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, alice.folder()).unwrap();
+    let err = memory::failed(&alice.run(&["share"]), 1);
+    assert!(err.contains("is not a folder (a link or a file)"), "{err}");
+    assert_eq!(files_in(&elsewhere), Vec::<PathBuf>::new());
+    // A project with nothing compressed yet: said so, and no folder made.
+    std::fs::remove_file(alice.folder()).unwrap();
+    alice
+        .env
+        .db()
+        .execute_batch("DELETE FROM memories; DELETE FROM summaries")
+        .unwrap();
+    let said = alice.share();
+    assert!(said.starts_with("nothing to share in"), "{said}");
+    assert!(!alice.folder().exists());
+}

@@ -76,9 +76,9 @@ pub fn share(args: &ShareArgs) -> Result<Report> {
         plural(m, "memory"),
         plural(s, "summary"),
         done.folder.display(),
-        done.written,
-        done.unchanged,
-        done.removed
+        render::count(done.written as i64),
+        render::count(done.unchanged as i64),
+        render::count(done.removed as i64)
     );
     if done.others > 0 {
         line.push_str(&format!(

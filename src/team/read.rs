@@ -20,15 +20,24 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024;
 pub const MAX_NOTES: usize = 2_000;
 /// The most text of them kept for a search.
 pub const MAX_TOTAL_BYTES: usize = 16 * 1024 * 1024;
-/// The most names of the folder looked at.
+/// The most names of the folder looked at; by the session-start hook, which has a budget,
+/// fewer (a folder holding more shows the newest of those the listing gives first).
 pub const MAX_ENTRIES: usize = 20_000;
+pub const MAX_HOOK_ENTRIES: usize = 4_096;
 
 /// A file of the folder that may be a note: its name, kind and id.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub name: String,
     pub kind: NoteKind,
-    pub id: String,
+}
+
+impl Entry {
+    /// The id its name says (see [`format::parse_name`]).
+    pub fn id(&self) -> &str {
+        let stem = self.name.strip_suffix(".md").unwrap_or(&self.name);
+        stem.split_once('-').map_or(stem, |(_, id)| id)
+    }
 }
 
 /// The project's `.claude-mem/` folder when it is a real folder: one `lstat`, and nothing more
@@ -39,24 +48,21 @@ pub fn folder(project: &Path) -> Option<PathBuf> {
     meta.is_dir().then_some(dir)
 }
 
-/// The files of `dir` named as notes, newest first (by id; ties by name).
-pub fn entries(dir: &Path) -> Vec<Entry> {
+/// The files of `dir` named as notes, newest first (by id; ties by name), of the first `max`
+/// names the folder lists. One listing, no `stat`, one allocation a name.
+pub fn entries(dir: &Path, max: usize) -> Vec<Entry> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut found: Vec<Entry> = read
-        .take(MAX_ENTRIES)
+        .take(max)
         .filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
-            let (kind, id) = format::parse_name(&name)?;
-            Some(Entry {
-                kind,
-                id: id.to_string(),
-                name: name.clone(),
-            })
+            let (kind, _) = format::parse_name(&name)?;
+            Some(Entry { name, kind })
         })
         .collect();
-    found.sort_by(|a, b| b.id.cmp(&a.id).then_with(|| a.name.cmp(&b.name)));
+    found.sort_unstable_by(|a, b| b.id().cmp(a.id()).then_with(|| a.name.cmp(&b.name)));
     found
 }
 
@@ -80,7 +86,7 @@ pub fn text(dir: &Path, name: &str) -> Result<String, String> {
 /// The note in an entry, or `None` (and a line in the log) when it is not one to read.
 pub fn note(dir: &Path, entry: &Entry, log: &Log) -> Option<Note> {
     let parsed = text(dir, &entry.name)
-        .and_then(|text| format::parse(&text, entry.kind, &entry.id).map_err(String::from));
+        .and_then(|text| format::parse(&text, entry.kind, entry.id()).map_err(String::from));
     match parsed {
         Ok(note) => Some(note),
         Err(why) => {
@@ -101,10 +107,10 @@ pub fn note(dir: &Path, entry: &Entry, log: &Log) -> Option<Note> {
 /// read per note, and 256 names looked at, so that a folder of bad files or of skipped ones
 /// costs little more.
 pub fn newest(dir: &Path, limit: usize, log: &Log, skip: impl Fn(&str) -> bool) -> Vec<Note> {
-    entries(dir)
+    entries(dir, MAX_HOOK_ENTRIES)
         .iter()
         .take(256)
-        .filter(|e| !skip(&e.id))
+        .filter(|e| !skip(e.id()))
         .take(limit.saturating_mul(3))
         .filter_map(|e| note(dir, e, log))
         .take(limit)
@@ -118,7 +124,7 @@ pub fn all(project: &Path, log: &Log) -> Vec<Note> {
         return Vec::new();
     };
     let mut bytes = 0;
-    entries(&dir)
+    entries(&dir, MAX_ENTRIES)
         .iter()
         .take(MAX_NOTES)
         .filter_map(|e| note(&dir, e, log))
@@ -135,10 +141,10 @@ pub fn find(project: &Path, prefix: &str, log: &Log) -> Vec<Note> {
         return Vec::new();
     };
     let prefix = prefix.to_ascii_lowercase();
-    entries(&dir)
+    entries(&dir, MAX_ENTRIES)
         .iter()
         .filter(|e| {
-            let id = e.id.to_ascii_lowercase();
+            let id = e.id().to_ascii_lowercase();
             let tail = id.rsplit('-').next().unwrap_or(&id);
             id.starts_with(&prefix) || (id.len() == 36 && tail.starts_with(&prefix))
         })

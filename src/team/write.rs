@@ -77,13 +77,13 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
         }
     }
     if exists {
-        for entry in read::entries(&dir) {
+        for entry in read::entries(&dir, read::MAX_ENTRIES) {
             if ours.contains(&entry.name) {
                 continue;
             }
             let mine = read::text(&dir, &entry.name)
                 .ok()
-                .and_then(|text| format::parse(&text, entry.kind, &entry.id).ok())
+                .and_then(|text| format::parse(&text, entry.kind, entry.id()).ok())
                 .is_some_and(|note| note.origin == origin);
             if !mine {
                 outcome.others += 1;

@@ -65,6 +65,30 @@ pub fn is_file_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// The folder of a month's notes, `2026-11`, from when a note was made (`undated` when that
+/// is not a time): a month's files are few enough to list at every session start, and to
+/// review on a git host that shows a folder's first thousand files only.
+pub fn month(when: &str) -> String {
+    match when.get(..7) {
+        Some(m) if is_month(m) => m.to_string(),
+        _ => UNDATED.into(),
+    }
+}
+
+/// The folder of the notes whose time is not one.
+const UNDATED: &str = "undated";
+
+/// Whether a folder's name is one [`month`] gives.
+pub fn is_month(name: &str) -> bool {
+    let b = name.as_bytes();
+    name == UNDATED
+        || (b.len() == 7
+            && b[4] == b'-'
+            && b.iter()
+                .enumerate()
+                .all(|(i, c)| i == 4 || c.is_ascii_digit()))
+}
+
 /// The file a note is kept in: `memory-<id>.md` or `summary-<id>.md`.
 pub fn file_name(kind: NoteKind, id: &str) -> String {
     format!("{}-{id}.md", kind.as_str())
@@ -212,6 +236,15 @@ mod tests {
             "x",
         );
         assert_eq!(bare.unwrap().title, "A title");
+    }
+
+    #[test]
+    fn a_note_is_kept_in_the_folder_of_its_month() {
+        assert_eq!(month("2026-11-20T10:05:00.000Z"), "2026-11");
+        assert_eq!(month("yesterday"), "undated");
+        assert_eq!(month("../../x"), "undated");
+        assert!(is_month("2026-11") && is_month("undated"));
+        assert!(!is_month("2026-1x") && !is_month("..") && !is_month("2026-111"));
     }
 
     #[test]

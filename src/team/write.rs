@@ -1,5 +1,5 @@
 //! The project's `.claude-mem/` folder brought in line with this machine's memories: a file
-//! written for each note whose text changed (atomically: a teammate's editor or git never sees
+//! for each note, in the folder of the month it was made (see `format::month`), written when its text changed (atomically: a teammate's editor or git never sees
 //! half a file), and this machine's files whose note is gone (forgotten, pruned) removed. A
 //! file is this machine's when its header names this database as its origin; a teammate's is
 //! never touched. Files are 0644 and the folder 0755: they are meant to be committed.
@@ -58,30 +58,37 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
     let mut ours = BTreeSet::new();
     let mut wanted: Vec<(String, String)> = notes
         .iter()
-        .map(|n| (format::file_name(n.kind, &n.id), format::render(n)))
+        .map(|n| {
+            let path = format!(
+                "{}/{}",
+                format::month(&n.when),
+                format::file_name(n.kind, &n.id)
+            );
+            (path, format::render(n))
+        })
         .collect();
     wanted.push((README.into(), README_TEXT.into()));
-    for (name, text) in &wanted {
-        ours.insert(name.clone());
-        let same = exists && read::text(&dir, name).is_ok_and(|old| old == *text);
-        match (same, name == README) {
+    for (path, text) in &wanted {
+        ours.insert(path.clone());
+        let same = exists && read::text(&dir, path).is_ok_and(|old| old == *text);
+        match (same, path == README) {
             (true, false) => outcome.unchanged += 1,
             (true, true) => {}
             (false, readme) => {
                 if !dry {
-                    write(&dir, name, text.as_bytes())
-                        .with_context(|| format!("cannot write {}", dir.join(name).display()))?;
+                    write(&dir, path, text.as_bytes())?;
                 }
                 outcome.written += usize::from(!readme);
             }
         }
     }
     if exists {
-        for entry in read::entries(&dir, read::MAX_ENTRIES) {
-            if ours.contains(&entry.name) {
+        for entry in read::entries(&dir) {
+            let path = entry.path();
+            if ours.contains(&path) {
                 continue;
             }
-            let mine = read::text(&dir, &entry.name)
+            let mine = read::text(&dir, &path)
                 .ok()
                 .and_then(|text| format::parse(&text, entry.kind, entry.id()).ok())
                 .is_some_and(|note| note.origin == origin);
@@ -90,7 +97,7 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
                 continue;
             }
             if !dry {
-                let path = dir.join(&entry.name);
+                let path = dir.join(&path);
                 fs::remove_file(&path)
                     .with_context(|| format!("cannot remove {}", path.display()))?;
             }
@@ -142,9 +149,24 @@ fn create_folder(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to `dir/name` with mode 0644 so that a reader sees the old file or the new
-/// one: a temp file in the folder, renamed over (which replaces a link, never follows it).
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` to `path` in `dir` (`README.md`, or `<month>/<name>`, the month's folder
+/// made if missing) with mode 0644 so that a reader sees the old file or the new one: a temp
+/// file beside it, renamed over (which replaces a link, never follows it).
+fn write(dir: &Path, path: &str, bytes: &[u8]) -> Result<()> {
+    let (dir, name) = match path.split_once('/') {
+        Some((month, name)) => {
+            let month = dir.join(month);
+            if !usable(&month)? {
+                create_folder(&month)?;
+            }
+            (month, name)
+        }
+        None => (dir.to_path_buf(), path),
+    };
+    replace(&dir, name, bytes).with_context(|| format!("cannot write {}", dir.join(name).display()))
+}
+
+fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut options = OpenOptions::new();

@@ -79,18 +79,33 @@ impl Person {
         memory::ok(&out)
     }
 
-    /// The files of the folder, by name, with their text.
+    /// The files of the folder and of its month folders, by path in it, with their text.
     fn files(&self) -> Vec<(String, String)> {
-        let mut files: Vec<(String, String)> = std::fs::read_dir(self.folder())
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                let name = e.file_name().into_string().unwrap();
-                (name, std::fs::read_to_string(e.path()).unwrap_or_default())
-            })
-            .collect();
+        let mut files = Vec::new();
+        for e in std::fs::read_dir(self.folder()).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if e.file_type().unwrap().is_dir() {
+                for inner in std::fs::read_dir(e.path()).unwrap() {
+                    let inner = inner.unwrap();
+                    let path = format!("{name}/{}", inner.file_name().into_string().unwrap());
+                    files.push((
+                        path,
+                        std::fs::read_to_string(inner.path()).unwrap_or_default(),
+                    ));
+                }
+            } else {
+                files.push((name, std::fs::read_to_string(e.path()).unwrap_or_default()));
+            }
+        }
         files.sort();
         files
+    }
+
+    /// Whether the folder holds the file of a memory.
+    fn holds(&self, memory_id: &str) -> bool {
+        let name = format!("memory-{memory_id}.md");
+        self.files().iter().any(|(path, _)| path.ends_with(&name))
     }
 
     fn commit(&self, message: &str) {
@@ -228,19 +243,28 @@ fn share_writes_one_plain_file_per_memory_and_summary_and_nothing_raw() {
     let folder = alice.folder();
     assert_eq!(mode(&folder), 0o755);
     let names: Vec<String> = alice.files().into_iter().map(|(n, _)| n).collect();
+    // In the folder of the month they were made.
+    let month: String = alice
+        .env
+        .db()
+        .query_row("SELECT substr(created_at, 1, 7) FROM memories", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
     assert_eq!(
         names,
         [
+            format!("{month}/memory-{memory_id}.md"),
+            format!("{month}/summary-{summary_id}.md"),
             "README.md".to_string(),
-            format!("memory-{memory_id}.md"),
-            format!("summary-{summary_id}.md")
         ]
     );
+    assert_eq!(mode(&folder.join(&month)), 0o755);
     for name in &names {
         assert_eq!(mode(&folder.join(name)), 0o644, "{name}");
     }
     let files = alice.files();
-    let memory_file = &files[1].1;
+    let memory_file = &files[0].1;
     assert!(
         memory_file.starts_with(&format!(
             "---\nclaude-mem: memory\nid: {memory_id}\ntype: discovery\ntitle: alphatitle\n"
@@ -258,7 +282,7 @@ fn share_writes_one_plain_file_per_memory_and_summary_and_nothing_raw() {
             "{expected} in {memory_file}"
         );
     }
-    let summary_file = &files[2].1;
+    let summary_file = &files[1].1;
     for expected in [
         "alpharequest",
         "alphalearned",
@@ -387,12 +411,7 @@ fn a_forgotten_memory_leaves_the_folder_on_the_next_share_and_a_teammates_file_s
         ],
     );
     let (bob_memory, _) = ids(&bob);
-    assert!(
-        alice
-            .folder()
-            .join(format!("memory-{bob_memory}.md"))
-            .exists()
-    );
+    assert!(alice.holds(&bob_memory));
     // In Alice's project, Bob's notes are the team's; hers are told as her own sessions.
     let context = alice.context("alice-2");
     let team = &context[context.find("From the team").unwrap()..];
@@ -408,18 +427,8 @@ fn a_forgotten_memory_leaves_the_folder_on_the_next_share_and_a_teammates_file_s
         said.contains("1 removed") && said.contains("2 files of others"),
         "{said}"
     );
-    assert!(
-        !alice
-            .folder()
-            .join(format!("memory-{memory_id}.md"))
-            .exists()
-    );
-    assert!(
-        alice
-            .folder()
-            .join(format!("memory-{bob_memory}.md"))
-            .exists()
-    );
+    assert!(!alice.holds(&memory_id));
+    assert!(alice.holds(&bob_memory));
     // Dry, nothing changes.
     bob.env.db().execute("DELETE FROM summaries", []).unwrap();
     let dry = memory::ok(&bob.run(&["share", "--dry-run"]));
@@ -439,7 +448,8 @@ fn hostile_team_files_are_skipped_and_orders_in_them_left_out() {
     alice.share();
     alice.commit("share");
     let bob = Person::clone_of(&alice);
-    let folder = bob.folder();
+    let folder = bob.folder().join("2026-11");
+    std::fs::create_dir_all(&folder).unwrap();
     let note = |id: &str, title: &str, body: &str| {
         format!(
             "---\nclaude-mem: memory\nid: {id}\ntype: decision\ntitle: {title}\n---\n\n{body}\n"
@@ -474,6 +484,15 @@ fn hostile_team_files_are_skipped_and_orders_in_them_left_out() {
         note(&id(6), "gammaliar", "gammaliar"),
     )
     .unwrap();
+    // A month's folder that is a link out of the folder: not listed.
+    let away = bob.env.root.path().join("away");
+    std::fs::create_dir(&away).unwrap();
+    std::fs::write(
+        away.join(format!("memory-{}.md", id(8))),
+        note(&id(8), "gammaaway", "gammaaway"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&away, bob.folder().join("2026-10")).unwrap();
     // Words to an AI, in a good file: shown as history, the order left out.
     std::fs::write(
         folder.join(format!("memory-{}.md", id(7))),
@@ -493,7 +512,13 @@ fn hostile_team_files_are_skipped_and_orders_in_them_left_out() {
     let context = bob.context("bob-1");
     assert!(context.contains(MARKER), "{context}");
     assert!(!context.contains("push to main"), "{context}");
-    for word in ["gammahuge", "gammabinary", "gammalinked", "gammaliar"] {
+    for word in [
+        "gammahuge",
+        "gammabinary",
+        "gammalinked",
+        "gammaliar",
+        "gammaaway",
+    ] {
         let out = bob.run(&["search", word]);
         assert_eq!(out.status.code(), Some(1), "{word}: {out:?}");
         assert!(out.stderr.is_empty(), "{out:?}");

@@ -1,8 +1,9 @@
 //! The project's `.claude-mem/` folder brought in line with this machine's memories: a file
-//! for each note, in the folder of the month it was made (see `format::month`), written when its text changed (atomically: a teammate's editor or git never sees
-//! half a file), and this machine's files whose note is gone (forgotten, pruned) removed. A
-//! file is this machine's when its header names this database as its origin; a teammate's is
-//! never touched. Files are 0644 and the folder 0755: they are meant to be committed.
+//! for each note, in the folder of the month it was made (see `format::month`), written when
+//! its text changed (atomically: a teammate's editor or git never sees half a file), and this
+//! machine's files whose note is gone (forgotten, pruned) removed. A file is this machine's
+//! when its header names this database as its origin; a teammate's is never touched. Files
+//! are 0644 and the folders 0755: they are meant to be committed.
 
 use std::collections::BTreeSet;
 use std::fs::{self, OpenOptions};
@@ -26,8 +27,9 @@ leaves their machine.
 
 Commit these files with the code. A teammate's claude-mem shows them in `claude-mem search`,
 in its MCP tools and at the start of each Claude Code session, marked as the team's, without
-storing them. Review them as you review code: edit a file or delete it to un-share it (the
-author should also `claude-mem forget` it, or the next `share` writes it again).
+storing them. Review them as you review code; delete a file to un-share it (its author should
+also `claude-mem forget` it, or their next `share` writes it again, as it rewrites an edited
+one).
 
 claude-mem's docs/sharing.md says more.
 ";
@@ -83,31 +85,43 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
         }
     }
     if exists {
-        for entry in read::entries(&dir) {
-            let path = entry.path();
-            if ours.contains(&path) {
-                continue;
-            }
-            let mine = read::text(&dir, &path)
-                .ok()
-                .and_then(|text| format::parse(&text, entry.kind, entry.id()).ok())
-                .is_some_and(|note| note.origin == origin);
-            if !mine {
-                outcome.others += 1;
-                continue;
-            }
-            if !dry {
-                let path = dir.join(&path);
-                fs::remove_file(&path)
-                    .with_context(|| format!("cannot remove {}", path.display()))?;
-            }
-            outcome.removed += 1;
-        }
+        remove_gone(&dir, &ours, origin, dry, &mut outcome)?;
     }
     if !dry {
         crate::fsutil::sync_dir(&dir);
     }
     Ok(outcome)
+}
+
+/// Removes the files of `origin` in `dir` that are not `ours` (the paths just written), and
+/// counts the others' files.
+fn remove_gone(
+    dir: &Path,
+    ours: &BTreeSet<String>,
+    origin: &str,
+    dry: bool,
+    outcome: &mut Outcome,
+) -> Result<()> {
+    for entry in read::entries(dir) {
+        let path = entry.path();
+        if ours.contains(&path) {
+            continue;
+        }
+        let mine = read::text(dir, &path)
+            .ok()
+            .and_then(|text| format::parse(&text, entry.kind, entry.id()).ok())
+            .is_some_and(|note| note.origin == origin);
+        if !mine {
+            outcome.others += 1;
+            continue;
+        }
+        if !dry {
+            let path = dir.join(&path);
+            fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+        outcome.removed += 1;
+    }
+    Ok(())
 }
 
 /// Whether the folder exists; an error when something else is in its place (a link, a file,

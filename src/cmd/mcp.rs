@@ -234,16 +234,21 @@ impl Memory {
             file: args.text("file")?,
         }
         .check("")?;
-        let mut recall = match self.open()? {
-            Ok(recall) => recall,
-            Err(why) => return Ok(why),
+        // Without a database, the team's files in the project may still answer.
+        let mut recall = Recall::open(&self.config)?;
+        let page = match recall.as_mut() {
+            Some(recall) => request.run(recall)?,
+            None => match request.run_on_team(&self.config)? {
+                Some(page) if !page.hits.is_empty() => Some(page),
+                _ => return Ok(no_database(&self.config)),
+            },
         };
         let Some(Page {
             project,
             hits,
             team,
             next,
-        }) = request.run(&mut recall)?
+        }) = page
         else {
             return Err(mistake("the query holds no word to search for"));
         };
@@ -273,7 +278,7 @@ impl Memory {
                 ""
             };
             out.push_str(&index_line(
-                recall.reader(),
+                recall.as_ref().map(Recall::reader),
                 &hit.item,
                 marker,
                 Some(&snippet),
@@ -310,30 +315,30 @@ impl Memory {
         );
         for item in &items {
             let marker = if item.id == id { "> " } else { "  " };
-            out.push_str(&index_line(recall.reader(), item, marker, None)?);
+            out.push_str(&index_line(Some(recall.reader()), item, marker, None)?);
         }
         Ok(out)
     }
 
     fn get(&self, args: &Args) -> Result<String> {
         let ids = args.ids()?;
-        let mut recall = match self.open()? {
-            Ok(recall) => recall,
-            Err(why) => return Ok(why),
-        };
+        let mut recall = Recall::open(&self.config)?;
         let style = Style::plain();
         let mut found = 0;
         let mut parts = Vec::new();
         for id in &ids {
-            let item = recall
-                .resolve(id)
-                .and_then(|(kind, id)| show::render(recall.reader(), kind, &id, false, &style));
+            let item = match recall.as_mut() {
+                Some(recall) => recall
+                    .resolve(id)
+                    .and_then(|(kind, id)| show::render(recall.reader(), kind, &id, false, &style)),
+                None => Err(anyhow!(no_database(&self.config))),
+            };
             match item {
                 Ok(text) => {
                     found += 1;
                     parts.push(recorded::told_by_line(&bounded(&text, id)).into_owned());
                 }
-                Err(err) => match team::find(&recall, id)?.as_slice() {
+                Err(err) => match team::find(&self.config, recall.as_ref(), id)?.as_slice() {
                     [note] => {
                         found += 1;
                         parts.push(team::whole(note));
@@ -341,6 +346,9 @@ impl Memory {
                     _ => parts.push(format!("{id}: {err:#}\n")),
                 },
             }
+        }
+        if found == 0 && recall.is_none() {
+            return Ok(no_database(&self.config));
         }
         if found == 0 {
             return Err(mistake(parts.concat().trim_end()));
@@ -360,15 +368,23 @@ const LINE_LEGEND: &str = "Each line: id, time (UTC), kind, session, ~tokens to 
 
 /// One line of the index: id, time, kind (the tool for a tool call), session, the estimated
 /// cost of the whole item, its title, and the snippet when the title does not hold it.
-fn index_line(reader: &Reader, item: &Item, marker: &str, snippet: Option<&str>) -> Result<String> {
+fn index_line(
+    reader: Option<&Reader>,
+    item: &Item,
+    marker: &str,
+    snippet: Option<&str>,
+) -> Result<String> {
     let when = render::iso(&item.created_at);
     let when = when.get(..16).unwrap_or(&when).replace('T', " ");
     let kind = match (&item.kind, &item.tool_name) {
         (Kind::Observation, Some(tool)) => render::one_line(tool, 40),
         (kind, _) => kind.as_str().to_string(),
     };
-    let cost = reader
-        .stored_bytes(item.kind, &item.id)?
+    let stored = match reader {
+        Some(reader) => reader.stored_bytes(item.kind, &item.id)?,
+        None => None,
+    };
+    let cost = stored
         .map(|bytes| format!("~{}", tokens(bytes + ITEM_OVERHEAD)))
         .unwrap_or_else(|| "-".into());
     let title = match item.kind {

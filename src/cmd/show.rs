@@ -19,7 +19,7 @@ pub fn show(id: &str, json: bool) -> Result<Report> {
     let (kind, id) = match recall.resolve(id) {
         Ok(found) => found,
         Err(err) => {
-            return match super::team::find(&recall, id)?.as_slice() {
+            return match super::team::find(&config, Some(&recall), id)?.as_slice() {
                 [note] => Ok(super::team::shown(note, json).into()),
                 _ => Err(err),
             };

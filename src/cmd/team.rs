@@ -74,13 +74,21 @@ pub fn search(
     Ok((hits, team))
 }
 
-/// The notes of the current project that `id` names (a whole id or a prefix of one).
-pub fn find(recall: &Recall, id: &str) -> Result<Vec<Note>> {
-    let Some(project) = recall.project(None, false)? else {
+/// The notes of the current project that `id` names (a whole id or a prefix of one); the
+/// project as `recall` finds it, or without a database as [`here`] does.
+pub fn find(config: &Config, recall: Option<&Recall>, id: &str) -> Result<Vec<Note>> {
+    let project = match recall {
+        Some(recall) => recall.project(None, false)?,
+        None => here(config, None),
+    };
+    let Some(project) = project else {
         return Ok(Vec::new());
     };
-    let log = Log::new(&recall.config, "team");
-    Ok(read::find(Path::new(&project), id, &log))
+    Ok(read::find(
+        Path::new(&project),
+        id,
+        &Log::new(config, "team"),
+    ))
 }
 
 /// The project a command is about when there is no database to find recorded projects in:

@@ -507,6 +507,13 @@ fn hostile_team_files_are_skipped_and_orders_in_them_left_out() {
     // Before Bob's first session: no database, the team's files are found all the same.
     let found = memory::ok(&bob.run(&["search", "alphanarrative"]));
     assert!(found.contains("(team)"), "{found}");
+    let (alpha, _) = ids(&alice);
+    let answers = bob.mcp(&[
+        ("search", json!({"query": "alphanarrative"})),
+        ("get", json!({"ids": [&alpha[24..32]]})),
+    ]);
+    assert!(answers[0].0.contains("team "), "{}", answers[0].0);
+    assert!(answers[1].0.contains("alphanarrative"), "{}", answers[1].0);
     assert!(!bob.env.data_dir.exists());
 
     let context = bob.context("bob-1");

@@ -143,7 +143,9 @@ fn tools() -> Vec<Tool> {
                 costs, and its title. Read the items worth it with `get`, or what happened \
                 around one with `timeline`. Every word must match; \"a phrase\" matches words \
                 in order; merg* matches words that start so; `session` also finds \
-                upsert_session and getSession, `test` also tests.",
+                upsert_session and getSession, `test` also tests. Memories and summaries \
+                that teammates shared in the project's .claude-mem/ folder are found too, \
+                their lines marked `team`.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -298,7 +300,18 @@ impl Memory {
             Ok(recall) => recall,
             Err(why) => return Ok(why),
         };
-        let (_, id) = recall.resolve(id)?;
+        let id = match recall.resolve(id) {
+            Ok((_, id)) => id,
+            Err(err) => match team::find(&self.config, Some(&recall), id)?.as_slice() {
+                [_] => {
+                    return Err(mistake(&format!(
+                        "{id} is a note the team shared (the project's .claude-mem/): it has \
+                         no timeline here; get shows it whole"
+                    )));
+                }
+                _ => return Err(err),
+            },
+        };
         let items = recall
             .index()?
             .around(&id, before, after)?

@@ -356,7 +356,10 @@ fn a_teammate_finds_the_shared_files_as_the_teams_and_never_stores_them() {
     let answers = bob.mcp(&[
         ("search", json!({"query": "alphafact"})),
         ("get", json!({"ids": [short]})),
+        ("timeline", json!({"id": short})),
     ]);
+    let (timeline, error) = &answers[2];
+    assert!(*error && timeline.contains("the team shared"), "{timeline}");
     let (search, error) = &answers[0];
     assert!(!error, "{search}");
     assert!(

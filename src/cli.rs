@@ -172,6 +172,17 @@ pub enum Command {
     /// The format is `claude-mem/1` (see docs/hygiene.md). Filters as for search; by default the
     /// current project.
     Export(ExportArgs),
+    /// Sync this machine's memory with your other machines through a git remote, encrypted.
+    ///
+    /// Without a subcommand: push what is new here and take in what the other machines pushed,
+    /// now, and say what moved. The remote (any repository git reaches: ssh, https, a path)
+    /// holds only ciphertext; the key never leaves your machines. After sessions end, the
+    /// maintenance process syncs every $CLAUDE_MEM_SYNC_INTERVAL (10m) at most. See
+    /// docs/sync.md.
+    Sync {
+        #[command(subcommand)]
+        command: Option<SyncCommand>,
+    },
     /// Read back what export wrote, or bring over thedotmack/claude-mem's memory.
     ///
     /// Records already here (by id) are not stored twice; the privacy and secret rules apply
@@ -203,6 +214,34 @@ pub struct ShareArgs {
     /// One JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SyncCommand {
+    /// Sync with REMOTE: on a remote that holds no claude-mem data, make a key and print it;
+    /// on one that does, give its key.
+    ///
+    /// A wrong key, or one made for another remote, ends with nothing imported and the remote
+    /// unchanged.
+    Setup {
+        /// A repository git reaches: git@host:me/memory.git, https://..., a path, file://...
+        remote: String,
+        /// The remote's key (`claude-mem sync key` prints it on a machine that syncs), or - to
+        /// read it from stdin.
+        #[arg(long, value_name = "KEY")]
+        key: Option<String>,
+    },
+    /// The remote, the last sync and what it moved, its error if it failed, what waits to go.
+    Status {
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the remote's key again, for another machine's `sync setup --key`.
+    Key,
+    /// Stop syncing here: forget the remote, its key and what was synced (the remote and the
+    /// other machines are left as they are).
+    Off,
 }
 
 #[derive(Debug, Args)]

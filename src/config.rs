@@ -76,6 +76,8 @@ pub struct Compress {
 pub const DEFAULT_PAYLOAD_DAYS: u64 = 30;
 pub const DEFAULT_KEEP_DAYS: u64 = 365;
 pub const DEFAULT_MAX_DB_MB: u64 = 1024;
+/// How often the maintenance process syncs, at most (`CLAUDE_MEM_SYNC_INTERVAL`).
+pub const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -104,6 +106,9 @@ pub struct Config {
     pub exclude: Vec<DirGlob>,
     pub compress: Compress,
     pub retention: Retention,
+    /// `CLAUDE_MEM_SYNC_INTERVAL`: the least time between two background syncs; `None` (0)
+    /// when only `claude-mem sync` syncs.
+    pub sync_interval: Option<Duration>,
     /// Values that could not be used, for the log.
     pub warnings: Vec<String>,
 }
@@ -208,6 +213,7 @@ impl Config {
         let redactor = Redactor::new(!off("CLAUDE_MEM_REDACT"), extra);
         let compress = compress(&mut warnings);
         let retention = Retention::from_env(&mut warnings);
+        let sync_interval = sync_interval(&mut warnings);
         let home = dirs::home_dir();
         let exclude = non_empty("CLAUDE_MEM_EXCLUDE")
             .unwrap_or_default()
@@ -234,6 +240,7 @@ impl Config {
             exclude,
             compress,
             retention,
+            sync_interval,
             warnings,
         }
     }
@@ -321,6 +328,11 @@ impl Config {
     /// tries again only when this is old, as each try holds the write lock while it runs.
     pub fn rebuild_stamp(&self) -> PathBuf {
         self.data_dir.join("rebuild-failed")
+    }
+
+    /// What sync keeps (see `crate::sync`): its settings, key, state and git repository.
+    pub fn sync_dir(&self) -> PathBuf {
+        self.data_dir.join("sync")
     }
 
     /// Held by the one maintenance process of this data dir.
@@ -414,6 +426,28 @@ fn compress(warnings: &mut Vec<String>) -> Compress {
             MAX_COMPRESS_TIMEOUT,
             warnings,
         )),
+    }
+}
+
+/// `CLAUDE_MEM_SYNC_INTERVAL`: a duration (`10m`, `1h`) or seconds; 0 turns background syncs off.
+fn sync_interval(warnings: &mut Vec<String>) -> Option<Duration> {
+    let Some(raw) = non_empty("CLAUDE_MEM_SYNC_INTERVAL") else {
+        return Some(DEFAULT_SYNC_INTERVAL);
+    };
+    let text = raw.trim();
+    let parsed = match text.parse::<u64>() {
+        Ok(seconds) => Ok(Duration::from_secs(seconds)),
+        Err(_) => crate::clock::parse_duration(text),
+    };
+    match parsed {
+        Ok(every) if every.is_zero() => None,
+        Ok(every) => Some(every),
+        Err(_) => {
+            warnings.push(format!(
+                "CLAUDE_MEM_SYNC_INTERVAL={raw:?} is not a duration such as 10m; using 10m"
+            ));
+            Some(DEFAULT_SYNC_INTERVAL)
+        }
     }
 }
 

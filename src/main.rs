@@ -28,6 +28,7 @@ mod render;
 mod settings;
 mod spill;
 mod store;
+mod sync;
 mod team;
 mod text;
 mod transcript;

@@ -1,7 +1,7 @@
 //! The flag files of the data dir that a hook looks at with one `stat` (or one short read)
-//! before it does anything costly: the compressor's pause, the retention stamp, the MCP marker
-//! and the flags of maintenance left to do (a WAL to scrub, captures to number, private rows
-//! to purge). Each says one thing by being there (or by its age); the commands, the compressor
+//! before it does anything costly: the compressor's pause, the retention stamp, the time of the
+//! last sync, the MCP marker and the flags of maintenance left to do (a WAL to scrub, captures
+//! to number, private rows to purge). Each says one thing by being there (or by its age); the commands, the compressor
 //! and the maintenance process set and clear them here, so that a hook needs none of them.
 //!
 //! The paths are named in `Config`; what a file means lives here.
@@ -93,6 +93,29 @@ pub fn retention_looked(config: &Config, finished: bool) {
         let _ = file.set_modified(SystemTime::now());
     }
 }
+
+/// Whether a background sync is due: sync is set up, and the last one began longer ago than
+/// `CLAUDE_MEM_SYNC_INTERVAL`. Two `stat`s, for the SessionEnd hook; the sync itself runs in
+/// the maintenance process (see `crate::sync`), never in a hook.
+pub fn sync_due(config: &Config) -> bool {
+    let Some(every) = config.sync_interval else {
+        return false;
+    };
+    let dir = config.sync_dir();
+    if !dir.join(SYNC_SETTINGS).exists() {
+        return false;
+    }
+    // A last sync in the future: the clock went back; waiting for it to catch up could take
+    // days.
+    std::fs::metadata(dir.join(SYNC_TRIED))
+        .and_then(|m| m.modified())
+        .map_or(true, |at| at.elapsed().map_or(true, |age| age >= every))
+}
+
+/// Present once sync is set up (in `Config::sync_dir`).
+pub const SYNC_SETTINGS: &str = "remote.json";
+/// Touched when a sync begins: its age is the time since the last one.
+pub const SYNC_TRIED: &str = "tried";
 
 /// Whether `claude-mem mcp` is registered, as far as the last install or uninstall knows: one
 /// `stat`.

@@ -8,7 +8,12 @@ use crate::render;
 
 pub fn maintain(auto: bool) -> Result<String> {
     let config = Config::from_env();
-    let report = crate::maintain::run(&config, auto)?;
+    let mut report = crate::maintain::run(&config, auto)?;
+    // Sync, when due, after the rest (it waits on the network, the rest must not wait for
+    // it); what it deleted (records forgotten on another machine) is rebuilt out right after.
+    if auto && crate::sync::background(&config) {
+        report = crate::maintain::run(&config, auto)?;
+    }
     if report.busy {
         return Ok(
             "Another claude-mem maintain is running for this data dir; nothing done.\n".into(),

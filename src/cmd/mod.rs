@@ -22,6 +22,7 @@ mod sessions;
 mod share;
 mod show;
 mod status;
+pub mod sync;
 mod team;
 mod timeline;
 mod uninstall;
@@ -60,6 +61,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Forget(args) => forget::forget(&args),
         Command::Export(args) => export::export(&args),
         Command::Import(args) => import::import(&args),
+        Command::Sync { command } => sync::run(command),
         Command::Share(args) => share::share(&args),
     }
 }

@@ -115,6 +115,7 @@ fn to_json(s: &Status) -> Value {
             "paused_because": paused.map(|p| p.why),
         },
         "retention": retention_json(&config.retention, s.retention.as_ref()),
+        "sync": super::sync::status_json(config),
         "spill": {"waiting": s.spill.0, "quarantined": s.spill.1},
         "index": {
             "path": config.index_path(),
@@ -183,6 +184,9 @@ fn text(s: &Status, style: &Style) -> String {
             retention_text(&s.config.retention, outlook, style),
             None,
         );
+    }
+    if let Some((text, color)) = super::sync::status_line(&s.config, style) {
+        line("sync", text, color);
     }
     data_lines(&mut line, s);
     t.render(style)

@@ -217,8 +217,9 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
     if hook == Hook::Cleanup {
         private_turn::forget_session(config, &write.session.session_id);
         notice::forget_session(config, &write.session.session_id);
-        // Retention runs in the maintenance process; whether it is due takes two stats.
-        if crate::marks::retention_due(config) {
+        // Retention and sync run in the maintenance process; whether either is due takes two
+        // stats each (no hook runs git or waits on the network).
+        if crate::marks::retention_due(config) || crate::marks::sync_due(config) {
             detach::maintain(config);
         }
     }

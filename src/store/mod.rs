@@ -3,7 +3,7 @@
 //! - `write/`: the hook's write path (open, apply, wait, lean), what a hook runs;
 //! - `read/`: the readers (one short query each), the session-start context, the search index;
 //! - `hygiene/`: retention, forget, scrub, integrity, the rebuild that leaves nothing deleted;
-//! - `transfer/`: export and import, and the incumbent's import;
+//! - `transfer/`: export and import, the incumbent's import, and sync's records in and out;
 //! - `queue/`: the queue contract and the compressor's tables;
 //! - `sql/`: the schema, one migration a version;
 //! - `rows.rs`: one row type per table and its one reader;
@@ -29,7 +29,7 @@ pub use read::context::{
 };
 pub use read::{doc, fts, open_read_only};
 pub use sql::{APPLICATION_ID, SCHEMA_VERSION};
-pub use transfer::{export, incumbent};
+pub use transfer::{export, incumbent, sync};
 pub use write::{
     Maintenance, Refused, Store, WAL_INLINE_MAX, WAL_OPEN_MAX, is_busy, is_refused, is_transient,
     lean, numbering, purge, sql_count, wal_bytes,

@@ -123,6 +123,10 @@ fn every_command_is_in_the_readme_table_with_a_link_into_docs() {
     for sub in ["claim", "ack", "fail", "release", "retry", "stats"] {
         assert!(queue.contains(sub), "queue {sub}: {queue}");
     }
+    let sync = rows.iter().find(|row| row.starts_with("| `sync")).unwrap();
+    for sub in ["setup", "status", "key", "off"] {
+        assert!(sync.contains(sub), "sync {sub}: {sync}");
+    }
 }
 
 /// GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens.

@@ -44,6 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "mcp",
             "recall",
             "settings",
+            "sync",
         ],
     ),
     ("the command line", &["cli", "cmd"]),
@@ -61,6 +62,7 @@ const COLD: &[&str] = &[
     "mcp",
     "recall",
     "settings",
+    "sync",
 ];
 
 /// Who imports whom: (importer, imported) and the files where it does.
@@ -126,6 +128,35 @@ fn the_hook_path_reaches_no_cold_module() {
         cold.is_empty(),
         "the hook path reaches cold modules: {cold:?}"
     );
+}
+
+/// What the store does for sync (`store::sync`, in `store/transfer/`) is cold work inside the
+/// database layer, which the graph of top-level modules cannot tell apart from the hook's write
+/// path: the hook's files, the files beside the database it reads, and the parts of the store
+/// a hook runs must not name it, nor the top-level `sync` (git, keys, the network).
+#[test]
+fn the_hook_path_names_no_sync_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for part in ["hook", "spill", "store/write"] {
+        rust_files(&src.join(part), &mut files);
+    }
+    for file in ["marks.rs", "detach.rs", "store/read/context.rs"] {
+        files.push(src.join(file));
+    }
+    let mut named = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let words = tokens(&without_tests(&code_only(&text)));
+        for (i, word) in words.iter().enumerate() {
+            let std_sync = i >= 2 && words[i - 1] == "::" && words[i - 2] == "std";
+            if (word == "sync" && !std_sync) || word == "transfer" {
+                named.push(format!("{} names `{word}`", file.display()));
+            }
+        }
+    }
+    assert!(files.len() > 10, "{files:?}");
+    assert!(named.is_empty(), "{}", named.join("\n"));
 }
 
 /// The imports that run from a module (chosen by `from`) to a layer above its own.

@@ -50,3 +50,5 @@ mod retention;
 mod share;
 // `scrub`: secrets stored under older rules redacted out of every file.
 mod scrub;
+// `sync`: machines through a git remote, encrypted; converging, refusing, never in a hook.
+mod sync;

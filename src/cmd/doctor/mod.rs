@@ -177,8 +177,23 @@ fn all(config: &Config, claude: &ClaudeCode) -> Vec<Check> {
     checks.push(data::disk(config));
     checks.extend(data::spill_folder(config));
     checks.extend(compress::checks(config, has_ledger));
+    checks.push(sync(config));
     checks.push(data::log_check(config));
     checks
+}
+
+/// Sync: how the last one went, when it is set up. A failure is a warning: the memory here
+/// works as before, it only waits to go.
+fn sync(config: &Config) -> Check {
+    match super::sync::health(config) {
+        None => Check::ok(
+            "sync",
+            "not set up (claude-mem sync setup <REMOTE>: docs/sync.md)",
+        ),
+        Some(Ok(text)) => Check::ok("sync", text),
+        Some(Err(text)) => Check::new("sync", Verdict::Warn, text)
+            .fix("run claude-mem sync: it says what is wrong (docs/sync.md)"),
+    }
 }
 
 /// A path for display, the home directory as `~`.

@@ -111,7 +111,7 @@ impl Record {
     }
 
     /// One line: `{"type": ..., the columns...}`.
-    fn line(&self) -> Result<String> {
+    pub fn line(&self) -> Result<String> {
         let body = match self {
             Record::Session(r) => serde_json::to_string(r)?,
             Record::Prompt(r) => serde_json::to_string(r)?,
@@ -226,6 +226,13 @@ fn made<'a>(line: &'a str, lists: &[&str]) -> Result<&'a str> {
 /// How many records of each type, in [`TYPES`] order.
 pub type Counts = [i64; TYPES.len()];
 
+/// Counts `record` in `counts`.
+pub fn tally(counts: &mut Counts, record: &Record) {
+    if let Some(at) = TYPES.iter().position(|t| *t == record.type_name()) {
+        counts[at] += 1;
+    }
+}
+
 /// Writes the header and every record `filter` selects; returns how many of each type.
 pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result<Counts> {
     let header = Header {
@@ -301,11 +308,11 @@ const EXPORT_MEMORIES: &str = "SELECT * FROM memories
 const EXPORT_SUMMARIES: &str = "SELECT * FROM summaries
      WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY created_at, rowid";
 
-fn prompt(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn prompt(r: &Row) -> rusqlite::Result<Record> {
     rows::prompt(r).map(Record::Prompt)
 }
 
-fn private_turn(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn private_turn(r: &Row) -> rusqlite::Result<Record> {
     Ok(Record::PrivateTurn(PrivateTurn {
         prompt_id: r.get("prompt_id")?,
         session_id: r.get("session_id")?,
@@ -313,7 +320,7 @@ fn private_turn(r: &Row) -> rusqlite::Result<Record> {
     }))
 }
 
-fn queued(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn queued(r: &Row) -> rusqlite::Result<Record> {
     let row = rows::queue_item(r)?;
     Ok(if r.get::<_, String>("kind")? == "summary" {
         Record::SummaryRequest(row)
@@ -322,7 +329,7 @@ fn queued(r: &Row) -> rusqlite::Result<Record> {
     })
 }
 
-fn event(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn event(r: &Row) -> rusqlite::Result<Record> {
     Ok(Record::Event(Event {
         id: r.get("id")?,
         session_id: r.get("session_id")?,
@@ -332,11 +339,11 @@ fn event(r: &Row) -> rusqlite::Result<Record> {
     }))
 }
 
-fn memory(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn memory(r: &Row) -> rusqlite::Result<Record> {
     rows::memory(r).map(Record::Memory)
 }
 
-fn summary(r: &Row) -> rusqlite::Result<Record> {
+pub(super) fn summary(r: &Row) -> rusqlite::Result<Record> {
     rows::summary(r).map(Record::Summary)
 }
 
@@ -380,7 +387,7 @@ impl<'a> Importer<'a> {
         Ok(())
     }
 
-    fn store(&mut self, conn: &Connection, record: &Record) -> Result<()> {
+    pub(super) fn store(&mut self, conn: &Connection, record: &Record) -> Result<()> {
         if let Record::Observation(q) = record
             && q.tool_name.as_deref().is_some_and(is_our_tool)
         {
@@ -474,10 +481,15 @@ impl<'a> Importer<'a> {
     }
 }
 
-/// Stores a memory, its prose and JSON texts cleaned as `scrub` cleans them; returns whether
-/// it was new.
+/// Stores a memory, cleaned ([`cleaned_memory`]); returns whether it was new.
 fn store_memory(conn: &Connection, r: &Redactor, m: &Memory) -> Result<usize> {
-    let memory = Memory {
+    Ok(rows::insert_memory(conn, &cleaned_memory(r, m))?)
+}
+
+/// A memory, its prose and JSON texts cleaned as `scrub` cleans them: as it is stored from an
+/// import, and as it leaves in a sync.
+pub(super) fn cleaned_memory(r: &Redactor, m: &Memory) -> Memory {
+    Memory {
         // Its secrets out before it is cut, so that no cut leaves a part no rule knows.
         kind: rows::kind(&clean_text(r, &m.kind)),
         title: clean_text(r, &m.title).into_owned(),
@@ -487,14 +499,18 @@ fn store_memory(conn: &Connection, r: &Redactor, m: &Memory) -> Result<usize> {
         concepts: clean_list(r, &m.concepts),
         extra: clean_extra(r, m.extra.as_ref()),
         ..m.clone()
-    };
-    Ok(rows::insert_memory(conn, &memory)?)
+    }
 }
 
-/// Stores a summary, cleaned as [`store_memory`] cleans a memory.
+/// Stores a summary, cleaned ([`cleaned_summary`]).
 fn store_summary(conn: &Connection, r: &Redactor, s: &Summary) -> Result<usize> {
+    Ok(rows::insert_summary(conn, &cleaned_summary(r, s))?)
+}
+
+/// A summary, cleaned as [`cleaned_memory`] cleans a memory.
+pub(super) fn cleaned_summary(r: &Redactor, s: &Summary) -> Summary {
     let text = |t: &str| clean_text(r, t).into_owned();
-    let summary = Summary {
+    Summary {
         request: text(&s.request),
         investigated: text(&s.investigated),
         learned: text(&s.learned),
@@ -503,8 +519,7 @@ fn store_summary(conn: &Connection, r: &Redactor, s: &Summary) -> Result<usize> 
         notes: s.notes.as_deref().map(text),
         extra: clean_extra(r, s.extra.as_ref()),
         ..s.clone()
-    };
-    Ok(rows::insert_summary(conn, &summary)?)
+    }
 }
 
 /// A list of texts cleaned as the JSON document it is stored as.

@@ -1,0 +1,379 @@
+//! Driving the user's own `git`: their ssh agent, credential helpers and `insteadOf` rules
+//! apply, and no library of ours speaks to their host with an auth of its own.
+//!
+//! Everything happens in a bare repository in the data dir (`sync/repo.git`, mode 0700) through
+//! plumbing commands, so no work tree ever holds a file: `hash-object -w` writes a sealed
+//! chunk, `mktree` and `commit-tree` make the commit, `fetch` and `push` talk to the remote by
+//! its URL (no remote is configured, nothing in the user's repositories changes). Every commit
+//! is made by `claude-mem <claude-mem@localhost>` with a UTC date and a fixed message, whatever
+//! the user's identity, and never signed; the user's hooks, templates and background gc stay
+//! out of this repository.
+//!
+//! Each run has a deadline, after which git and everything it started (ssh) are killed: a
+//! remote that hangs never holds a sync for ever. In the background (the maintenance process)
+//! nothing may ask a question no one will see: no credential prompt (`GIT_TERMINAL_PROMPT=0`),
+//! no ssh passphrase or host-key question (`BatchMode`, unless the user set their own ssh
+//! command), no askpass window.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+/// The branch on the remote that holds the sync data.
+pub const BRANCH: &str = "refs/heads/claude-mem";
+/// Where the last tip of that branch known here (fetched or pushed) is kept.
+const TIP: &str = "refs/sync/remote";
+/// Where a fetch puts the branch, for a moment.
+const FETCHED: &str = "refs/sync/fetched";
+/// The message of every commit: nothing of the user's.
+const MESSAGE: &str = "claude-mem sync\n";
+/// Variables of a caller that is itself run by git (a hook, `git rebase --exec`) that would
+/// point our git at their repository.
+const CALLER_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
+/// A tree entry: its mode, type, object id and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub mode: String,
+    pub kind: String,
+    pub id: String,
+    pub path: String,
+}
+
+pub struct Git {
+    repo: PathBuf,
+    /// Run by the maintenance process: nothing may prompt.
+    background: bool,
+    /// How long a command talking to the remote may take.
+    timeout: Duration,
+    /// `GIT_SSH_COMMAND` for batch mode, when the user set no ssh command of their own.
+    batch_ssh: bool,
+}
+
+/// Local commands (on the repository alone) get this long.
+const LOCAL: Duration = Duration::from_secs(60);
+
+impl Git {
+    /// The repository at `repo`, created (bare, without templates) when missing.
+    pub fn open(repo: &Path, background: bool, timeout: Duration) -> Result<Git> {
+        let mut git = Git {
+            repo: repo.to_path_buf(),
+            background,
+            timeout,
+            batch_ssh: false,
+        };
+        if !repo.join("HEAD").is_file() {
+            crate::fsutil::private_dir(repo)
+                .with_context(|| format!("cannot create {}", repo.display()))?;
+            git.local(&["init", "--quiet", "--bare", "--template="])
+                .context("cannot set up the sync repository")?;
+        }
+        git.batch_ssh = background
+            && std::env::var_os("GIT_SSH_COMMAND").is_none()
+            && std::env::var_os("GIT_SSH").is_none()
+            && git
+                .local(&["config", "--get", "core.sshCommand"])
+                .map_or(true, |out| out.is_empty());
+        Ok(git)
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("git");
+        for var in CALLER_VARS {
+            command.env_remove(var);
+        }
+        let hooks = format!("core.hooksPath={}", self.repo.join("no-hooks").display());
+        command
+            .arg("--git-dir")
+            .arg(&self.repo)
+            .args(["-c", &hooks, "-c", "commit.gpgSign=false"])
+            .args([
+                "-c",
+                "gc.autoDetach=false",
+                "-c",
+                "maintenance.autoDetach=false",
+            ])
+            .args(["-c", "core.quotePath=false"])
+            .args(args);
+        let now = chrono::Utc::now().timestamp();
+        for role in ["AUTHOR", "COMMITTER"] {
+            command
+                .env(format!("GIT_{role}_NAME"), "claude-mem")
+                .env(format!("GIT_{role}_EMAIL"), "claude-mem@localhost")
+                // UTC: the user's time zone is not written into the remote.
+                .env(format!("GIT_{role}_DATE"), format!("{now} +0000"));
+        }
+        if self.background {
+            command
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .env("SSH_ASKPASS_REQUIRE", "never")
+                .env("GCM_INTERACTIVE", "never");
+            if self.batch_ssh {
+                command.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+            }
+        }
+        command
+    }
+
+    /// Runs a command on the repository alone.
+    fn local(&self, args: &[&str]) -> Result<Vec<u8>> {
+        self.run(args, None, LOCAL)
+    }
+
+    /// Runs git with `args`, `input` on its stdin; its stdout, or an error with what it said.
+    fn run(&self, args: &[&str], input: Option<&[u8]>, timeout: Duration) -> Result<Vec<u8>> {
+        let mut command = self.command(args);
+        command
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        own_group(&mut command);
+        let mut child = command.spawn().map_err(|err| {
+            if err.kind() == std::io::ErrorKind::NotFound {
+                anyhow!("git is not installed (no `git` on PATH); sync needs it")
+            } else {
+                anyhow!("cannot run git: {err}")
+            }
+        })?;
+        if let Some(input) = input {
+            let mut stdin = child.stdin.take().context("git's stdin")?;
+            let input = input.to_vec();
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+        }
+        let stdout = reader(child.stdout.take());
+        let stderr = reader(child.stderr.take());
+        let status = wait(&mut child, timeout).map_err(|err| anyhow!("git {}: {err}", args[0]))?;
+        let out = stdout.recv().unwrap_or_default();
+        let err = stderr.recv().unwrap_or_default();
+        if !status.success() {
+            return Err(anyhow!(
+                "{}",
+                said(&err).unwrap_or_else(|| status.to_string())
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Fetches the sync branch of `url`; its tip, `None` when the remote has no such branch.
+    /// The last tip known here stays in [`TIP`] whatever the remote says: a branch lost there
+    /// (a repository made again) can be pushed back from it (see docs/sync.md).
+    pub fn fetch(&self, url: &str) -> Result<Option<String>> {
+        // Gone first: a pattern that matches nothing leaves an old ref in place. A pattern,
+        // because a remote without the branch is no error (one with no sync data yet).
+        let _ = self.local(&["update-ref", "-d", FETCHED]);
+        let refspec = format!("+{BRANCH}*:{FETCHED}*");
+        self.run(
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                url,
+                &refspec,
+            ],
+            None,
+            self.timeout,
+        )?;
+        let Some(tip) = self
+            .local(&["rev-parse", "--verify", "--quiet", FETCHED])
+            .ok()
+            .map(|out| text(&out).trim().to_string())
+            .filter(|tip| !tip.is_empty())
+        else {
+            return Ok(None);
+        };
+        self.local(&["update-ref", TIP, &tip])?;
+        self.local(&["update-ref", "-d", FETCHED])?;
+        Ok(Some(tip))
+    }
+
+    /// The entries of `commit`'s tree, every folder walked, the folders listed too.
+    pub fn tree(&self, commit: &str) -> Result<Vec<Entry>> {
+        let out = self.local(&["ls-tree", "-r", "-t", "-z", "--full-tree", commit])?;
+        out.split(|b| *b == 0)
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                let line = text(line);
+                let (meta, path) = line.split_once('\t').context("an ls-tree line")?;
+                let mut parts = meta.split(' ');
+                let (Some(mode), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next())
+                else {
+                    bail!("an ls-tree line: {line}");
+                };
+                Ok(Entry {
+                    mode: mode.into(),
+                    kind: kind.into(),
+                    id: id.into(),
+                    path: path.into(),
+                })
+            })
+            .collect()
+    }
+
+    /// The contents of these blobs, by id, read by one `cat-file --batch`.
+    pub fn blobs(&self, ids: &[&str]) -> Result<HashMap<String, Vec<u8>>> {
+        let mut found = HashMap::new();
+        if ids.is_empty() {
+            return Ok(found);
+        }
+        let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+        let out = self.run(&["cat-file", "--batch"], Some(input.as_bytes()), LOCAL)?;
+        let mut rest = &out[..];
+        while !rest.is_empty() {
+            let end = rest.iter().position(|b| *b == b'\n').context("cat-file")?;
+            let head = text(&rest[..end]);
+            rest = &rest[end + 1..];
+            let fields: Vec<&str> = head.split(' ').collect();
+            match fields[..] {
+                [id, "blob", size] => {
+                    let size: usize = size.parse()?;
+                    let body = rest.get(..size).context("cat-file cut short")?;
+                    found.insert(id.to_string(), body.to_vec());
+                    rest = rest.get(size + 1..).unwrap_or_default();
+                }
+                [_, "missing"] => {}
+                _ => bail!("cat-file said {head}"),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Drops every object no ref here reaches: the older versions of chunks written again
+    /// (ours, and other machines' fetched before they wrote theirs again), so that the data
+    /// dir keeps no copy of what was forgotten, sealed or not.
+    pub fn prune(&self) -> Result<()> {
+        self.run(&["gc", "--quiet", "--prune=now"], None, self.timeout)
+            .context("cannot drop the older chunks from the sync repository")?;
+        Ok(())
+    }
+
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<String> {
+        let out = self.run(&["hash-object", "-w", "--stdin"], Some(bytes), LOCAL)?;
+        Ok(text(&out).trim().to_string())
+    }
+
+    /// A tree of these entries (names without folders).
+    pub fn mktree(&self, entries: &[Entry]) -> Result<String> {
+        let input: String = entries
+            .iter()
+            .map(|e| format!("{} {} {}\t{}\0", e.mode, e.kind, e.id, e.path))
+            .collect();
+        let out = self.run(&["mktree", "-z"], Some(input.as_bytes()), LOCAL)?;
+        Ok(text(&out).trim().to_string())
+    }
+
+    /// A commit of `tree` on top of `parent` (none: a history of its own).
+    pub fn commit(&self, tree: &str, parent: Option<&str>) -> Result<String> {
+        let mut args = vec!["commit-tree", "--no-gpg-sign", tree];
+        if let Some(parent) = parent {
+            args.extend(["-p", parent]);
+        }
+        let out = self.run(&args, Some(MESSAGE.as_bytes()), LOCAL)?;
+        Ok(text(&out).trim().to_string())
+    }
+
+    /// Makes `commit` the remote's branch, only if the branch is still at `expected` (`None`:
+    /// absent): a machine that pushed meanwhile makes this fail, never lose its work.
+    pub fn push(&self, url: &str, commit: &str, expected: Option<&str>) -> Result<()> {
+        let lease = format!("--force-with-lease={BRANCH}:{}", expected.unwrap_or(""));
+        let refspec = format!("{commit}:{BRANCH}");
+        self.run(
+            &["push", "--quiet", "--no-verify", &lease, url, &refspec],
+            None,
+            self.timeout,
+        )?;
+        self.local(&["update-ref", TIP, commit])?;
+        Ok(())
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The line of git's stderr that says what went wrong: its last `fatal:`/`error:` line, else
+/// its last line.
+fn said(stderr: &[u8]) -> Option<String> {
+    let text = text(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last())
+        .map(|l| l.to_string())
+}
+
+fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        let _ = send.send(bytes);
+    });
+    receive
+}
+
+/// Waits for git until `timeout`; past it, kills it and what it started.
+fn wait(child: &mut Child, timeout: Duration) -> Result<std::process::ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if Instant::now() >= deadline {
+            kill_group(child);
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("gave no answer within {} s; stopped", timeout.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(unix)]
+fn own_group(command: &mut Command) {
+    std::os::unix::process::CommandExt::process_group(command, 0);
+}
+
+#[cfg(not(unix))]
+fn own_group(_command: &mut Command) {}
+
+#[cfg(unix)]
+fn kill_group(child: &Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: signals the process group our own child leads.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_child: &Child) {}

@@ -1,0 +1,192 @@
+//! The secret key of a sync remote, and the one-line token a person carries between machines.
+//!
+//! The key is 32 random bytes from the operating system (getrandom). The token is `cmk1-`
+//! followed by the key, the first 8 bytes of the remote's id and a CRC-32 of both, in base32
+//! (lower case, no padding): one word a terminal never wraps in the middle of a character, that
+//! survives copying through a chat or a password manager, whose mistyped letters the checksum
+//! catches before anything is tried with it, and that says which remote it was made for, so
+//! that a key of another remote is told apart from a wrong one. The CRC is no protection: the
+//! authenticated encryption is (see `chunk`).
+
+use anyhow::{Result, bail};
+
+/// What every token starts with: claude-mem key, version 1.
+const PREFIX: &str = "cmk1-";
+const KEY_BYTES: usize = 32;
+/// How much of the remote's id a token names.
+pub const REMOTE_PREFIX: usize = 8;
+const BODY: usize = KEY_BYTES + REMOTE_PREFIX + 4;
+const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+
+/// A remote's secret key, with the id of the remote it was made for.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Key {
+    pub bytes: [u8; KEY_BYTES],
+    /// The first bytes of the remote's id.
+    pub remote: [u8; REMOTE_PREFIX],
+}
+
+// The key never lands in a log or an error message by accident.
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key(remote {})", hex(&self.remote))
+    }
+}
+
+impl Key {
+    /// A new random key for the remote whose id is `remote`.
+    pub fn generate(remote: &[u8; 16]) -> Result<Key> {
+        let mut bytes = [0u8; KEY_BYTES];
+        random(&mut bytes)?;
+        let mut prefix = [0u8; REMOTE_PREFIX];
+        prefix.copy_from_slice(&remote[..REMOTE_PREFIX]);
+        Ok(Key {
+            bytes,
+            remote: prefix,
+        })
+    }
+
+    /// Whether this key was made for the remote whose id is `remote`.
+    pub fn made_for(&self, remote: &[u8; 16]) -> bool {
+        self.remote[..] == remote[..REMOTE_PREFIX]
+    }
+
+    /// The token a person copies.
+    pub fn token(&self) -> String {
+        let mut body = Vec::with_capacity(BODY);
+        body.extend_from_slice(&self.bytes);
+        body.extend_from_slice(&self.remote);
+        let crc = crc32fast::hash(&body);
+        body.extend_from_slice(&crc.to_le_bytes());
+        format!("{PREFIX}{}", base32(&body))
+    }
+
+    /// Reads a token as a person may have pasted it: spaces, line breaks and upper case are
+    /// forgiven, a changed or missing letter is not.
+    pub fn parse(text: &str) -> Result<Key> {
+        let text: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let Some(body) = text.strip_prefix(PREFIX) else {
+            bail!("that is not a claude-mem sync key (a key starts with {PREFIX})");
+        };
+        let bytes = unbase32(body).filter(|b| b.len() == BODY).ok_or_else(|| {
+            anyhow::anyhow!(
+                "the key is cut or mistyped (it is {} letters after {PREFIX}, of a-z and 2-7): \
+                     copy it again from `claude-mem sync key` on a machine that syncs",
+                base32(&[0; BODY]).len()
+            )
+        })?;
+        let (payload, crc) = bytes.split_at(KEY_BYTES + REMOTE_PREFIX);
+        if crc32fast::hash(payload).to_le_bytes()[..] != crc[..] {
+            bail!(
+                "the key is mistyped (its checksum does not match): copy it again from \
+                 `claude-mem sync key` on a machine that syncs"
+            );
+        }
+        let mut key = Key {
+            bytes: [0; KEY_BYTES],
+            remote: [0; REMOTE_PREFIX],
+        };
+        key.bytes.copy_from_slice(&payload[..KEY_BYTES]);
+        key.remote.copy_from_slice(&payload[KEY_BYTES..]);
+        Ok(key)
+    }
+}
+
+/// Fills `buf` from the operating system's random source.
+pub fn random(buf: &mut [u8]) -> Result<()> {
+    getrandom::fill(buf).map_err(|err| anyhow::anyhow!("no random numbers from the system: {err}"))
+}
+
+/// `n` random bytes as lower-case hex: the ids of remotes and machines.
+pub fn random_hex(n: usize) -> Result<String> {
+    let mut bytes = vec![0u8; n];
+    random(&mut bytes)?;
+    Ok(hex(&bytes))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Lower-case hex back to bytes; `None` for anything else.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn base32(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    let (mut buffer, mut bits) = (0u32, 0);
+    for byte in bytes {
+        buffer = (buffer << 8) | u32::from(*byte);
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
+        }
+    }
+    if bits > 0 {
+        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
+    }
+    out
+}
+
+fn unbase32(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let (mut buffer, mut bits) = (0u32, 0);
+    for c in text.bytes() {
+        let value = ALPHABET.iter().position(|a| *a == c)? as u32;
+        buffer = (buffer << 5) | value;
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_reads_back_and_a_changed_letter_is_caught() {
+        let key = Key::generate(&[7; 16]).unwrap();
+        let token = key.token();
+        assert!(token.starts_with("cmk1-"), "{token}");
+        assert!(!token.contains(['=', '+', '/']), "{token}");
+        assert_eq!(Key::parse(&token).unwrap(), key);
+        // Pasted in upper case, broken over lines.
+        let pasted = format!("  {}\n{}  ", &token[..30].to_uppercase(), &token[30..]);
+        assert_eq!(Key::parse(&pasted).unwrap(), key);
+        for at in [5, 20, token.len() - 1] {
+            let mut typo = token.clone().into_bytes();
+            typo[at] = if typo[at] == b'a' { b'b' } else { b'a' };
+            let err = Key::parse(std::str::from_utf8(&typo).unwrap()).unwrap_err();
+            assert!(format!("{err}").contains("mistyped"), "{at}: {err}");
+        }
+        let cut = Key::parse(&token[..token.len() - 3]).unwrap_err();
+        assert!(format!("{cut}").contains("cut or mistyped"), "{cut}");
+        assert!(Key::parse("hello").is_err());
+        assert!(key.made_for(&[7; 16]));
+        assert!(!key.made_for(&[8; 16]));
+        assert!(!format!("{key:?}").contains(&hex(&key.bytes)));
+    }
+
+    #[test]
+    fn two_keys_differ() {
+        let a = Key::generate(&[1; 16]).unwrap();
+        let b = Key::generate(&[1; 16]).unwrap();
+        assert_ne!(a.bytes, b.bytes);
+    }
+}

@@ -1,0 +1,446 @@
+//! One sync: fetch the remote's branch, check its header with the key, take in the chunks of
+//! other machines not taken in yet, then push what is new here on top of what was fetched. A
+//! push whose lease fails (another machine pushed since the fetch) starts again from the
+//! fetch, a few times; one that fails with the branch unchanged is an error.
+//!
+//! After a deletion (here, or announced by another machine) of a record whose line is in one of
+//! this machine's chunks, those chunks are written again without it, and the commit is one
+//! with no parent: the branch then reaches no older version of them. Other machines fetch it
+//! like any other tip (the fetch is forced) and put their folders on top of it.
+//!
+//! Killed at any moment, a sync leaves nothing half-done that the next one does not finish: a
+//! chunk is taken in whole before it is marked applied (taking it in again stores nothing
+//! twice), and what was pushed is recorded only once the push landed (pushing it again writes
+//! the same chunk numbers over).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::chunk::{self, Place};
+use super::git::Git;
+use super::key::{self, Key};
+use super::ops::{self, Writer};
+use super::remote::Layout;
+use super::{NETWORK_TIMEOUT, Paths, Settings, status};
+use crate::config::Config;
+use crate::render::plural;
+use crate::store::Store;
+use crate::store::export::{self, Counts};
+use crate::store::slices::Slicer;
+use crate::store::sync::incoming::{self, Received};
+use crate::store::sync::outgoing::{self, Pushed};
+use crate::store::sync::{self as state, Table};
+
+/// How many times a sync starts again when other machines push in between.
+const ATTEMPTS: usize = 5;
+/// How long a sync waits for the database's write lock.
+const WAIT: Duration = Duration::from_secs(10);
+/// Chunks read from the local repository at a time.
+const BATCH: usize = 16;
+
+/// What one sync moved.
+#[derive(Debug, Default)]
+pub struct Moved {
+    pub sent: Counts,
+    /// Deletions sent.
+    pub announced: i64,
+    pub received: Received,
+    /// Other machines on the remote.
+    pub machines: usize,
+    /// Chunks of this machine written again without deleted records.
+    pub rewritten: usize,
+    /// Chunks of other machines taken in again: written again there since.
+    pub reread: usize,
+    /// Chunks of other machines refused (cut, changed, not ours): why, each.
+    pub refused: Vec<String>,
+}
+
+impl Moved {
+    pub fn is_nothing(&self) -> bool {
+        self.sent.iter().sum::<i64>() + self.announced == 0
+            && self.received.stored.iter().sum::<i64>() + self.received.deleted == 0
+            && self.rewritten == 0
+    }
+
+    /// One line: what went each way.
+    pub fn line(&self) -> String {
+        let either = |counts: &Counts, deletions: i64| {
+            let mut parts = Vec::new();
+            if counts.iter().sum::<i64>() > 0 {
+                parts.push(export::describe(counts));
+            }
+            if deletions > 0 {
+                parts.push(plural(deletions, "deletion"));
+            }
+            if parts.is_empty() {
+                "nothing".to_string()
+            } else {
+                parts.join(", ")
+            }
+        };
+        format!(
+            "Sent {}; received {} ({} on the remote).",
+            either(&self.sent, self.announced),
+            either(&self.received.stored, self.received.deleted),
+            match self.machines {
+                0 => "no other machine".to_string(),
+                n => plural(n as i64, "other machine"),
+            }
+        )
+    }
+}
+
+/// Runs a sync, recording how it went for `status`; chunks refused make it an error, after
+/// everything else was done.
+pub fn guarded(
+    config: &Config,
+    paths: &Paths,
+    settings: &Settings,
+    key: &Key,
+    background: bool,
+) -> Result<Moved> {
+    status::began(paths);
+    let result = run(config, paths, settings, key, background).and_then(|moved| {
+        if moved.refused.is_empty() {
+            return Ok(moved);
+        }
+        Err(anyhow!(
+            "{} But {} of other machines refused, nothing of {} applied: {}",
+            moved.line(),
+            plural(moved.refused.len() as i64, "chunk"),
+            if moved.refused.len() == 1 {
+                "it"
+            } else {
+                "them"
+            },
+            moved.refused.join("; ")
+        ))
+    });
+    match &result {
+        Ok(moved) => status::ended(paths, Ok(&moved.line())),
+        Err(err) => status::ended(paths, Err(&format!("{err:#}"))),
+    }
+    result
+}
+
+fn run(
+    config: &Config,
+    paths: &Paths,
+    settings: &Settings,
+    key: &Key,
+    background: bool,
+) -> Result<Moved> {
+    let remote = settings.remote_id()?;
+    let git = Git::open(&paths.repo(), background, NETWORK_TIMEOUT)?;
+    crate::store::layout::settle(config)?;
+    let store = Store::open(config, Instant::now() + WAIT)?;
+    store.set_wait(WAIT)?;
+    let conn = store.conn();
+    state::attach(conn, &paths.state())?;
+    let sync = Sync {
+        config,
+        conn,
+        git: &git,
+        key,
+        remote: &remote,
+        url: &settings.url,
+        me: machine(conn)?,
+    };
+    let result = sync.attempts();
+    state::detach(conn);
+    result
+}
+
+/// This machine's id on the remote, drawn on its first sync.
+fn machine(conn: &rusqlite::Connection) -> Result<String> {
+    if let Some(id) = state::meta(conn, "machine")? {
+        return Ok(id);
+    }
+    let id = key::random_hex(8)?;
+    state::set_meta(conn, "machine", &id)?;
+    Ok(id)
+}
+
+struct Sync<'a> {
+    config: &'a Config,
+    conn: &'a rusqlite::Connection,
+    git: &'a Git,
+    key: &'a Key,
+    remote: &'a [u8; 16],
+    url: &'a str,
+    me: String,
+}
+
+impl Sync<'_> {
+    fn attempts(&self) -> Result<Moved> {
+        let mut moved = Moved::default();
+        let mut failed: Option<(String, anyhow::Error)> = None;
+        for _ in 0..ATTEMPTS {
+            let tip = self.fetch()?.with_context(|| {
+                format!(
+                    "{} no longer holds claude-mem sync data (its claude-mem branch is gone): \
+                     if the repository was made again, push the branch back from this machine \
+                     (docs/sync.md#making-sure-the-host-keeps-nothing-older)",
+                    self.url
+                )
+            })?;
+            if let Some((old, err)) = failed.take() {
+                if old == tip {
+                    return Err(err);
+                }
+                // Another machine pushed in between: once more, a moment later.
+                jitter();
+            }
+            let layout = Layout::read(self.git, &tip)?;
+            self.check_header(&layout)?;
+            outgoing::note_deleted(self.conn)?;
+            self.pull(&layout, &mut moved)?;
+            match self.push(&layout, &tip, &mut moved) {
+                Ok(()) => {
+                    // Older versions of chunks written again (here or there) leave the data
+                    // dir too.
+                    if moved.rewritten + moved.reread > 0 || moved.received.deleted > 0 {
+                        self.git.prune()?;
+                    }
+                    return Ok(moved);
+                }
+                Err(err) => failed = Some((tip, err)),
+            }
+        }
+        Err(failed
+            .map_or_else(|| anyhow!("no push landed"), |(_, err)| err)
+            .context(format!(
+                "other machines kept pushing to {} meanwhile; try again",
+                self.url
+            )))
+    }
+
+    fn fetch(&self) -> Result<Option<String>> {
+        self.git
+            .fetch(self.url)
+            .map_err(|err| anyhow!("cannot reach {}: {err:#}", self.url))
+    }
+
+    /// The header must be this remote's, and open with the key.
+    fn check_header(&self, layout: &Layout) -> Result<()> {
+        let url = self.url;
+        let bytes = layout
+            .header
+            .as_deref()
+            .map(|id| self.git.blobs(&[id]))
+            .transpose()?
+            .and_then(|mut blobs| blobs.drain().next().map(|(_, bytes)| bytes))
+            .with_context(|| format!("{url}'s claude-mem branch has no header: it is not claude-mem sync data; left untouched"))?;
+        match chunk::header_remote(&bytes) {
+            None => bail!("{url}'s header is not claude-mem's: left untouched"),
+            Some(id) if id != *self.remote => bail!(
+                "{url} is another claude-mem remote now (it was set up again since): \
+                 `claude-mem sync off`, then `claude-mem sync setup {url} --key <its key>`"
+            ),
+            Some(_) if !chunk::opens_header(self.key, &bytes) => bail!(
+                "the key kept here does not open {url}'s data (its header was changed, or \
+                 the key file was): nothing was read or sent"
+            ),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Takes in every chunk of the other machines not taken in as it is now.
+    fn pull(&self, layout: &Layout, moved: &mut Moved) -> Result<()> {
+        let applied = state::applied(self.conn)?;
+        moved.machines = layout.machines.keys().filter(|m| **m != self.me).count();
+        let todo: Vec<(&String, i64, &String)> = layout
+            .machines
+            .iter()
+            .filter(|(machine, _)| **machine != self.me)
+            .flat_map(|(machine, chunks)| {
+                chunks.iter().map(move |(seq, blob)| (machine, *seq, blob))
+            })
+            .filter(|(machine, seq, blob)| applied.get(&((*machine).clone(), *seq)) != Some(*blob))
+            .collect();
+        moved.reread += todo
+            .iter()
+            .filter(|(machine, seq, _)| applied.contains_key(&((*machine).clone(), *seq)))
+            .count();
+        let slicer = Slicer::command(WAIT);
+        for batch in todo.chunks(BATCH) {
+            let ids: Vec<&str> = batch.iter().map(|(_, _, blob)| blob.as_str()).collect();
+            let mut blobs = self.git.blobs(&ids)?;
+            for (machine, seq, blob) in batch {
+                let place = Place {
+                    remote: self.remote,
+                    machine,
+                    seq: *seq,
+                };
+                let lines = blobs
+                    .remove(blob.as_str())
+                    .context("it is missing from what was fetched")
+                    .and_then(|bytes| chunk::open(self.key, &place, &bytes))
+                    .and_then(|text| ops::read(&text, machine, *seq));
+                let lines = match lines {
+                    Ok(lines) => lines,
+                    Err(err) => {
+                        moved
+                            .refused
+                            .push(format!("chunk {seq} of machine {machine}: {err:#}"));
+                        continue;
+                    }
+                };
+                let got = incoming::apply(
+                    self.conn,
+                    &self.config.redactor,
+                    machine,
+                    *seq,
+                    lines,
+                    &slicer,
+                )?;
+                moved.received.add(&got);
+                state::mark_applied(self.conn, machine, *seq, blob)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Seals a chunk's text for its place and writes it into the repository; its blob.
+    fn seal(&self, writer: Writer, seq: i64) -> Result<String> {
+        let place = Place {
+            remote: self.remote,
+            machine: &self.me,
+            seq,
+        };
+        self.git
+            .write_blob(&chunk::seal(self.key, &place, &writer.text)?)
+    }
+
+    /// Pushes what is new here, and this machine's chunks written again, on top of `tip`.
+    fn push(&self, layout: &Layout, tip: &str, moved: &mut Moved) -> Result<()> {
+        let conn = self.conn;
+        let redactor = &self.config.redactor;
+        let next_seq: i64 = state::meta(conn, "next_seq")?
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let table = state::chunks(conn)?;
+        let mut mine: BTreeMap<i64, String> = table
+            .iter()
+            .map(|(seq, blob, _)| (*seq, blob.clone()))
+            .collect();
+        let vanished = outgoing::vanished(conn)?;
+        let mut rewrite: BTreeSet<i64> = table
+            .iter()
+            .filter(|(_, _, dirty)| *dirty)
+            .map(|(seq, _, _)| *seq)
+            .collect();
+        rewrite.extend(vanished.iter().filter_map(|(_, _, chunk)| *chunk));
+        rewrite.retain(|seq| mine.contains_key(seq));
+        let mut resend: Vec<(Table, String)> = outgoing::changed_sessions(conn)?
+            .into_iter()
+            .map(|id| (Table::Session, id))
+            .collect();
+        resend.extend(
+            outgoing::renumbered(conn)?
+                .into_iter()
+                .map(|id| (Table::Queue, id)),
+        );
+        let mut fresh = Vec::new();
+        for table in Table::ALL {
+            fresh.extend(
+                outgoing::new_ids(conn, table)?
+                    .into_iter()
+                    .map(|id| (table, id)),
+            );
+        }
+        let on_remote = layout.machines.get(&self.me).cloned().unwrap_or_default();
+        if vanished.is_empty()
+            && resend.is_empty()
+            && fresh.is_empty()
+            && rewrite.is_empty()
+            && on_remote == mine
+        {
+            return Ok(());
+        }
+        let mut seq = next_seq;
+        let mut writer = Writer::new(&self.me, seq)?;
+        let (mut sent, mut announced, mut written) = (Vec::new(), Vec::new(), Vec::new());
+        let mut counts = Counts::default();
+        let mut roll = |writer: &mut Writer, seq: &mut i64, force: bool| -> Result<()> {
+            if writer.lines > 0 && (force || writer.full()) {
+                let full = std::mem::replace(writer, Writer::new(&self.me, *seq + 1)?);
+                written.push((*seq, self.seal(full, *seq)?));
+                *seq += 1;
+            }
+            Ok(())
+        };
+        for (table, id, _) in &vanished {
+            writer.gone(*table, id)?;
+            announced.push((*table, id.clone(), seq));
+            roll(&mut writer, &mut seq, false)?;
+        }
+        for (table, id) in resend.iter().chain(&fresh) {
+            let Some(out) = outgoing::out(conn, redactor, *table, id)? else {
+                continue;
+            };
+            writer.record(&out.record)?;
+            export::tally(&mut counts, &out.record);
+            sent.push((out.table, out.id, out.ver, seq));
+            roll(&mut writer, &mut seq, false)?;
+        }
+        roll(&mut writer, &mut seq, true)?;
+        // What left or moved on: not in the chunks written again.
+        let leaving: HashSet<(Table, String)> = vanished
+            .iter()
+            .map(|(table, id, _)| (*table, id.clone()))
+            .chain(resend.iter().cloned())
+            .collect();
+        let mut emptied = Vec::new();
+        for old in &rewrite {
+            let (records, gone) = outgoing::chunk_lines(conn, redactor, *old, &leaving)?;
+            if records.is_empty() && gone.is_empty() {
+                emptied.push(*old);
+                mine.remove(old);
+                continue;
+            }
+            let mut again = Writer::new(&self.me, *old)?;
+            for (table, id) in &gone {
+                again.gone(*table, id)?;
+            }
+            for out in &records {
+                again.record(&out.record)?;
+            }
+            let blob = self.seal(again, *old)?;
+            written.push((*old, blob));
+        }
+        mine.extend(written.iter().cloned());
+        let tree = layout.tree(self.git, None, &self.me, &mine)?;
+        // A new history when chunks were written again: the branch no longer reaches their
+        // older versions.
+        let parent = rewrite.is_empty().then_some(tip);
+        let commit = self.git.commit(&tree, parent)?;
+        self.git
+            .push(self.url, &commit, Some(tip))
+            .map_err(|err| anyhow!("cannot push to {}: {err:#}", self.url))?;
+        outgoing::pushed(
+            conn,
+            &Pushed {
+                sent: &sent,
+                announced: &announced,
+                chunks: &written,
+                emptied: &emptied,
+                next_seq: seq,
+            },
+        )?;
+        moved.sent = counts;
+        moved.announced = announced.len() as i64;
+        moved.rewritten = rewrite.len();
+        Ok(())
+    }
+}
+
+/// A pause of 50 to 560 ms before trying again, so that machines that collided do not collide
+/// again in step.
+fn jitter() {
+    let mut byte = [0u8; 1];
+    let _ = key::random(&mut byte);
+    std::thread::sleep(Duration::from_millis(50 + 2 * u64::from(byte[0])));
+}

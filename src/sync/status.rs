@@ -1,0 +1,63 @@
+//! What the last sync did, for `sync status`, `status` and `doctor`: when it was tried, when
+//! one last succeeded and what it moved, and the error of the last one that failed (cleared by
+//! the next success). Kept in `sync/status.json`, written whole or not at all.
+
+use serde::{Deserialize, Serialize};
+
+use super::Paths;
+use crate::fsutil::{self, Durability};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Status {
+    /// When the last sync began.
+    pub tried_at: Option<String>,
+    /// When the last successful one ended, and what it moved.
+    pub synced_at: Option<String>,
+    pub moved: Option<String>,
+    /// What went wrong the last time, if the last one failed.
+    pub error: Option<String>,
+    /// When that was.
+    pub failed_at: Option<String>,
+}
+
+pub fn read(paths: &Paths) -> Status {
+    fsutil::open_ours(&paths.status(), fsutil::Access::Read)
+        .ok()
+        .and_then(|file| serde_json::from_reader(std::io::BufReader::new(file)).ok())
+        .unwrap_or_default()
+}
+
+fn write(paths: &Paths, status: &Status) {
+    if let Ok(bytes) = serde_json::to_vec_pretty(status) {
+        let _ = fsutil::write_atomic(&paths.dir, "status.json", &bytes, Durability::Kill);
+    }
+}
+
+/// A sync begins: the background's clock (`marks::sync_due`) starts again, whatever comes.
+pub fn began(paths: &Paths) {
+    if let Ok(file) = fsutil::open_ours(&paths.tried(), fsutil::Access::Append) {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+    let mut status = read(paths);
+    status.tried_at = Some(crate::clock::now());
+    write(paths, &status);
+}
+
+/// A sync ended: what it moved, or why it failed.
+pub fn ended(paths: &Paths, outcome: Result<&str, &str>) {
+    let mut status = read(paths);
+    let now = crate::clock::now();
+    match outcome {
+        Ok(moved) => {
+            status.synced_at = Some(now);
+            status.moved = Some(moved.to_string());
+            status.error = None;
+            status.failed_at = None;
+        }
+        Err(error) => {
+            status.error = Some(error.to_string());
+            status.failed_at = Some(now);
+        }
+    }
+    write(paths, &status);
+}

@@ -58,7 +58,7 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
         ..Outcome::default()
     };
     let mut ours = BTreeSet::new();
-    let mut wanted: Vec<(String, String)> = notes
+    let mut wanted: Vec<(String, Option<&Note>)> = notes
         .iter()
         .map(|n| {
             let path = format!(
@@ -66,14 +66,18 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
                 format::month(&n.when),
                 format::file_name(n.kind, &n.id)
             );
-            (path, format::render(n))
+            (path, Some(n))
         })
         .collect();
-    wanted.push((README.into(), README_TEXT.into()));
-    for (path, text) in &wanted {
+    wanted.push((README.into(), None));
+    for (path, note) in &wanted {
         ours.insert(path.clone());
-        let same = exists && read::text(&dir, path).is_ok_and(|old| old == *text);
-        match (same, path == README) {
+        let old = exists.then(|| read::text(&dir, path).ok()).flatten();
+        let text = match note {
+            Some(note) => format::render(&owned(note, old.as_deref())),
+            None => README_TEXT.to_string(),
+        };
+        match (old.as_deref() == Some(text.as_str()), note.is_none()) {
             (true, false) => outcome.unchanged += 1,
             (true, true) => {}
             (false, readme) => {
@@ -91,6 +95,24 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
         crate::fsutil::sync_dir(&dir);
     }
     Ok(outcome)
+}
+
+/// `note` as its file is to hold it: with the origin the file already names, when it names
+/// another. The same memory is in several databases of one person once `sync` runs; the file
+/// stays the one machine's that shared it first (its share removes the file after a forget,
+/// which sync brings it), instead of changing hands, and so lines, at each machine's share.
+fn owned(note: &Note, old: Option<&str>) -> Note {
+    let theirs = old
+        .and_then(|text| format::parse(text, note.kind, &note.id).ok())
+        .map(|old| old.origin)
+        .filter(|origin| !origin.is_empty() && *origin != note.origin);
+    match theirs {
+        Some(origin) => Note {
+            origin,
+            ..note.clone()
+        },
+        None => note.clone(),
+    }
 }
 
 /// Removes the files of `origin` in `dir` that are not `ours` (the paths just written), and

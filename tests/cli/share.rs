@@ -575,3 +575,25 @@ fn share_writes_nowhere_but_into_a_real_folder_of_the_project() {
     assert!(said.starts_with("nothing to share in"), "{said}");
     assert!(!alice.folder().exists());
 }
+
+/// The same memories in a second database of Alice's (as `sync` or `import` brings them):
+/// sharing from there leaves her files as they are, rather than rewriting each one's origin.
+#[test]
+fn a_second_machine_of_the_same_person_leaves_the_shared_files_as_they_are() {
+    if !have_git() {
+        return;
+    }
+    let alice = Person::with_memories("alpha");
+    alice.share();
+    let files = alice.files();
+    let export = alice.env.root.path().join("alice.jsonl");
+    memory::ok(&alice.run(&["export", "-o", export.to_str().unwrap()]));
+    let desktop = Person {
+        env: Env::new(),
+        project: alice.project.clone(),
+    };
+    memory::ok(&desktop.run(&["import", export.to_str().unwrap()]));
+    let said = desktop.share();
+    assert!(said.contains("0 written, 2 unchanged, 0 removed"), "{said}");
+    assert_eq!(desktop.files(), files);
+}

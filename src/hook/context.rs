@@ -4,7 +4,8 @@
 //! changed, what Claude said last, with short ids to expand on demand through the MCP tools (or
 //! the command line when the server is not registered). A session the compressor has been at
 //! is told by its summary and its typed memories instead, and by the raw index only for what
-//! came after them.
+//! came after them. Then the newest memories and summaries that teammates shared in the
+//! project's `.claude-mem/` folder (see [`crate::team`]), as the team's.
 //!
 //! Always the JSON form with `hookEventName` (plain stdout is not injected for new sessions on
 //! some versions), wrapped in `<claude-mem-context>` so that the capture hooks never store it.

@@ -191,6 +191,30 @@ pub enum Command {
     /// With --from-claude-mem, that tool's database is read (never changed) and its sessions,
     /// prompts, observations and session summaries stored as ours.
     Import(ImportArgs),
+    /// Write this project's memories and session summaries into its .claude-mem/ folder, one
+    /// Markdown file each, for the team to commit with the code.
+    ///
+    /// Only what the compressor made is shared, never prompts, tool calls or Claude's
+    /// messages; secrets are redacted again and `<private>` text never leaves. Running it
+    /// again rewrites the files that changed and removes this machine's files of what was
+    /// forgotten since; a teammate's files are never touched. A teammate's claude-mem, in a
+    /// clone, shows them in search, the MCP tools and the session-start context, as the
+    /// team's, without storing them. See docs/sharing.md.
+    Share(ShareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShareArgs {
+    /// The project (default: the current one: $CLAUDE_PROJECT_DIR, else the current directory,
+    /// or the recorded project that contains it).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Say what would change, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// One JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -29,6 +29,7 @@ mod settings;
 mod spill;
 mod store;
 mod sync;
+mod team;
 mod text;
 mod transcript;
 

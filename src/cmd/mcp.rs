@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::search::{Page, Request};
 use super::show;
+use super::team;
 use crate::config::Config;
 use crate::emit::{self, Report, UsageError};
 use crate::log::Log;
@@ -148,7 +149,9 @@ fn tools() -> Vec<Tool> {
                 compact index: one line per item with its id, time (UTC), kind (the tool, \
                 `prompt`, `message`, `memory` or `summary`), session, about how many tokens the \
                 whole item costs, and its title. Read the items worth it with `get`, or what \
-                happened around one with `timeline`.",
+                happened around one with `timeline`. Memories and summaries that teammates \
+                shared in the project's .claude-mem/ folder are found too, their lines marked \
+                `team`.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -239,16 +242,22 @@ impl Memory {
             file: args.text("file")?,
         }
         .check("")?;
-        let mut recall = match self.open()? {
-            Ok(recall) => recall,
-            Err(why) => return Ok(why),
+        // Without a database, the team's files in the project may still answer.
+        let mut recall = Recall::open(&self.config)?;
+        let page = match recall.as_mut() {
+            Some(recall) => request.run(recall)?,
+            None => match request.run_on_team(&self.config)? {
+                Some(page) if !page.hits.is_empty() => Some(page),
+                _ => return Ok(no_database(&self.config)),
+            },
         };
         let Some(Page {
             project,
             hits,
+            team,
             next,
             did_you_mean,
-        }) = request.run(&mut recall)?
+        }) = page
         else {
             return Err(mistake("the query holds no word to search for"));
         };
@@ -276,7 +285,20 @@ impl Memory {
         );
         for hit in &hits {
             let snippet = render::one_line(&hit.snippet, SNIPPET_CHARS);
-            out.push_str(&index_line(recall.reader(), &hit.item, "", Some(&snippet))?);
+            let marker = if team.contains(&hit.item.id) {
+                TEAM_MARK
+            } else {
+                ""
+            };
+            out.push_str(&index_line(
+                recall.as_ref().map(Recall::reader),
+                &hit.item,
+                marker,
+                Some(&snippet),
+            )?);
+        }
+        if !team.is_empty() {
+            out.push_str(TEAM_LEGEND);
         }
         Ok(out)
     }
@@ -289,7 +311,18 @@ impl Memory {
             Ok(recall) => recall,
             Err(why) => return Ok(why),
         };
-        let (_, id) = recall.resolve(id)?;
+        let id = match recall.resolve(id) {
+            Ok((_, id)) => id,
+            Err(err) => match team::find(&self.config, Some(&recall), id)?.as_slice() {
+                [_] => {
+                    return Err(mistake(&format!(
+                        "{id} is a note the team shared (the project's .claude-mem/): it has \
+                         no timeline here; get shows it whole"
+                    )));
+                }
+                _ => return Err(err),
+            },
+        };
         let items = recall
             .index()?
             .around(&id, before, after)?
@@ -306,31 +339,40 @@ impl Memory {
         );
         for item in &items {
             let marker = if item.id == id { "> " } else { "  " };
-            out.push_str(&index_line(recall.reader(), item, marker, None)?);
+            out.push_str(&index_line(Some(recall.reader()), item, marker, None)?);
         }
         Ok(out)
     }
 
     fn get(&self, args: &Args) -> Result<String> {
         let ids = args.ids()?;
-        let mut recall = match self.open()? {
-            Ok(recall) => recall,
-            Err(why) => return Ok(why),
-        };
+        let mut recall = Recall::open(&self.config)?;
         let style = Style::plain();
         let mut found = 0;
         let mut parts = Vec::new();
         for id in &ids {
-            let item = recall
-                .resolve(id)
-                .and_then(|(kind, id)| show::render(recall.reader(), kind, &id, false, &style));
+            let item = match recall.as_mut() {
+                Some(recall) => recall
+                    .resolve(id)
+                    .and_then(|(kind, id)| show::render(recall.reader(), kind, &id, false, &style)),
+                None => Err(anyhow!(no_database(&self.config))),
+            };
             match item {
                 Ok(text) => {
                     found += 1;
                     parts.push(recorded::told_by_line(&bounded(&text, id)).into_owned());
                 }
-                Err(err) => parts.push(format!("{id}: {err:#}\n")),
+                Err(err) => match team::find(&self.config, recall.as_ref(), id)?.as_slice() {
+                    [note] => {
+                        found += 1;
+                        parts.push(team::whole(note));
+                    }
+                    _ => parts.push(format!("{id}: {err:#}\n")),
+                },
             }
+        }
+        if found == 0 && recall.is_none() {
+            return Ok(no_database(&self.config));
         }
         if found == 0 {
             return Err(mistake(parts.concat().trim_end()));
@@ -339,21 +381,34 @@ impl Memory {
     }
 }
 
+/// How a line of `search` shows a team's note, and what that means, said once below them.
+const TEAM_MARK: &str = "team ";
+const TEAM_LEGEND: &str = "Lines marked `team` are the team's: files in the project's .claude-mem/ \
+                           that teammates shared, read from the project, not from this memory.\n";
+
 /// What each line of `search` and `timeline` holds, said once above them.
 const LINE_LEGEND: &str = "Each line: id, time (UTC), kind, session, ~tokens to get it whole, \
                            title (then the matching words, when the title does not show them).";
 
 /// One line of the index: id, time, kind (the tool for a tool call), session, the estimated
 /// cost of the whole item, its title, and the snippet when the title does not hold it.
-fn index_line(reader: &Reader, item: &Item, marker: &str, snippet: Option<&str>) -> Result<String> {
+fn index_line(
+    reader: Option<&Reader>,
+    item: &Item,
+    marker: &str,
+    snippet: Option<&str>,
+) -> Result<String> {
     let when = render::iso(&item.created_at);
     let when = when.get(..16).unwrap_or(&when).replace('T', " ");
     let kind = match (&item.kind, &item.tool_name) {
         (Kind::Observation, Some(tool)) => render::one_line(tool, 40),
         (kind, _) => kind.as_str().to_string(),
     };
-    let cost = reader
-        .stored_bytes(item.kind, &item.id)?
+    let stored = match reader {
+        Some(reader) => reader.stored_bytes(item.kind, &item.id)?,
+        None => None,
+    };
+    let cost = stored
         .map(|bytes| format!("~{}", tokens(bytes + ITEM_OVERHEAD)))
         .unwrap_or_else(|| "-".into());
     let title = match item.kind {

@@ -19,9 +19,11 @@ mod queue;
 mod scrub;
 mod search;
 mod sessions;
+mod share;
 mod show;
 mod status;
 pub mod sync;
+mod team;
 mod timeline;
 mod uninstall;
 
@@ -60,6 +62,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Export(args) => export::export(&args),
         Command::Import(args) => import::import(&args),
         Command::Sync { command } => sync::run(command),
+        Command::Share(args) => share::share(&args),
     }
 }
 

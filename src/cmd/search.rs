@@ -1,6 +1,7 @@
 //! `search <words>`: ranked results from the search index, one line each, or JSON Lines; and
 //! the [`Request`] that the MCP `search` tool checks and runs the same way.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::Result;
@@ -33,13 +34,19 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         offset: scope.offset,
     }
     .check("--")?;
-    let Some(mut recall) = Recall::open(&config)? else {
-        return Ok(Report {
-            found_nothing: true,
-            ..nothing_captured(&config)
-        });
+    let page = match Recall::open(&config)? {
+        Some(mut recall) => request.run(&mut recall)?,
+        None => match request.run_on_team(&config)? {
+            Some(page) if !page.hits.is_empty() => Some(page),
+            _ => {
+                return Ok(Report {
+                    found_nothing: true,
+                    ..nothing_captured(&config)
+                });
+            }
+        },
     };
-    let Some(page) = request.run(&mut recall)? else {
+    let Some(page) = page else {
         return Ok(Report {
             found_nothing: true,
             note: Some("no results: the words hold nothing to search for".into()),
@@ -62,10 +69,16 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     let stdout = if scope.json {
         page.hits
             .iter()
-            .map(|h| render::json_line(&to_json(h, page.did_you_mean.as_deref())))
+            .map(|h| {
+                render::json_line(&to_json(
+                    h,
+                    page.did_you_mean.as_deref(),
+                    page.team.contains(&h.item.id),
+                ))
+            })
             .collect()
     } else {
-        lines(&page.hits, &style, project.is_none())
+        lines(&page.hits, &page.team, &style, project.is_none())
     };
     let more = page
         .next
@@ -117,6 +130,8 @@ pub struct Page {
     /// The project searched, `None` for every one.
     pub project: Option<String>,
     pub hits: Vec<Hit>,
+    /// The ids of the hits that are the team's (files in the project's `.claude-mem/`).
+    pub team: HashSet<String>,
     /// The offset of the next page, when there are more results.
     pub next: Option<usize>,
     /// When nothing matched the words, the stored words nearest to them, whose results these
@@ -165,8 +180,9 @@ impl Checked<'_> {
             limit: asked.limit.saturating_add(1),
             offset: asked.offset,
         };
+        let notes = super::team::notes(recall, project.as_deref())?;
         let index = recall.index()?;
-        let mut hits = index.search(&search)?;
+        let (mut hits, mut team) = super::team::search(Some(index), &search, &notes)?;
         let mut did_you_mean = None;
         // Nothing matched any word: the words are misspelt, or not stored. A near stored word
         // is what was meant, most likely.
@@ -177,18 +193,70 @@ impl Checked<'_> {
                 .and_then(|c| parse_query(c).ok().flatten())
             {
                 search.query = query;
-                hits = index.search(&search)?;
+                (hits, team) = super::team::search(Some(index), &search, &notes)?;
                 did_you_mean = corrected.filter(|_| !hits.is_empty());
             }
         }
-        let next = (hits.len() > asked.limit).then(|| asked.offset.saturating_add(asked.limit));
-        hits.truncate(asked.limit);
-        Ok(Some(Page {
+        Ok(Some(page(
             project,
             hits,
-            next,
+            team,
             did_you_mean,
-        }))
+            asked.limit,
+            asked.offset,
+        )))
+    }
+
+    /// The page asked for from the team's notes alone, when nothing was ever captured here:
+    /// a teammate's files are found before their own first session.
+    pub fn run_on_team(self, config: &Config) -> Result<Option<Page>> {
+        let asked = self.request;
+        let (Some(query), Some(project)) = (self.query, super::team::here(config, asked.project))
+        else {
+            return Ok(None);
+        };
+        let search = Search {
+            query,
+            project: Some(project.clone()),
+            session: asked.session.map(String::from),
+            since: self.since,
+            until: self.until,
+            tool: asked.tool.map(String::from),
+            file: asked.file.map(String::from),
+            kind: asked.kind,
+            limit: asked.limit.saturating_add(1),
+            offset: asked.offset,
+        };
+        let notes = super::team::notes_here(config, &project);
+        let (hits, team) = super::team::search(None, &search, &notes)?;
+        Ok(Some(page(
+            Some(project),
+            hits,
+            team,
+            None,
+            asked.limit,
+            asked.offset,
+        )))
+    }
+}
+
+/// The page of `limit` results from `offset` out of `hits` (one more when there is a next).
+fn page(
+    project: Option<String>,
+    mut hits: Vec<Hit>,
+    team: HashSet<String>,
+    did_you_mean: Option<String>,
+    limit: usize,
+    offset: usize,
+) -> Page {
+    let next = (hits.len() > limit).then(|| offset.saturating_add(limit));
+    hits.truncate(limit);
+    Page {
+        project,
+        hits,
+        team,
+        next,
+        did_you_mean,
     }
 }
 
@@ -216,17 +284,21 @@ fn kind(arg: KindArg) -> Kind {
     }
 }
 
-/// One line a result: id, when, what (the tool, or the kind), session, and the snippet;
-/// the project too when searching them all.
-fn lines(hits: &[Hit], style: &Style, all: bool) -> String {
+/// One line a result: id, when, what (the tool, or the kind; `(team)` after a team's note),
+/// session, and the snippet; the project too when searching them all.
+fn lines(hits: &[Hit], team: &HashSet<String>, style: &Style, all: bool) -> String {
     let mut table = Table::default();
     for hit in hits {
         let item = &hit.item;
-        let what = item.tool_name.as_deref().unwrap_or(item.kind.as_str());
+        let mut what =
+            render::one_line(item.tool_name.as_deref().unwrap_or(item.kind.as_str()), 24);
+        if team.contains(&item.id) {
+            what.push_str(&format!(" ({})", super::team::SOURCE));
+        }
         let mut row = vec![
             cell(short_id(&item.id)).color(Color::Id),
             cell(style.ago(&item.created_at)).color(Color::Time),
-            cell(render::one_line(what, 24)).color(Color::Tool),
+            cell(what).color(Color::Tool),
             cell(short_id(&item.session_id)).color(Color::Id),
         ];
         if all {
@@ -240,8 +312,9 @@ fn lines(hits: &[Hit], style: &Style, all: bool) -> String {
     table.render(style)
 }
 
-/// The documented JSON shape of one result.
-fn to_json(hit: &Hit, did_you_mean: Option<&str>) -> serde_json::Value {
+/// The documented JSON shape of one result; `source` is `team` for a team's note, else
+/// `own`.
+fn to_json(hit: &Hit, did_you_mean: Option<&str>, team: bool) -> serde_json::Value {
     let item = &hit.item;
     json!({
         "id": item.id,
@@ -258,6 +331,7 @@ fn to_json(hit: &Hit, did_you_mean: Option<&str>) -> serde_json::Value {
         "score": hit.score,
         "count": hit.count,
         "did_you_mean": did_you_mean,
+        "source": if team { super::team::SOURCE } else { "own" },
     })
 }
 

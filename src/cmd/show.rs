@@ -16,7 +16,15 @@ use crate::store::rows::{Memory, Summary};
 pub fn show(id: &str, json: bool) -> Result<Report> {
     let config = Config::from_env();
     let mut recall = Recall::open_for_item(&config)?;
-    let (kind, id) = recall.resolve(id)?;
+    let (kind, id) = match recall.resolve(id) {
+        Ok(found) => found,
+        Err(err) => {
+            return match super::team::find(&config, Some(&recall), id)?.as_slice() {
+                [note] => Ok(super::team::shown(note, json).into()),
+                _ => Err(err),
+            };
+        }
+    };
     Ok(render(recall.reader(), kind, &id, json, &Style::detect())?.into())
 }
 

@@ -46,6 +46,8 @@ mod queue;
 mod recall;
 // Retention: prune, the size cap, the file that shrinks, what status says is due.
 mod retention;
+// `share`: a project's memories in its .claude-mem/ folder, found by a teammate in a clone.
+mod share;
 // `scrub`: secrets stored under older rules redacted out of every file.
 mod scrub;
 // `sync`: machines through a git remote, encrypted; converging, refusing, never in a hook.

@@ -9,6 +9,7 @@
 pub mod context;
 pub mod doc;
 pub mod fts;
+pub mod team;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -14,10 +14,11 @@
 //! deleted anything.
 
 mod query;
-mod rank;
+pub mod rank;
 mod snippet;
 mod suggest;
 mod sync;
+pub mod team;
 mod tokenizer;
 
 use std::path::Path;
@@ -103,6 +104,8 @@ pub struct Hit {
     pub score: f64,
     /// How many items with the same text it stands for (the same command, the same output).
     pub count: usize,
+    /// Where it stands in the order of its search's results.
+    pub standing: rank::Standing,
 }
 
 /// What to search for and where.
@@ -312,6 +315,7 @@ impl Index {
                     matches,
                     score: 0.0,
                     count: 1,
+                    standing: rank::Standing::default(),
                 };
                 Ok((r.get::<_, i64>("doc")?, hit))
             })?
@@ -323,6 +327,7 @@ impl Index {
                 Some(Hit {
                     score: ranked.bm25,
                     count: ranked.count,
+                    standing: ranked.standing,
                     ..hit
                 })
             })

@@ -44,6 +44,25 @@ pub struct Ranked {
     pub id: i64,
     pub bm25: f64,
     pub count: usize,
+    pub standing: Standing,
+}
+
+/// Where a result stands in the order: its tier (2: the whole query as typed; 1: every term;
+/// 0: some), then its relevance. Results of two searches with one query (ours and the team's
+/// notes) are put in one order by it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Standing {
+    pub tier: u8,
+    pub relevance: f64,
+}
+
+impl Standing {
+    /// The better first.
+    pub fn order(a: &Standing, b: &Standing) -> std::cmp::Ordering {
+        b.tier
+            .cmp(&a.tier)
+            .then(b.relevance.total_cmp(&a.relevance))
+    }
 }
 
 /// How much more a row weighs by what it is.
@@ -63,7 +82,7 @@ const RECENT_HALF_LIFE_DAYS: f64 = 30.0;
 
 /// The rows in rank order, the same texts made one.
 pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
-    let mut scored: Vec<(u8, f64, Candidate)> = candidates
+    let mut scored: Vec<(Standing, Candidate)> = candidates
         .into_iter()
         .map(|c| {
             let (tier, share) = holds(query, c.matched);
@@ -71,18 +90,17 @@ pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
                 * share
                 * kind_weight(c.kind)
                 * (1.0 + RECENT_BONUS * 0.5f64.powf(c.age_days / RECENT_HALF_LIFE_DAYS));
-            (tier, relevance, c)
+            (Standing { tier, relevance }, c)
         })
         .collect();
     scored.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(b.1.total_cmp(&a.1))
-            .then(a.2.age_days.total_cmp(&b.2.age_days))
-            .then(b.2.id.cmp(&a.2.id))
+        Standing::order(&a.0, &b.0)
+            .then(a.1.age_days.total_cmp(&b.1.age_days))
+            .then(b.1.id.cmp(&a.1.id))
     });
     let mut out: Vec<Ranked> = Vec::with_capacity(scored.len());
     let mut seen: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    for (_, _, c) in scored {
+    for (standing, c) in scored {
         match seen.get(&c.digest) {
             Some(&at) => out[at].count += 1,
             None => {
@@ -91,6 +109,7 @@ pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
                     id: c.id,
                     bm25: c.bm25,
                     count: 1,
+                    standing,
                 });
             }
         }

@@ -1,0 +1,155 @@
+//! The team's notes (a project's `.claude-mem/` files, see `crate::team`) beside this
+//! machine's own memory in what the read commands and the MCP tools answer: searched with the
+//! same query, merged into the same ranking, fetched whole by id, and always marked as the
+//! team's. A note this database holds itself (the user's own shared file, read back in their
+//! own project) is shown once, as theirs.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::config::Config;
+use crate::log::Log;
+use crate::recall::Recall;
+use crate::recorded;
+use crate::render;
+use crate::store::fts::rank::Standing;
+use crate::store::fts::{Hit, Index, Search, team};
+use crate::team::{Note, read};
+
+/// What a line or a JSON result says of an item that is the team's.
+pub const SOURCE: &str = "team";
+
+/// The project's team notes that this database does not hold; none for every project.
+pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
+    let Some(project) = project else {
+        return Ok(Vec::new());
+    };
+    let log = Log::new(&recall.config, "team");
+    let notes = read::all(Path::new(project), &log);
+    if notes.is_empty() {
+        return Ok(notes);
+    }
+    let own = recall.reader().known(notes.iter().map(|n| n.id.as_str()))?;
+    Ok(notes.into_iter().filter(|n| !own.contains(&n.id)).collect())
+}
+
+/// What `search` finds in the index (when there is one) and in the team's notes, best first,
+/// and which of the results are the team's. With notes, both lists are read from their first
+/// result and the page is cut from their merge.
+pub fn search(
+    index: Option<&Index>,
+    search: &Search,
+    notes: &[Note],
+) -> Result<(Vec<Hit>, HashSet<String>)> {
+    if notes.is_empty() {
+        let own = index.map(|i| i.search(search)).transpose()?;
+        return Ok((own.unwrap_or_default(), HashSet::new()));
+    }
+    let offset = search.offset;
+    let both = Search {
+        limit: search.limit.saturating_add(offset),
+        offset: 0,
+        ..search.clone()
+    };
+    let own = index
+        .map(|i| i.search(&both))
+        .transpose()?
+        .unwrap_or_default();
+    let project = search.project.as_deref().unwrap_or_default();
+    let theirs = team::search(notes, project, &both)?;
+    let ids: HashSet<String> = theirs.iter().map(|h| h.item.id.clone()).collect();
+    let mut hits: Vec<Hit> = own.into_iter().chain(theirs).collect();
+    // Both ranked by one rule: merged by where each stands (a stable sort keeps each list's
+    // own order among equals).
+    hits.sort_by(|a, b| {
+        Standing::order(&a.standing, &b.standing)
+            .then_with(|| b.item.created_at.cmp(&a.item.created_at))
+    });
+    let hits: Vec<Hit> = hits.into_iter().skip(offset).collect();
+    let team = hits
+        .iter()
+        .filter(|h| ids.contains(&h.item.id))
+        .map(|h| h.item.id.clone())
+        .collect();
+    Ok((hits, team))
+}
+
+/// The notes of the current project that `id` names (a whole id or a prefix of one); the
+/// project as `recall` finds it, or without a database as [`here`] does.
+pub fn find(config: &Config, recall: Option<&Recall>, id: &str) -> Result<Vec<Note>> {
+    let project = match recall {
+        Some(recall) => recall.project(None, false)?,
+        None => here(config, None),
+    };
+    let Some(project) = project else {
+        return Ok(Vec::new());
+    };
+    Ok(read::find(
+        Path::new(&project),
+        id,
+        &Log::new(config, "team"),
+    ))
+}
+
+/// The project a command is about when there is no database to find recorded projects in:
+/// `dir`, else $CLAUDE_PROJECT_DIR, else the current directory.
+pub fn here(config: &Config, dir: Option<&Path>) -> Option<String> {
+    let dir = match (dir, &config.project_dir) {
+        (Some(dir), _) => dir.to_path_buf(),
+        (None, Some(dir)) => PathBuf::from(dir),
+        (None, None) => std::env::current_dir().ok()?,
+    };
+    let dir = std::path::absolute(dir).ok()?;
+    Some(dir.to_string_lossy().trim_end_matches('/').to_string()).filter(|d| !d.is_empty())
+}
+
+/// The project's notes, where there is no database of ours to hold any of them.
+pub fn notes_here(config: &Config, project: &str) -> Vec<Note> {
+    read::all(Path::new(project), &Log::new(config, "team"))
+}
+
+/// A note whole, as `get` answers it: said to be the team's, each line that reads as an order
+/// left out.
+pub fn whole(note: &Note) -> String {
+    recorded::told_by_line(&text(note)).into_owned()
+}
+
+/// A note whole, as `show` prints it to a person (who reads what is in the file as it is), or
+/// as one JSON object with `source` `team`.
+pub fn shown(note: &Note, json: bool) -> String {
+    if !json {
+        return text(note);
+    }
+    render::json_line(&serde_json::json!({
+        "id": note.id,
+        "kind": note.kind.as_str(),
+        "type": note.label,
+        "title": note.title,
+        "created_at": note.when,
+        "session": note.session,
+        "files": note.files,
+        "text": note.body,
+        "source": SOURCE,
+    }))
+}
+
+fn text(note: &Note) -> String {
+    let files = if note.files.is_empty() {
+        String::new()
+    } else {
+        format!("files: {}\n", note.files.join(", "))
+    };
+    format!(
+        "{} {} (the team's: a file in the project's .claude-mem/, shared by a teammate)\n\
+         {}: {}\nwhen: {}\nsession: {}\n{files}\n{}\n",
+        note.kind.as_str(),
+        note.id,
+        note.label,
+        note.title,
+        note.when,
+        note.session,
+        note.body
+    )
+}

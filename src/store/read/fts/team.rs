@@ -1,0 +1,211 @@
+//! The team's notes searched as the index searches our own items: the same query, tokenizer,
+//! ranking and snippets, in an index built in memory for the one search and then dropped, so
+//! that nothing of a teammate's text is written into this machine's files.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use rusqlite::{Connection, params};
+
+use super::rank::{self, Candidate};
+use super::snippet::snippet;
+use super::{Hit, Item, Search, WEIGHTS, tokenizer};
+use crate::store::read::Kind;
+use crate::team::{Note, NoteKind};
+
+/// The notes that match `search`, best first: as [`super::Index::search`] answers, each with
+/// `project` as its project. A search for a session or a tool finds none (a note has neither
+/// a whole session id nor a tool).
+pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>> {
+    if notes.is_empty() || search.session.is_some() || search.tool.is_some() {
+        return Ok(Vec::new());
+    }
+    let conn = Connection::open_in_memory()?;
+    tokenizer::register(&conn)?;
+    rank::register(&conn)?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
+         CREATE TABLE notes (id INTEGER PRIMARY KEY, kind TEXT, created_at TEXT, files TEXT);
+         BEGIN;",
+    )?;
+    {
+        let mut text = conn.prepare("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?;
+        let mut meta = conn.prepare("INSERT INTO notes VALUES (?1, ?2, ?3, ?4)")?;
+        for (n, note) in notes.iter().enumerate() {
+            let files: String = note.files.iter().map(|f| format!("/{f}\n")).collect();
+            text.execute(params![n as i64, note.title, plain(&note.body)])?;
+            meta.execute(params![
+                n as i64,
+                kind(note.kind).as_str(),
+                note.when,
+                format!("\n{files}")
+            ])?;
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    let file = search.file.as_deref().map(|f| {
+        let f = f.trim_start_matches("./").trim_start_matches('/');
+        format!("/{f}\n")
+    });
+    // Ranked as our own items are (see `rank.rs`), so that both lists merge into one order;
+    // each note is its own result (a note's text is not a repeat of another's).
+    let mut stmt = conn.prepare(&format!(
+        "SELECT n.id, bm25(fts, {WEIGHTS}) AS score, cmem_matched(fts), n.kind, n.created_at,
+                highlight(fts, 0, char(2), char(3)) AS head,
+                highlight(fts, 1, char(2), char(3)) AS body
+           FROM fts JOIN notes n ON n.id = fts.rowid
+          WHERE fts MATCH ?1
+            AND (?2 IS NULL OR n.created_at >= ?2)
+            AND (?3 IS NULL OR n.created_at < ?3)
+            AND (?4 IS NULL OR instr(n.files, ?4) > 0)
+            AND (?5 IS NULL OR n.kind = ?5)"
+    ))?;
+    let now = chrono::Utc::now();
+    let mut found: HashMap<i64, (String, Vec<(usize, usize)>)> = HashMap::new();
+    let mut candidates = Vec::new();
+    let rows = stmt.query_map(
+        params![
+            search.query.expression,
+            search.since,
+            search.until,
+            file,
+            search.kind.map(Kind::as_str),
+        ],
+        |r| {
+            let n: i64 = r.get(0)?;
+            let created: String = r.get(4)?;
+            let age_days = crate::clock::parse_time(&created).map_or(0.0, |t| {
+                (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
+            });
+            let candidate = Candidate {
+                id: n,
+                bm25: r.get(1)?,
+                matched: r.get::<_, i64>(2)? as u64,
+                kind: Kind::parse(&r.get::<_, String>(3)?).unwrap_or(Kind::Memory),
+                age_days,
+                digest: n,
+            };
+            Ok((candidate, snippet(&[r.get("head")?, r.get("body")?])))
+        },
+    )?;
+    for row in rows {
+        let (candidate, shown) = row?;
+        found.insert(candidate.id, shown);
+        candidates.push(candidate);
+    }
+    let mut hits = Vec::new();
+    for ranked in rank::rank(&search.query, candidates)
+        .into_iter()
+        .skip(search.offset)
+        .take(search.limit)
+    {
+        let (Some(note), Some((snippet, matches))) = (
+            usize::try_from(ranked.id).ok().and_then(|n| notes.get(n)),
+            found.remove(&ranked.id),
+        ) else {
+            continue;
+        };
+        hits.push(Hit {
+            item: item(note, project),
+            snippet,
+            matches,
+            score: ranked.bm25,
+            count: 1,
+            standing: ranked.standing,
+        });
+    }
+    Ok(hits)
+}
+
+/// A note's Markdown as the words worth finding: without its headings (`## Facts` in every
+/// memory would make `facts` find them all) and the marks of its lists.
+fn plain(body: &str) -> String {
+    body.lines()
+        .map(str::trim_start)
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| line.strip_prefix("- ").unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn kind(kind: NoteKind) -> Kind {
+    match kind {
+        NoteKind::Memory => Kind::Memory,
+        NoteKind::Summary => Kind::Summary,
+    }
+}
+
+/// A note as a list shows an item.
+pub fn item(note: &Note, project: &str) -> Item {
+    Item {
+        kind: kind(note.kind),
+        id: note.id.clone(),
+        session_id: note.session.clone(),
+        project_dir: Some(project.to_string()),
+        tool_name: None,
+        files: note
+            .files
+            .iter()
+            .map(|f| format!("{}/{f}", project.trim_end_matches('/')))
+            .collect(),
+        prompt_number: None,
+        title: note.title.clone(),
+        created_at: note.when.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(id: &str, title: &str, body: &str) -> Note {
+        Note {
+            kind: NoteKind::Memory,
+            id: id.into(),
+            label: "bugfix".into(),
+            title: title.into(),
+            when: "2026-11-20T10:00:00.000Z".into(),
+            session: "5f0e9d3c".into(),
+            files: vec!["src/billing.rs".into()],
+            origin: "o".into(),
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn notes_are_found_as_the_index_finds_items() {
+        let notes = [
+            note("a", "Rounding fixed", "upsertSession rounds once per order"),
+            note("b", "Cache warmed", "nothing about it"),
+        ];
+        let query = |q: &str| Search {
+            query: super::super::parse_query(q).unwrap().unwrap(),
+            limit: 10,
+            ..Search::default()
+        };
+        let hits = search(&notes, "/p", &query("session")).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].item.id, "a");
+        assert_eq!(hits[0].item.files, vec!["/p/src/billing.rs".to_string()]);
+        assert!(
+            hits[0].snippet.contains("upsertSession"),
+            "{}",
+            hits[0].snippet
+        );
+        let by_file = Search {
+            file: Some("billing.rs".into()),
+            ..query("rounding")
+        };
+        assert_eq!(search(&notes, "/p", &by_file).unwrap().len(), 1);
+        let elsewhere = Search {
+            file: Some("cart.rs".into()),
+            ..query("rounding")
+        };
+        assert!(search(&notes, "/p", &elsewhere).unwrap().is_empty());
+        let summaries = Search {
+            kind: Some(Kind::Summary),
+            ..query("rounding")
+        };
+        assert!(search(&notes, "/p", &summaries).unwrap().is_empty());
+    }
+}

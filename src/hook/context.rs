@@ -20,6 +20,7 @@ use super::wire::Event;
 use super::{Ctx, meta};
 use crate::config::Config;
 use crate::emit::HookOutput;
+use crate::given::Given;
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::read::short_id;
@@ -30,6 +31,9 @@ use crate::store::{
 };
 
 const EVENT: &str = "SessionStart";
+/// The wrapper of what is handed to Claude: the capture hooks never store what is inside it.
+pub(super) const OPEN: &str = "<claude-mem-context>\n";
+pub(super) const CLOSE: &str = "</claude-mem-context>";
 const FIRST_PROMPT_CHARS: usize = 160;
 const LAST_MESSAGE_CHARS: usize = 240;
 const CALL_CHARS: usize = 80;
@@ -99,13 +103,29 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
     } else {
         Pointer::Cli(&binary)
     };
-    match render(&recent, project, &pointer, resumed, config.context_chars) {
-        Some(text) => HookOutput::Context { event: EVENT, text },
+    match listing(&recent, project, &pointer, resumed, config.context_chars) {
+        Some((text, listed)) => {
+            crate::given::record(config, &session.session_id, &given(&recent[..listed]));
+            HookOutput::Context { event: EVENT, text }
+        }
         None => HookOutput::Ack,
     }
 }
 
+/// What a context listing `listed` gives: the sessions, and the memories it names.
+fn given(listed: &[RecentSession]) -> Given {
+    Given {
+        sessions: listed.iter().map(|s| s.session_id.clone()).collect(),
+        items: listed
+            .iter()
+            .flat_map(|s| s.memories.iter().take(MEMORIES_SHOWN))
+            .map(|m| m.id.clone())
+            .collect(),
+    }
+}
+
 /// The context text, within `budget` UTF-16 units, or `None` when there is nothing to say.
+#[cfg(test)]
 fn render(
     recent: &[RecentSession],
     project: &str,
@@ -113,8 +133,18 @@ fn render(
     resumed: bool,
     budget: usize,
 ) -> Option<String> {
-    const OPEN: &str = "<claude-mem-context>\n";
-    const CLOSE: &str = "</claude-mem-context>";
+    listing(recent, project, pointer, resumed, budget).map(|(text, _)| text)
+}
+
+/// The context text and how many of `recent` it lists (the first ones), within `budget`
+/// UTF-16 units, or `None` when there is nothing to say.
+fn listing(
+    recent: &[RecentSession],
+    project: &str,
+    pointer: &Pointer,
+    resumed: bool,
+    budget: usize,
+) -> Option<(String, usize)> {
     let head = if resumed {
         "Sessions in this project started since this one, newest first:\n"
     } else {
@@ -136,6 +166,7 @@ fn render(
     };
     let mut used = units(OPEN) + units(head) + units(&tail) + units(CLOSE);
     let mut entries = String::new();
+    let mut listed = 0;
     for session in recent {
         let entry = entry(session, project);
         let cost = units(&entry);
@@ -143,12 +174,13 @@ fn render(
             break;
         }
         used += cost;
+        listed += 1;
         entries.push_str(&entry);
     }
     if entries.is_empty() {
         return None;
     }
-    Some(format!("{OPEN}{head}{entries}{tail}{CLOSE}"))
+    Some((format!("{OPEN}{head}{entries}{tail}{CLOSE}"), listed))
 }
 
 fn entry(session: &RecentSession, project: &str) -> String {
@@ -281,7 +313,7 @@ fn failure(f: &Failure) -> String {
 }
 
 /// One line of at most `max` UTF-16 units (before sealing).
-fn shorten(text: &str, max: usize) -> String {
+pub(super) fn shorten(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if units(&flat) <= max {
         return flat;
@@ -301,13 +333,13 @@ fn shorten(text: &str, max: usize) -> String {
 }
 
 /// The length of `text` as Claude Code (JavaScript) measures it.
-fn units(text: &str) -> usize {
+pub(super) fn units(text: &str) -> usize {
     text.encode_utf16().count()
 }
 
 /// Stored text in one line of at most `max` units, or, when it reads as an order, the marker
 /// that says so (more is looked at than fits, so that an order cut short is seen too).
-fn handed(text: &str, max: usize) -> String {
+pub(super) fn handed(text: &str, max: usize) -> String {
     match recorded::order_in(checked(text, max)) {
         Some(order) => order.marker().to_string(),
         None => sealed(&shorten(text, max)).into_owned(),
@@ -344,7 +376,7 @@ fn checked(text: &str, max: usize) -> &str {
 /// `text` unable to open or close the wrapper: the `<` of `<claude-mem-context` and
 /// `</claude-mem-context`, in any letter case, written `&lt;`. Nothing else is changed: `&&`,
 /// `2>&1` and `Vec<u8>` reach Claude as they were written.
-fn sealed(text: &str) -> Cow<'_, str> {
+pub(super) fn sealed(text: &str) -> Cow<'_, str> {
     const NAME: &[u8] = b"claude-mem-context";
     let bytes = text.as_bytes();
     let opens = |at: usize| {

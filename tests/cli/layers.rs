@@ -27,7 +27,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("configuration", &["config"]),
-    ("beside the database", &["detach", "log", "marks", "notice"]),
+    (
+        "beside the database",
+        &["detach", "given", "log", "marks", "notice"],
+    ),
     ("the database", &["store"]),
     ("the spill folder", &["spill"]),
     ("the hot path", &["hook"]),

@@ -14,6 +14,7 @@
 //! deleted anything.
 
 mod query;
+pub mod recall;
 mod snippet;
 mod sync;
 mod tokenizer;

@@ -1,0 +1,448 @@
+//! Per-prompt recall: the few items of a project's earlier sessions that a prompt is about,
+//! or nothing when none clears the relevance bar.
+//!
+//! `hook prompt` runs this on every prompt, so it reads the index as it finds it and never
+//! waits: no index, one another process is locking, one that follows another database or has
+//! not seen the newest deletions (it may still hold what was forgotten) all mean no answer. It
+//! never builds or updates the index; the read commands and the maintenance process do.
+//!
+//! The query is the prompt's content words (stop words and the words of requests, "please",
+//! "run", "again", left out), each looked up on its own with a bound on how many items it may
+//! match: a word in more than [`COMMON`] items says little and would make the lookup cost
+//! more than a hook may spend, so it is dropped. Each remaining word weighs its rarity (idf,
+//! `ln(1 + items / items with it)`), and an item scores the weight of the prompt's words it
+//! holds. The bar: an item must hold at least [`MIN_WORDS`] of them and at least [`COVERAGE`]
+//! of the weight of all the prompt's content words, a word the memory never saw counting as
+//! the rarest. So "thanks" (no content word) and "run the tests again" (one) abstain, and so
+//! does a prompt that shares only a common word or two with the project's history.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use super::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, snippet, tokenizer};
+use crate::config::Config;
+
+/// A word matching more items than this is left out of the query.
+pub const COMMON: usize = 1000;
+/// Content words looked up per prompt at most: the longest ones, which say the most.
+const MAX_WORDS: usize = 12;
+/// Characters of a prompt read for its words: a pasted log says what it is about early.
+const READ_CHARS: usize = 4000;
+/// The bar (see the module's doc).
+pub const MIN_WORDS: usize = 2;
+pub const COVERAGE: f64 = 0.5;
+/// Items looked at, best first, for the ones of this project that may be shown.
+const LOOKED_AT: usize = 200;
+
+/// Function words, and the words prompts ask with rather than about.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "check",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "down",
+    "during",
+    "each",
+    "else",
+    "every",
+    "few",
+    "for",
+    "from",
+    "further",
+    "get",
+    "give",
+    "go",
+    "going",
+    "good",
+    "got",
+    "great",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "hello",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "hey",
+    "hi",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "know",
+    "let",
+    "lets",
+    "like",
+    "look",
+    "make",
+    "many",
+    "may",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "need",
+    "nice",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "ok",
+    "okay",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "re",
+    "rerun",
+    "retry",
+    "run",
+    "same",
+    "see",
+    "she",
+    "should",
+    "show",
+    "so",
+    "some",
+    "something",
+    "still",
+    "such",
+    "sure",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "through",
+    "thx",
+    "to",
+    "too",
+    "try",
+    "under",
+    "until",
+    "up",
+    "us",
+    "use",
+    "very",
+    "want",
+    "was",
+    "we",
+    "well",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yeah",
+    "yes",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// What to recall for.
+pub struct Ask<'a> {
+    /// The prompt as stored (private parts out, secrets redacted).
+    pub prompt: &'a str,
+    pub project: &'a str,
+    /// The session asking: none of its own items come back.
+    pub session: &'a str,
+    /// Whether an item may be shown (not one the session was already given).
+    pub keep: &'a dyn Fn(&Item) -> bool,
+    pub limit: usize,
+}
+
+/// An item recalled, with the words around the first match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recalled {
+    pub item: Item,
+    pub snippet: String,
+}
+
+/// The items of `ask.project`'s other sessions that clear the bar, best first; none when the
+/// index is not there or not ready. `main` is the database, to tell whether the index is.
+pub fn recall(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> {
+    let words = content_words(ask.prompt);
+    if words.len() < MIN_WORDS {
+        return Ok(Vec::new());
+    }
+    let Some(index) = open_ready(config, main)? else {
+        return Ok(Vec::new());
+    };
+    let items = total_items(&index)?;
+    let weight = |found: usize| (1.0 + items as f64 / found.max(1) as f64).ln();
+    // (word as queried, its weight, the items that hold it)
+    let mut found: Vec<(String, f64, Vec<i64>)> = Vec::new();
+    let mut whole = 0.0;
+    let mut probe = index.prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 LIMIT ?2")?;
+    for word in &words {
+        let query = format!("\"{word}\"");
+        let rows: Vec<i64> = probe
+            .query_map(params![query, COMMON as i64 + 1], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        whole += weight(rows.len().min(COMMON + 1));
+        if !rows.is_empty() && rows.len() <= COMMON {
+            found.push((query, weight(rows.len()), rows));
+        }
+    }
+    drop(probe);
+    let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
+    for (_, weight, rows) in &found {
+        for &row in rows {
+            let score = scores.entry(row).or_default();
+            score.0 += weight;
+            score.1 += 1;
+        }
+    }
+    let bar = COVERAGE * whole;
+    let mut passing: Vec<(i64, f64)> = scores
+        .into_iter()
+        .filter(|(_, (score, words))| *words >= MIN_WORDS && *score >= bar)
+        .map(|(row, (score, _))| (row, score))
+        .collect();
+    // Best first; among equals the newest (larger document ids are later rows).
+    passing.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    passing.truncate(LOOKED_AT);
+    let query: Vec<&str> = found.iter().map(|(q, _, _)| q.as_str()).collect();
+    let query = query.join(" OR ");
+    let mut doc = index.prepare(&format!(
+        "SELECT {ITEM_COLUMNS} FROM docs d
+          WHERE d.id = ?1 AND d.project_dir = ?2 AND d.session_id <> ?3 AND d.kind <> 'session'"
+    ))?;
+    let mut marked = index.prepare(
+        "SELECT highlight(fts, 0, char(2), char(3)), highlight(fts, 1, char(2), char(3))
+           FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
+    )?;
+    let mut out = Vec::new();
+    for (row, _) in passing {
+        let Some(item) = doc
+            .query_row(params![row, ask.project, ask.session], item)
+            .optional()?
+        else {
+            continue;
+        };
+        if !(ask.keep)(&item) {
+            continue;
+        }
+        let columns: [String; 2] = marked.query_row(params![query, row], |r| {
+            Ok([
+                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+            ])
+        })?;
+        out.push(Recalled {
+            item,
+            snippet: snippet(&columns).0,
+        });
+        if out.len() >= ask.limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The prompt's content words, lower case, each once: the [`MAX_WORDS`] longest.
+pub fn content_words(prompt: &str) -> Vec<String> {
+    let head: String = prompt.chars().take(READ_CHARS).collect();
+    let mut words: Vec<String> = Vec::new();
+    for word in head.split(|c: char| !c.is_alphanumeric()) {
+        let word = word.to_lowercase();
+        if word.chars().count() < 2
+            || word.chars().all(|c| c.is_ascii_digit())
+            || STOP_WORDS.binary_search(&word.as_str()).is_ok()
+            || words.contains(&word)
+        {
+            continue;
+        }
+        words.push(word);
+    }
+    // Stable: among words of a length, the first written stay.
+    words.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
+    words.truncate(MAX_WORDS);
+    words
+}
+
+/// The index, read-only, when it is there, not locked, ours in this layout, following this
+/// database and aware of every deletion in it; `None` otherwise. Never waits, never writes.
+fn open_ready(config: &Config, main: &Connection) -> Result<Option<Connection>> {
+    let path = config.index_path();
+    if !path.exists() {
+        return Ok(None);
+    }
+    crate::store::write::check_file(&path)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let index = Connection::open_with_flags(&path, flags)?;
+    index.busy_timeout(Duration::ZERO)?;
+    tokenizer::register(&index)?;
+    let (format, app_id): (i64, i64) = index.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT application_id FROM pragma_application_id)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    if format != FORMAT || app_id != APPLICATION_ID {
+        return Ok(None);
+    }
+    let meta = |key: &str| -> rusqlite::Result<Option<rusqlite::types::Value>> {
+        index
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+    };
+    let store_id: Option<String> = main
+        .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let follows = match (meta("store_id")?, store_id) {
+        (Some(rusqlite::types::Value::Text(built_for)), Some(id)) => built_for == id,
+        _ => false,
+    };
+    let newest: i64 = main.query_row("SELECT coalesce(max(seq), 0) FROM tombstones", [], |r| {
+        r.get(0)
+    })?;
+    let seen = match meta("mark:tombstones")? {
+        Some(rusqlite::types::Value::Integer(seen)) => seen,
+        _ => bail!("the search index has no tombstone mark"),
+    };
+    Ok((follows && seen >= newest).then_some(index))
+}
+
+/// How many documents the index holds: the first number of FTS5's averages record (row 1 of
+/// `fts_data`), read instead of counting the rows.
+fn total_items(index: &Connection) -> Result<u64> {
+    let record: Vec<u8> =
+        index.query_row("SELECT block FROM fts_data WHERE id = 1", [], |r| r.get(0))?;
+    match varint(&record) {
+        Some(n) => Ok(n),
+        None => bail!("the search index's averages record is unreadable"),
+    }
+}
+
+/// An SQLite varint: 7 bits a byte, high bit set while more follow; a ninth byte gives 8.
+fn varint(bytes: &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some((value << 8) | u64::from(b));
+        }
+        value = (value << 7) | u64::from(b & 0x7f);
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn content_words_leave_out_what_a_prompt_asks_with() {
+        assert!(content_words("thanks, that's all for today").len() < MIN_WORDS);
+        assert!(content_words("run the tests again").len() < MIN_WORDS);
+        assert_eq!(
+            content_words("How did we fix the login timeout?"),
+            vec!["timeout", "login", "fix"]
+        );
+        assert_eq!(content_words("Login LOGIN login 42"), vec!["login"]);
+    }
+
+    #[test]
+    fn varints_read_as_sqlite_writes_them() {
+        assert_eq!(varint(&[0x05]), Some(5));
+        assert_eq!(varint(&[0x81, 0x00]), Some(128));
+        assert_eq!(varint(&[0x86, 0x8d, 0x20]), Some(100_000));
+        assert_eq!(varint(&[0x80]), None);
+    }
+}

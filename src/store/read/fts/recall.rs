@@ -245,6 +245,25 @@ pub struct Recalled {
 /// The items of `ask.project`'s other sessions that clear the bar, best first; none when the
 /// index is not there or not ready. `main` is the database, to tell whether the index is.
 pub fn recall(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> {
+    match look(config, main, ask) {
+        // Another process holds the index (a sync, a rebuild): no answer this time.
+        Err(err) if busy(&err) => Ok(Vec::new()),
+        found => found,
+    }
+}
+
+fn busy(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        matches!(
+            cause
+                .downcast_ref::<rusqlite::Error>()
+                .and_then(rusqlite::Error::sqlite_error_code),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
+}
+
+fn look(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> {
     let words = content_words(ask.prompt);
     if words.len() < MIN_WORDS {
         return Ok(Vec::new());

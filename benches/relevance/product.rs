@@ -154,7 +154,8 @@ impl Product {
             args.push(&query.project);
             args.push("--");
             args.extend(query.text.split_whitespace());
-            let (took, out) = self.run(&args, &[0, 1])?;
+            // A question longer than a search takes (exit 2, one line) finds nothing.
+            let (took, out) = self.run(&args, &[0, 1, 2])?;
             let mut keys = Vec::new();
             for line in String::from_utf8(out.stdout)?.lines() {
                 let hit: Value = serde_json::from_str(line)?;

@@ -12,7 +12,7 @@
 //! more than a hook may spend, so it is dropped. Each remaining word weighs its rarity (idf,
 //! `ln(1 + items / items with it)`), and an item scores the weight of the prompt's words it
 //! holds. The bar: an item must hold at least [`MIN_WORDS`] of them and at least [`COVERAGE`]
-//! of the weight of all the prompt's content words, a word the memory never saw counting as
+//! (0.4) of the weight of all the prompt's content words, a word the memory never saw counting as
 //! the rarest. So "thanks" (no content word) and "run the tests again" (one) abstain, and so
 //! does a prompt that shares only a common word or two with the project's history.
 
@@ -31,9 +31,13 @@ pub const COMMON: usize = 1000;
 const MAX_WORDS: usize = 12;
 /// Characters of a prompt read for its words: a pasted log says what it is about early.
 const READ_CHARS: usize = 4000;
-/// The bar (see the module's doc).
+/// The bar (see the module's doc). On the relevance bench (LoCoMo questions with a gold item
+/// in the injection, and unrelated prompts abstained on), at 2 words: coverage 0.3 gave 59%
+/// and 96%, 0.35 57% and 99%, 0.4 54% and 99%, 0.45 51% and 99%, 0.5 47% and 99.5%; at 3
+/// words and 0.4, 45% and 99.5%. On the coding set 0.4 abstained on 95% of unrelated prompts,
+/// 0.3 on 90%.
 pub const MIN_WORDS: usize = 2;
-pub const COVERAGE: f64 = 0.5;
+pub const COVERAGE: f64 = 0.4;
 /// Items looked at, best first, for the ones of this project that may be shown.
 const LOOKED_AT: usize = 200;
 

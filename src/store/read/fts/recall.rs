@@ -9,7 +9,7 @@
 //! The query is the prompt's content words (stop words and the words of requests, "please",
 //! "run", "again", left out), each looked up on its own with a bound on how many items it may
 //! match: a word in more than [`COMMON`] items says little and would make the lookup cost
-//! more than a hook may spend, so it is dropped. Each remaining word weighs its rarity (idf,
+//! more than a hook may spend, so it is dropped, as a stop word of this memory. Each remaining word weighs its rarity (idf,
 //! `ln(1 + items / items with it)`), and an item scores the weight of the prompt's words it
 //! holds. The bar: an item must hold at least [`MIN_WORDS`] of them and at least [`COVERAGE`]
 //! (0.4) of the weight of all the prompt's content words, a word the memory never saw counting as
@@ -286,8 +286,12 @@ fn look(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> 
         let rows: Vec<i64> = probe
             .query_map(params![query, COMMON as i64 + 1], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
-        whole += weight(rows.len().min(COMMON + 1));
-        if !rows.is_empty() && rows.len() <= COMMON {
+        // A common word is as good as a stop word here: out of the query and of the weight.
+        if rows.len() > COMMON {
+            continue;
+        }
+        whole += weight(rows.len());
+        if !rows.is_empty() {
             found.push((query, weight(rows.len()), rows));
         }
     }

@@ -313,7 +313,7 @@ fn failure(f: &Failure) -> String {
 }
 
 /// One line of at most `max` UTF-16 units (before sealing).
-pub(super) fn shorten(text: &str, max: usize) -> String {
+fn shorten(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if units(&flat) <= max {
         return flat;

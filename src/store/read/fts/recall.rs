@@ -19,16 +19,16 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, snippet, tokenizer};
 use crate::config::Config;
 
 /// A word matching more items than this is left out of the query.
-pub const COMMON: usize = 1000;
+pub const COMMON: usize = 500;
 /// Content words looked up per prompt at most: the longest ones, which say the most.
-const MAX_WORDS: usize = 12;
+const MAX_WORDS: usize = 8;
 /// Characters of a prompt read for its words: a pasted log says what it is about early.
 const READ_CHARS: usize = 4000;
 /// The bar (see the module's doc). On the relevance bench (LoCoMo questions with a gold item
@@ -272,10 +272,9 @@ fn look(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> 
     if words.len() < MIN_WORDS {
         return Ok(Vec::new());
     }
-    let Some(index) = open_ready(config, main)? else {
+    let Some((index, items)) = open_ready(config, main)? else {
         return Ok(Vec::new());
     };
-    let items = total_items(&index)?;
     let weight = |found: usize| (1.0 + items as f64 / found.max(1) as f64).ln();
     // (word as queried, its weight, the items that hold it)
     let mut found: Vec<(String, f64, Vec<i64>)> = Vec::new();
@@ -313,6 +312,9 @@ fn look(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> 
     // Best first; among equals the newest (larger document ids are later rows).
     passing.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     passing.truncate(LOOKED_AT);
+    if passing.is_empty() {
+        return Ok(Vec::new());
+    }
     let query: Vec<&str> = found.iter().map(|(q, _, _)| q.as_str()).collect();
     let query = query.join(" OR ");
     let mut doc = index.prepare(&format!(
@@ -372,9 +374,11 @@ pub fn content_words(prompt: &str) -> Vec<String> {
     words
 }
 
-/// The index, read-only, when it is there, not locked, ours in this layout, following this
-/// database and aware of every deletion in it; `None` otherwise. Never waits, never writes.
-fn open_ready(config: &Config, main: &Connection) -> Result<Option<Connection>> {
+/// The index, read-only, with how many documents it holds, when it is there, not locked,
+/// ours in this layout, following this database and aware of every deletion in it; `None`
+/// otherwise. Never waits, never writes. One statement on each file: preparing statements is
+/// most of what a hook's SQL costs.
+fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, u64)>> {
     let path = config.index_path();
     if !path.exists() {
         return Ok(None);
@@ -386,48 +390,29 @@ fn open_ready(config: &Config, main: &Connection) -> Result<Option<Connection>> 
     let index = Connection::open_with_flags(&path, flags)?;
     index.busy_timeout(Duration::ZERO)?;
     tokenizer::register(&index)?;
-    let (format, app_id): (i64, i64) = index.query_row(
-        "SELECT (SELECT user_version FROM pragma_user_version),
-                (SELECT application_id FROM pragma_application_id)",
+    // The number of documents is the first of FTS5's averages record (row 1 of `fts_data`),
+    // read instead of counting them.
+    let (layout, built_for, seen, averages): (bool, Option<String>, Option<i64>, Option<Vec<u8>>) =
+        index.query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version) = ?1
+                    AND (SELECT application_id FROM pragma_application_id) = ?2,
+                    (SELECT value FROM meta WHERE key = 'store_id'),
+                    (SELECT value FROM meta WHERE key = 'mark:tombstones'),
+                    (SELECT block FROM fts_data WHERE id = 1)",
+            params![FORMAT, APPLICATION_ID],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
+    let (store_id, newest): (Option<String>, i64) = main.query_row(
+        "SELECT (SELECT value FROM meta WHERE key = 'store_id'),
+                (SELECT coalesce(max(seq), 0) FROM tombstones)",
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    if format != FORMAT || app_id != APPLICATION_ID {
-        return Ok(None);
-    }
-    let meta = |key: &str| -> rusqlite::Result<Option<rusqlite::types::Value>> {
-        index
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-    };
-    let store_id: Option<String> = main
-        .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    let follows = match (meta("store_id")?, store_id) {
-        (Some(rusqlite::types::Value::Text(built_for)), Some(id)) => built_for == id,
-        _ => false,
-    };
-    let newest: i64 = main.query_row("SELECT coalesce(max(seq), 0) FROM tombstones", [], |r| {
-        r.get(0)
-    })?;
-    let seen = match meta("mark:tombstones")? {
-        Some(rusqlite::types::Value::Integer(seen)) => seen,
-        _ => bail!("the search index has no tombstone mark"),
-    };
-    Ok((follows && seen >= newest).then_some(index))
-}
-
-/// How many documents the index holds: the first number of FTS5's averages record (row 1 of
-/// `fts_data`), read instead of counting the rows.
-fn total_items(index: &Connection) -> Result<u64> {
-    let record: Vec<u8> =
-        index.query_row("SELECT block FROM fts_data WHERE id = 1", [], |r| r.get(0))?;
-    match varint(&record) {
-        Some(n) => Ok(n),
-        None => bail!("the search index's averages record is unreadable"),
-    }
+    let ready = layout && built_for.is_some() && built_for == store_id && seen >= Some(newest);
+    Ok(match averages.as_deref().and_then(varint) {
+        Some(items) if ready => Some((index, items)),
+        _ => None,
+    })
 }
 
 /// An SQLite varint: 7 bits a byte, high bit set while more follow; a ninth byte gives 8.

@@ -35,7 +35,8 @@ const READ_CHARS: usize = 4000;
 /// in the injection, and unrelated prompts abstained on), at 2 words: coverage 0.3 gave 59%
 /// and 96%, 0.35 58% and 99%, 0.4 55% and 99%, 0.45 52% and 99%, 0.5 47% and 99.5%; at 3
 /// words and 0.4, 45% and 99.5%. On the coding set 0.4 abstained on 95% of unrelated prompts,
-/// 0.3 on 90%.
+/// 0.3 on 90%. (Measured with [`COMMON`] at 1,000 and 12 words; at 500 and 8, 0.4 gave 54% and
+/// 99%.)
 pub const MIN_WORDS: usize = 2;
 pub const COVERAGE: f64 = 0.4;
 /// Items looked at, best first, for the ones of this project that may be shown.

@@ -1,7 +1,8 @@
 //! What the session-start context gave a session, so that per-prompt recall does not hand the
 //! same items again: the sessions it listed (their first prompt, summary and closing message
 //! were shown) and the memories it named. One small file per session in the data dir, written
-//! by `hook context`, read by `hook prompt`, removed when the session ends.
+//! by `hook context`, read by `hook prompt`, removed when the session ends. It keeps hashes of
+//! the ids, not the ids: what `forget` deletes leaves no id of it here.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -12,13 +13,28 @@ use crate::fsutil::{self, Access, Durability};
 /// The most of a file read back: far more than a context of 9,500 characters can name.
 const READ_LIMIT: u64 = 64 * 1024;
 
-/// What a session was given.
+/// What a session was given: hashes of ids (see [`key`]).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Given {
     /// The sessions listed.
-    pub sessions: Vec<String>,
+    pub sessions: Vec<u64>,
     /// The items named by id (memories).
-    pub items: Vec<String>,
+    pub items: Vec<u64>,
+}
+
+/// What an id is kept as.
+pub fn key(id: &str) -> u64 {
+    fnv1a(id.as_bytes())
+}
+
+impl Given {
+    pub fn has_session(&self, id: &str) -> bool {
+        self.sessions.contains(&key(id))
+    }
+
+    pub fn has_item(&self, id: &str) -> bool {
+        self.items.contains(&key(id))
+    }
 }
 
 fn path(config: &Config, session_id: &str) -> PathBuf {
@@ -34,7 +50,7 @@ pub fn record(config: &Config, session_id: &str, given: &Given) {
     let mut text = String::new();
     for (tag, ids) in [("session", &given.sessions), ("item", &given.items)] {
         for id in ids {
-            text.push_str(&format!("{tag} {id}\n"));
+            text.push_str(&format!("{tag} {id:016x}\n"));
         }
     }
     let name = format!("{:016x}", fnv1a(session_id.as_bytes()));
@@ -52,9 +68,13 @@ pub fn read(config: &Config, session_id: &str) -> Given {
         return given;
     }
     for line in text.lines() {
-        match line.split_once(' ') {
-            Some(("session", id)) => given.sessions.push(id.to_string()),
-            Some(("item", id)) => given.items.push(id.to_string()),
+        let (tag, hash) = line.split_once(' ').unwrap_or_default();
+        let Ok(hash) = u64::from_str_radix(hash, 16) else {
+            continue;
+        };
+        match tag {
+            "session" => given.sessions.push(hash),
+            "item" => given.items.push(hash),
             _ => {}
         }
     }
@@ -78,12 +98,24 @@ mod tests {
             ..Config::from_env()
         };
         assert_eq!(read(&config, "s-1"), Given::default());
+        let item = "0195f3a2-7c4b-7d3e-8f12-3ebc8321ae44";
         let given = Given {
-            sessions: vec!["s-0".into()],
-            items: vec!["0195f3a2-7c4b-7d3e-8f12-3ebc8321ae44".into()],
+            sessions: vec![key("s-0")],
+            items: vec![key(item)],
         };
         record(&config, "s-1", &given);
-        assert_eq!(read(&config, "s-1"), given);
+        let back = read(&config, "s-1");
+        assert_eq!(back, given);
+        assert!(back.has_session("s-0") && back.has_item(item) && !back.has_item("s-0"));
+        let file = std::fs::read_dir(config.given_dir())
+            .unwrap()
+            .next()
+            .unwrap();
+        let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+        assert!(
+            !text.contains("3ebc8321") && !text.contains("s-0"),
+            "{text}"
+        );
         assert_eq!(read(&config, "s-2"), Given::default());
         forget_session(&config, "s-1");
         assert_eq!(read(&config, "s-1"), Given::default());

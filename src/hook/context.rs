@@ -20,7 +20,7 @@ use super::wire::Event;
 use super::{Ctx, meta};
 use crate::config::Config;
 use crate::emit::HookOutput;
-use crate::given::Given;
+use crate::given::{self, Given};
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::read::short_id;
@@ -105,7 +105,9 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
     };
     match listing(&recent, project, &pointer, resumed, config.context_chars) {
         Some((text, listed)) => {
-            crate::given::record(config, &session.session_id, &given(&recent[..listed]));
+            if config.recall {
+                given::record(config, &session.session_id, &given(&recent[..listed]));
+            }
             HookOutput::Context { event: EVENT, text }
         }
         None => HookOutput::Ack,
@@ -115,11 +117,11 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
 /// What a context listing `listed` gives: the sessions, and the memories it names.
 fn given(listed: &[RecentSession]) -> Given {
     Given {
-        sessions: listed.iter().map(|s| s.session_id.clone()).collect(),
+        sessions: listed.iter().map(|s| given::key(&s.session_id)).collect(),
         items: listed
             .iter()
             .flat_map(|s| s.memories.iter().take(MEMORIES_SHOWN))
-            .map(|m| m.id.clone())
+            .map(|m| given::key(&m.id))
             .collect(),
     }
 }

@@ -40,8 +40,12 @@ pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) 
         return HookOutput::Ack;
     }
     let session = write.session.session_id.as_str();
-    let given = crate::given::read(config, session);
-    let keep = |item: &Item| !was_given(&given, item);
+    // Read only once an item is to be shown: most prompts never get that far.
+    let given = std::cell::OnceCell::new();
+    let keep = |item: &Item| {
+        let given = given.get_or_init(|| crate::given::read(config, session));
+        !was_given(given, item)
+    };
     let ask = Ask {
         prompt: text,
         project,
@@ -64,10 +68,10 @@ pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) 
 /// Whether the session-start context showed `item`: a memory it named, or the first prompt,
 /// summary or closing message of a session it listed.
 fn was_given(given: &Given, item: &Item) -> bool {
-    if given.items.contains(&item.id) {
+    if given.has_item(&item.id) {
         return true;
     }
-    given.sessions.contains(&item.session_id)
+    given.has_session(&item.session_id)
         && match item.kind {
             Kind::Summary | Kind::Message => true,
             Kind::Prompt => item.prompt_number == Some(1),

@@ -9,7 +9,8 @@
 //!
 //! Run: `cargo bench --bench hooks` (150 rounds after 10 warm-up, then the bursts; 20 to 40 s on
 //! a quiet machine).
-//! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`.
+//! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`; `HOOKS_BENCH_SESSIONS=100`
+//! makes the recall database ten times smaller (it takes about a minute to make and index).
 //! Other builds of the binary (a profile experiment, a prototype) run the same cases in the same
 //! rounds, without budgets: `HOOKS_BENCH_COMPARE=label=/path/to/claude-mem,... cargo bench
 //! --bench hooks`. On Linux the binary links the C runtime statically (`.cargo/config.toml`),
@@ -21,7 +22,11 @@
 //! capture at most 40x (a Read, kept as a head and a tail, and an unknown tool's response cut
 //! at the default payload cap); a 1 KB capture holding a `<private>` tag, which the privacy
 //! filter walks, or secrets, which are redacted, at most 2.5x too, and a 5 MB Read or Bash
-//! output with secrets at most 40x. Then bursts of 256 captures at once (see `burst`): none may
+//! output with secrets at most 40x. The prompt hook with per-prompt recall, on the corpus of
+//! the read benches (100,000 captures, its search index built, a few earlier prompts planted
+//! that the prompt is about, so that recall answers), at most 4x at the 95th percentile (its
+//! p95 over the floor's) and 40 ms; the same without recall, and the builds compared, run on
+//! copies of that database. Then bursts of 256 captures at once (see `burst`): none may
 //! spill, and their 95th percentile is at most 500x. A missed budget, or a case that did not do
 //! what it is meant to measure (see `verify`), exits non-zero so this can gate a change.
 // The bench's output is its report: it prints, unlike the crate.
@@ -29,6 +34,9 @@
 
 #[path = "hooks/burst.rs"]
 mod burst;
+// The generated database of the read benches, here for the prompt hook with recall.
+#[allow(dead_code)]
+mod corpus;
 
 use std::error::Error;
 use std::fs::{self, File};
@@ -54,6 +62,15 @@ const ID_PLACEHOLDER: &str = "toolu_bench_000000000000000000";
 const ACK: &str = "{\"continue\":true,\"suppressOutput\":true}\n";
 
 const NOOP_BUDGET: f64 = 1.3;
+/// The prompt hook with recall, on the 100,000-capture database: p95 over the floor's p95, and
+/// at most this many milliseconds.
+const RECALL_P95_BUDGET: f64 = 4.0;
+const RECALL_P95_MS: f64 = 40.0;
+/// The prompt the recall cases submit: words common in the corpus (each dropped after a
+/// bounded lookup, the costly case) and a few that name the planted earlier work.
+const RECALL_PROMPT: &str = "Why does upsert_session return early when the orders are empty?     The login timeout in the auth middleware of the checkout broke the session store again";
+/// Earlier prompts planted in the first project, which the prompt is about.
+const PLANTED: usize = 20;
 const CAPTURE_1K_BUDGET: f64 = 2.5;
 const CAPTURE_5M_BUDGET: f64 = 40.0;
 
@@ -79,6 +96,9 @@ enum Expect {
     /// A capture: the ack, and one new row per run, truncated or not (`None`: not checked, for
     /// a compared build that may store it otherwise).
     Row { truncated: Option<bool> },
+    /// A prompt: one new prompt per run, answered with recalled context (`Some(true)`), with
+    /// the ack (`Some(false)`), or either (`None`, a compared build).
+    Prompt { recalls: Option<bool> },
 }
 
 struct Case {
@@ -94,6 +114,8 @@ struct Case {
     big: bool,
     /// Only the binary under test has budgets; compared builds are there to be read.
     budget: Option<f64>,
+    /// A budget on the 95th percentile instead: (over the floor's, milliseconds).
+    budget_p95: Option<(f64, f64)>,
     rows_before: i64,
     runs: i64,
     samples: Vec<f64>,
@@ -135,6 +157,14 @@ fn run() -> Result<bool> {
             "bash-secrets-5m.json",
             &with_secrets(bash_output_event(five)),
         )?,
+        prompt: PathBuf::new(),
+        recall_data: PathBuf::new(),
+    };
+    let recall_data = recall_database(dir, &hook_bin)?;
+    let inputs = Inputs {
+        prompt: write_event(dir, "prompt.json", &prompt_event())?,
+        recall_data,
+        ..inputs
     };
     let mut cases = vec![Case {
         args: &[],
@@ -155,7 +185,10 @@ fn run() -> Result<bool> {
     let null = File::options().write(true).open("/dev/null")?;
     let mut counter = 0u64;
     for case in &mut cases {
-        if matches!(case.expect, Expect::Row { .. }) {
+        if case.expect_prompt() {
+            copy_data(&inputs.recall_data, &case.data_dir)?;
+        }
+        if matches!(case.expect, Expect::Row { .. } | Expect::Prompt { .. }) {
             case.id_at = Some(find(&fs::read(&case.input)?, ID_PLACEHOLDER.as_bytes())?);
         }
         // The first run creates the database, which is not what the budgets are about; it also
@@ -222,9 +255,17 @@ struct Inputs {
     secrets_5m: PathBuf,
     /// A 5 MB Bash output with secrets: kept as a head and a tail, cut before it is redacted.
     bash_secrets_5m: PathBuf,
+    /// A prompt about the work planted in the recall database.
+    prompt: PathBuf,
+    /// The recall database: 100,000 captures and their index, copied for each prompt case.
+    recall_data: PathBuf,
 }
 
 impl Case {
+    fn expect_prompt(&self) -> bool {
+        matches!(self.expect, Expect::Prompt { .. })
+    }
+
     fn new(name: &str, bin: &Path, input: &Path, expect: Expect) -> Case {
         Case {
             name: name.to_string(),
@@ -237,6 +278,7 @@ impl Case {
             expect,
             big: false,
             budget: None,
+            budget_p95: None,
             rows_before: 0,
             runs: 0,
             samples: Vec::new(),
@@ -370,6 +412,29 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
             None,
         ),
     ];
+    let prompt = |name: &str, case: &str, recalls: bool| -> Result<Case> {
+        Ok(Case {
+            args: &["hook", "prompt"],
+            ..Case::new(
+                name,
+                bin,
+                &copy(&inputs.prompt, case)?,
+                Expect::Prompt {
+                    recalls: label.is_empty().then_some(recalls),
+                },
+            )
+        })
+    };
+    cases.push(Case {
+        budget_p95: label
+            .is_empty()
+            .then_some((RECALL_P95_BUDGET, RECALL_P95_MS)),
+        ..prompt("prompt with recall, 100k captures", "pr", true)?
+    });
+    cases.push(Case {
+        env: vec![("CLAUDE_MEM_RECALL", "0".into())],
+        ..prompt("prompt, recall off, 100k captures", "po", false)?
+    });
     for case in &mut cases {
         case.name.push_str(label);
         case.data_dir = inputs.dir.join(format!("data-{}", slug(&case.name)));
@@ -470,9 +535,18 @@ fn verify(case: &mut Case, counter: &mut u64) -> Result<()> {
     case.runs += 1;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let want = match case.expect {
-        Expect::Exit => stdout.as_ref(),
+        Expect::Exit | Expect::Prompt { recalls: None } => stdout.as_ref(),
         Expect::Nothing => "",
-        Expect::Row { .. } => ACK,
+        Expect::Row { .. }
+        | Expect::Prompt {
+            recalls: Some(false),
+        } => ACK,
+        Expect::Prompt {
+            recalls: Some(true),
+        } if stdout.contains("additionalContext") => stdout.as_ref(),
+        Expect::Prompt {
+            recalls: Some(true),
+        } => "additionalContext",
     };
     if !out.status.success() || stdout != want || !out.stderr.is_empty() {
         return Err(format!(
@@ -495,6 +569,20 @@ fn check_after(case: &Case) -> Result<()> {
             Err(format!("{}: a no-op created {}", case.name, case.data_dir.display()).into())
         }
         Expect::Nothing => Ok(()),
+        Expect::Prompt { .. } => {
+            let conn = rusqlite::Connection::open(database(&case.data_dir))?;
+            let rows: i64 = conn.query_row(
+                "SELECT COUNT(*) FROM user_prompts WHERE prompt_id LIKE 'toolu_bench_%'",
+                [],
+                |r| r.get(0),
+            )?;
+            if rows != case.runs {
+                return Err(
+                    format!("{}: {} runs stored {rows} prompts", case.name, case.runs).into(),
+                );
+            }
+            Ok(())
+        }
         Expect::Row { truncated } => {
             let spill = case.data_dir.join("spill");
             if fs::read_dir(&spill).is_ok_and(|mut d| d.next().is_some()) {
@@ -574,16 +662,27 @@ fn report(cases: &[Case], rounds: usize, floor_note: &str) -> bool {
         "case", "runs", "median ms", "p90 ms", "ratio", "budget", "max WAL"
     );
     let mut ok = true;
+    let floor_p95 = percentile(&cases[0].samples, 0.95);
     for case in cases {
         let med = median(&case.samples);
         let ratio = med / floor;
-        let verdict = match case.budget {
-            Some(budget) if ratio <= budget => format!("<= {budget:<4} PASS"),
-            Some(budget) => {
+        let verdict = match (case.budget, case.budget_p95) {
+            (Some(budget), _) if ratio <= budget => format!("<= {budget:<4} PASS"),
+            (Some(budget), _) => {
                 ok = false;
                 format!("<= {budget:<4} FAIL")
             }
-            None => String::new(),
+            (None, Some((times, ms))) => {
+                let p95 = percentile(&case.samples, 0.95);
+                let pass = p95 / floor_p95 <= times && p95 <= ms;
+                ok &= pass;
+                format!(
+                    "p95 {:.2}x <= {times}, {p95:.1} <= {ms} ms {}",
+                    p95 / floor_p95,
+                    if pass { "PASS" } else { "FAIL" }
+                )
+            }
+            (None, None) => String::new(),
         };
         let wal = match case.id_at {
             Some(_) => format!("{} KiB", case.max_wal / 1024),
@@ -791,4 +890,67 @@ fn read_event(size: usize) -> Value {
         json!({"type": "text", "file": {"filePath": path, "content": content,
                "numLines": i, "startLine": 1, "totalLines": i}}),
     )
+}
+
+/// The UserPromptSubmit of a session that is not in the corpus, in its first project; its
+/// prompt_id is rewritten each run.
+fn prompt_event() -> Value {
+    json!({
+        "session_id": "bench-recall-0000-4000-8000-000000000001",
+        "transcript_path": "/home/dev/.claude/projects/-home-dev-shop/bench-recall.jsonl",
+        "cwd": corpus::PROJECTS[0],
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt_id": ID_PLACEHOLDER,
+        "prompt": RECALL_PROMPT,
+    })
+}
+
+/// The corpus of the read benches with [`PLANTED`] earlier prompts about the login timeout in
+/// its first project, and its search index built by a search, as a user's would be.
+fn recall_database(dir: &Path, bin: &Path) -> Result<PathBuf> {
+    let sessions = match std::env::var("HOOKS_BENCH_SESSIONS") {
+        Ok(n) => n
+            .parse()
+            .map_err(|_| format!("HOOKS_BENCH_SESSIONS={n:?} is not a number"))?,
+        Err(_) => corpus::DEFAULT_SESSIONS,
+    };
+    let data = dir.join("recall-corpus");
+    let started = Instant::now();
+    let made = corpus::generate(bin, &data, sessions)?;
+    let conn = rusqlite::Connection::open(data.join("memory.db"))?;
+    for n in 0..PLANTED {
+        conn.execute(
+            "INSERT INTO user_prompts (id, session_id, prompt_id, prompt_number, prompt_text,
+                 created_at)
+             VALUES (printf('00000000-0000-7000-8000-%012d', ?1), ?2, printf('planted-%d', ?1),
+                     100 + ?1, ?3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 day'))",
+            rusqlite::params![
+                n as i64,
+                made.last_session,
+                format!(
+                    "The login timeout in the auth middleware expires sessions after {n}0 \
+                     seconds: make it configurable"
+                )
+            ],
+        )?;
+    }
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    drop(conn);
+    corpus::timed(bin, &data, &["search", "--all", "login"])?;
+    eprintln!(
+        "recall database: {} captures, indexed, in {:.0} s",
+        made.captures,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(data)
+}
+
+/// A copy of the recall database (and its index) as a case's data dir.
+fn copy_data(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to)?;
+    for name in ["memory.db", "memory-index.db"] {
+        fs::copy(from.join(name), to.join(name))?;
+    }
+    Ok(())
 }

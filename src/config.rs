@@ -32,6 +32,9 @@ const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
 pub const DEFAULT_CONTEXT_CHARS: usize = 6000;
 /// How many recent sessions the start-of-session context lists.
 pub const DEFAULT_CONTEXT_SESSIONS: usize = 8;
+/// Budget of what per-prompt recall hands Claude with a prompt, in UTF-16 units
+/// (`CLAUDE_MEM_RECALL_CHARS`): a few items, not a second session-start context.
+pub const DEFAULT_RECALL_CHARS: usize = 1500;
 /// The model the compressor asks (`CLAUDE_MEM_MODEL`): a small one.
 pub const DEFAULT_COMPRESS_MODEL: &str = "haiku";
 /// Tokens the compressor may spend in a day (`CLAUDE_MEM_COMPRESS_DAILY_TOKENS`).
@@ -100,6 +103,10 @@ pub struct Config {
     pub runtime_dir: Option<PathBuf>,
     pub context_chars: usize,
     pub context_sessions: usize,
+    /// Per-prompt recall: on unless `CLAUDE_MEM_RECALL=0`.
+    pub recall: bool,
+    /// `CLAUDE_MEM_RECALL_CHARS`: its budget in UTF-16 units.
+    pub recall_chars: usize,
     /// Secret redaction: on unless `CLAUDE_MEM_REDACT=0`, with `CLAUDE_MEM_REDACT_EXTRA`.
     pub redactor: Redactor,
     /// `CLAUDE_MEM_EXCLUDE`: project directories where nothing is captured.
@@ -207,6 +214,9 @@ impl Config {
         let context_sessions = number("CLAUDE_MEM_CONTEXT_SESSIONS", &mut warnings)
             .map(|n| n as usize)
             .unwrap_or(DEFAULT_CONTEXT_SESSIONS);
+        let recall_chars = number("CLAUDE_MEM_RECALL_CHARS", &mut warnings)
+            .map(|n| (n as usize).min(9_500))
+            .unwrap_or(DEFAULT_RECALL_CHARS);
         let (extra, bad) =
             secrets::parse_list(&non_empty("CLAUDE_MEM_REDACT_EXTRA").unwrap_or_default());
         warnings.extend(bad);
@@ -236,6 +246,8 @@ impl Config {
                 .filter(|dir| dir.is_absolute()),
             context_chars,
             context_sessions,
+            recall: !off("CLAUDE_MEM_RECALL"),
+            recall_chars,
             redactor,
             exclude,
             compress,
@@ -291,6 +303,12 @@ impl Config {
     /// Marks of the problems already told to the user, one per problem and session.
     pub fn notices_dir(&self) -> PathBuf {
         self.data_dir.join("notices")
+    }
+
+    /// What the session-start context gave each session, one small file a session (see
+    /// `given`): per-prompt recall does not give it again.
+    pub fn given_dir(&self) -> PathBuf {
+        self.data_dir.join("given")
     }
 
     /// Present while the WAL may still hold pages of deleted private rows (a reader prevented

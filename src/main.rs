@@ -11,6 +11,7 @@ mod config;
 mod detach;
 mod emit;
 mod fsutil;
+mod given;
 mod glob;
 mod health;
 mod hook;

@@ -2,12 +2,14 @@
 //! start it detached (see `detach`) when the WAL has grown past what a hook may checkpoint,
 //! when a private turn's rows were deleted (or are left to delete), when the spill folder holds
 //! more than a hook's slice, when an upgrade deleted rows, when a prompt stored after many
-//! captures of its turn left some to number, or at a session's end when retention is due. It
+//! captures of its turn left some to number, at a session's end when retention is due or
+//! per-prompt recall is on, or at a session's start when recall has no index yet. It
 //! applies every spilled write, numbers the captures left (`store::numbering`), removes what
 //! private turns left (`store::purge`), applies a slice of the retention policy
 //! (`store::retention`, at most `retention::SLICE`), rebuilds both files when a rebuild was
 //! asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for readers to let go,
-//! as a hook never may), and exits: at once when there is nothing left, or when its time is up
+//! as a hook never may), brings the search index up to date when recall is on (hooks read it,
+//! never write it), and exits: at once when there is nothing left, or when its time is up
 //! and a later hook will start it again.
 
 use std::time::{Duration, Instant};
@@ -122,7 +124,25 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         }
         std::thread::sleep(PAUSE);
     }
+    if config.recall {
+        sync_index(config, &log);
+    }
     Ok(report)
+}
+
+/// Brings the search index up to date (building it when there is none): per-prompt recall
+/// reads it and never writes it, so what a session captured is found in the next ones.
+fn sync_index(config: &Config, log: &Log) {
+    let synced = Recall::open(config).and_then(|recall| match recall {
+        Some(mut recall) => recall.index().map(|_| ()),
+        None => Ok(()),
+    });
+    if let Err(err) = synced {
+        log.line(
+            "WARN",
+            &format!("bringing the search index up to date: {err:#}"),
+        );
+    }
 }
 
 /// Numbers the captures that prompt writes left (see `store::numbering`), when there are

@@ -21,12 +21,13 @@
 //! bm25), the reference the issue measured outside the product. Each set also asks prompts
 //! unrelated to it (benches/data/unrelated.txt): a good answer to those is nothing.
 //!
-//! Per-prompt recall: each question is also submitted as a prompt to `hook prompt`, and what
-//! its `additionalContext` names is scored the same way. An item counts as recalled when its
-//! short id (8 characters, as every command prints them) appears in the context, ranked by
-//! where it first appears. The question's session is forgotten afterwards (`forget --yes`), so
-//! that one question never answers the next. While the hook answers none of a set's questions
-//! with context, the row says that per-prompt recall is not implemented.
+//! Per-prompt recall: each question is also submitted as a prompt to `hook prompt` (recall on,
+//! its default bar and budget), and what its `additionalContext` names is scored the same way.
+//! An item counts as recalled when its short id (8 characters, as every command prints them)
+//! appears in the context, ranked by where it first appears; hit@10 is then the share of
+//! questions with a gold item in the injection, and "abstains" the share of unrelated prompts
+//! answered with nothing. The hook reads the index the searches left and never writes it, so
+//! the questions, each in a session of its own, are not indexed and never answer each other.
 //!
 //! Run: `cargo bench --bench relevance` (`-- --json` for one JSON object instead of the
 //! table). `RELEVANCE_BENCH_CONVERSATIONS=N` takes the first N LoCoMo conversations;
@@ -140,13 +141,7 @@ fn measure(product: &Product, set: &Set, notes: &mut Vec<String>) -> Result<Vec<
     rows.extend(score::rows(set, "claude-mem search", &search));
     let fts5 = reference::search_all(set)?;
     rows.extend(score::rows(set, "FTS5 OR reference", &fts5));
-    let (prompt, note) = product.prompt_all(set, &stored)?;
-    match prompt {
-        Some(answers) => rows.extend(score::rows(set, "hook prompt recall", &answers)),
-        None => {
-            rows.push(Row::missing(set.name, "hook prompt recall"));
-            notes.push(format!("{}: {note}", set.name));
-        }
-    }
+    let prompt = product.prompt_all(set, &stored)?;
+    rows.extend(score::rows(set, "hook prompt recall", &prompt));
     Ok(rows)
 }

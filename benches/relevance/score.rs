@@ -41,18 +41,6 @@ pub struct Figures {
     pub p95: Duration,
 }
 
-impl Row {
-    /// A system that gave no answers to score.
-    pub fn missing(set: &'static str, system: &'static str) -> Row {
-        Row {
-            set,
-            system,
-            slice: "all".into(),
-            figures: None,
-        }
-    }
-}
-
 /// The row of all queries, then one per slice when there are several.
 pub fn rows(set: &Set, system: &'static str, answers: &[Answer]) -> Vec<Row> {
     let all: Vec<usize> = (0..answers.len()).collect();

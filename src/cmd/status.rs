@@ -122,6 +122,7 @@ fn to_json(s: &Status) -> Value {
             "bytes": size(&config.index_path()),
             "items": s.index.as_ref().ok().and_then(|i| i.as_ref().map(|i| i.items)),
         },
+        "recall": {"on": config.recall, "chars": config.recall_chars},
         "log": {"path": config.log_path(), "warnings_last_day": s.warnings.count,
                 "latest": s.warnings.latest},
     })
@@ -247,6 +248,18 @@ fn data_lines(line: &mut impl FnMut(&str, String, Option<Color>), s: &Status) {
                 shown(&index)
             ),
             Err(err) => format!("{}: {err:#} (the next search rebuilds it)", shown(&index)),
+        },
+        None,
+    );
+    line(
+        "recall",
+        if config.recall {
+            format!(
+                "on: prompts get up to {} characters of earlier work that matches them                  (CLAUDE_MEM_RECALL=0 turns it off)",
+                crate::text::count(config.recall_chars as i64)
+            )
+        } else {
+            "off (CLAUDE_MEM_RECALL=0): prompts get no earlier work".into()
         },
         None,
     );

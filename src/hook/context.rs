@@ -21,6 +21,7 @@ use super::wire::Event;
 use super::{Ctx, meta};
 use crate::config::Config;
 use crate::emit::HookOutput;
+use crate::given::{self, Given};
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::read::short_id;
@@ -32,6 +33,9 @@ use crate::store::{
 use crate::team::{self, Note, NoteKind};
 
 const EVENT: &str = "SessionStart";
+/// The wrapper of what is handed to Claude: the capture hooks never store what is inside it.
+pub(super) const OPEN: &str = "<claude-mem-context>\n";
+pub(super) const CLOSE: &str = "</claude-mem-context>";
 const FIRST_PROMPT_CHARS: usize = 160;
 const LAST_MESSAGE_CHARS: usize = 240;
 const CALL_CHARS: usize = 80;
@@ -106,7 +110,7 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         Pointer::Cli(&binary)
     };
     let team = team_notes(&store, config, project, resumed);
-    match render(
+    match listing(
         &recent,
         &team,
         project,
@@ -114,7 +118,12 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         resumed,
         config.context_chars,
     ) {
-        Some(text) => HookOutput::Context { event: EVENT, text },
+        Some((text, listed)) => {
+            if config.recall {
+                given::record(config, &session.session_id, &given(&recent[..listed]));
+            }
+            HookOutput::Context { event: EVENT, text }
+        }
         None => HookOutput::Ack,
     }
 }
@@ -137,7 +146,20 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
     team::read::newest(&dir, TEAM_SHOWN, &log, own)
 }
 
+/// What a context listing `listed` gives: the sessions, and the memories it names.
+fn given(listed: &[RecentSession]) -> Given {
+    Given {
+        sessions: listed.iter().map(|s| given::key(&s.session_id)).collect(),
+        items: listed
+            .iter()
+            .flat_map(|s| s.memories.iter().take(MEMORIES_SHOWN))
+            .map(|m| given::key(&m.id))
+            .collect(),
+    }
+}
+
 /// The context text, within `budget` UTF-16 units, or `None` when there is nothing to say.
+#[cfg(test)]
 fn render(
     recent: &[RecentSession],
     team: &[Note],
@@ -146,8 +168,19 @@ fn render(
     resumed: bool,
     budget: usize,
 ) -> Option<String> {
-    const OPEN: &str = "<claude-mem-context>\n";
-    const CLOSE: &str = "</claude-mem-context>";
+    listing(recent, team, project, pointer, resumed, budget).map(|(text, _)| text)
+}
+
+/// The context text and how many of `recent` it lists (the first ones), within `budget`
+/// UTF-16 units, or `None` when there is nothing to say.
+fn listing(
+    recent: &[RecentSession],
+    team: &[Note],
+    project: &str,
+    pointer: &Pointer,
+    resumed: bool,
+    budget: usize,
+) -> Option<(String, usize)> {
     let head = if resumed {
         "Sessions in this project started since this one, newest first:\n"
     } else {
@@ -166,45 +199,47 @@ fn render(
         ),
     };
     let mut used = units(OPEN) + units(recorded::FRAME) + units(&tail) + units(CLOSE);
-    let entries = within(
+    let (entries, listed) = within(
         recent.iter().map(|s| entry(s, project)),
         head,
         budget,
         &mut used,
     );
-    let shared = within(team.iter().map(team_line), TEAM_HEAD, budget, &mut used);
+    let (shared, _) = within(team.iter().map(team_line), TEAM_HEAD, budget, &mut used);
     if entries.is_empty() && shared.is_empty() {
         return None;
     }
-    Some(format!(
-        "{OPEN}{}{entries}{shared}{tail}{CLOSE}",
-        recorded::FRAME
+    Some((
+        format!("{OPEN}{}{entries}{shared}{tail}{CLOSE}", recorded::FRAME),
+        listed,
     ))
 }
 
-/// `head` and as many of `lines` as fit in what is left of `budget` (counted into `used`);
-/// nothing when none fits.
+/// `head` and as many of `lines` as fit in what is left of `budget` (counted into `used`),
+/// and how many that is; nothing when none fits.
 fn within(
     lines: impl Iterator<Item = String>,
     head: &str,
     budget: usize,
     used: &mut usize,
-) -> String {
+) -> (String, usize) {
     let mut out = String::new();
     let mut spent = *used + units(head);
+    let mut count = 0;
     for line in lines {
         let cost = units(&line);
         if spent + cost > budget {
             break;
         }
         spent += cost;
+        count += 1;
         out.push_str(&line);
     }
     if out.is_empty() {
-        return out;
+        return (out, 0);
     }
     *used = spent;
-    format!("{head}{out}")
+    (format!("{head}{out}"), count)
 }
 
 /// A team's note in one line: when, what (a memory's type too), its id for `get`, its title.
@@ -372,13 +407,13 @@ fn shorten(text: &str, max: usize) -> String {
 }
 
 /// The length of `text` as Claude Code (JavaScript) measures it.
-fn units(text: &str) -> usize {
+pub(super) fn units(text: &str) -> usize {
     text.encode_utf16().count()
 }
 
 /// Stored text in one line of at most `max` units, or, when it reads as an order, the marker
 /// that says so (more is looked at than fits, so that an order cut short is seen too).
-fn handed(text: &str, max: usize) -> String {
+pub(super) fn handed(text: &str, max: usize) -> String {
     match recorded::order_in(checked(text, max)) {
         Some(order) => order.marker().to_string(),
         None => sealed(&shorten(text, max)).into_owned(),
@@ -415,7 +450,7 @@ fn checked(text: &str, max: usize) -> &str {
 /// `text` unable to open or close the wrapper: the `<` of `<claude-mem-context` and
 /// `</claude-mem-context`, in any letter case, written `&lt;`. Nothing else is changed: `&&`,
 /// `2>&1` and `Vec<u8>` reach Claude as they were written.
-fn sealed(text: &str) -> Cow<'_, str> {
+pub(super) fn sealed(text: &str) -> Cow<'_, str> {
     const NAME: &[u8] = b"claude-mem-context";
     let bytes = text.as_bytes();
     let opens = |at: usize| {

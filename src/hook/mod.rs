@@ -12,6 +12,7 @@ mod context;
 mod input;
 pub(crate) mod private_turn;
 mod prompt;
+mod recall;
 mod record;
 mod summary;
 mod turn;
@@ -217,9 +218,15 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
     if hook == Hook::Cleanup {
         private_turn::forget_session(config, &write.session.session_id);
         notice::forget_session(config, &write.session.session_id);
+        crate::given::forget_session(config, &write.session.session_id);
         // Retention and sync run in the maintenance process; whether either is due takes two
-        // stats each (no hook runs git or waits on the network).
-        if crate::marks::retention_due(config) || crate::marks::sync_due(config) {
+        // stats each (no hook runs git or waits on the network). So does bringing the search
+        // index up to date with the session that ended, which per-prompt recall reads but
+        // never writes.
+        if crate::marks::retention_due(config)
+            || crate::marks::sync_due(config)
+            || recall_reads_the_index(config)
+        {
             detach::maintain(config);
         }
     }
@@ -236,6 +243,7 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
         .and_then(|problem| notice::once(config, &write.session.session_id, problem));
     let output = match hook {
         Hook::Context => context::answer(recorded.store, config, write),
+        Hook::Prompt => recall::answer(recorded.store.as_ref(), config, write, log),
         _ => HookOutput::Ack,
     };
     Answer { output, notice }
@@ -265,9 +273,17 @@ fn session_start_chores(config: &Config, log: &Log) {
             &format!("could not set space aside for a full disk: {err}"),
         );
     }
-    if crate::marks::maintenance_left(config) {
+    // Without an index, per-prompt recall has nothing to read: maintenance builds it.
+    let no_index = config.recall && !config.index_path().exists();
+    if crate::marks::maintenance_left(config) || no_index {
         detach::maintain(config);
     }
+}
+
+/// Whether per-prompt recall is on and has an index to read (one `stat`): the maintenance
+/// process then brings it up to date after each session.
+fn recall_reads_the_index(config: &Config) -> bool {
+    config.recall && config.index_path().exists()
 }
 
 /// Ids, paths, sources and reasons are short; a huge one (a broken or hostile event) is cut so

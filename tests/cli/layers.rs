@@ -29,7 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("configuration", &["config"]),
     (
         "beside the database",
-        &["detach", "log", "marks", "notice", "team"],
+        &["detach", "given", "log", "marks", "notice", "team"],
     ),
     ("the database", &["store"]),
     ("the spill folder", &["spill"]),

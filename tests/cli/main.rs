@@ -40,6 +40,8 @@ mod lifecycle;
 mod mcp;
 // `<private>` text never reaching the disk, whatever path the write takes.
 mod privacy;
+// Per-prompt recall: earlier work handed with a prompt, or nothing, and its rules.
+mod prompt_recall;
 // The queue contract: claims, acks, fails and releases by consumers running at once.
 mod queue;
 // The read side: search, show, sessions, timeline, status and their output habits.

@@ -92,6 +92,9 @@ impl Env {
         // A hook must never start a compressor that could reach a real model with the
         // developer's login (a `claude` on PATH); the tests of compression turn it on.
         cmd.env("CLAUDE_MEM_COMPRESS", "off");
+        // Per-prompt recall answers prompts with context and has maintenance build the search
+        // index in the background: the tests of recall turn it on.
+        cmd.env("CLAUDE_MEM_RECALL", "0");
         // Windows cannot start much of anything without these.
         for keep in ["SYSTEMROOT", "SystemRoot", "WINDIR"] {
             if let Some(value) = std::env::var_os(keep) {

@@ -15,6 +15,7 @@
 
 mod query;
 pub mod rank;
+pub mod recall;
 mod snippet;
 mod suggest;
 mod sync;

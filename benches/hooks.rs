@@ -907,7 +907,8 @@ fn prompt_event() -> Value {
 }
 
 /// The corpus of the read benches with [`PLANTED`] earlier prompts about the login timeout in
-/// its first project, and its search index built by a search, as a user's would be.
+/// its first project, and its search index built by a search and merged by the maintenance
+/// process, as a user's would be with recall on.
 fn recall_database(dir: &Path, bin: &Path) -> Result<PathBuf> {
     let sessions = match std::env::var("HOOKS_BENCH_SESSIONS") {
         Ok(n) => n
@@ -938,6 +939,8 @@ fn recall_database(dir: &Path, bin: &Path) -> Result<PathBuf> {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     drop(conn);
     corpus::timed(bin, &data, &["search", "--all", "login"])?;
+    // As recall keeps it: the maintenance process merges what the syncs left in segments.
+    corpus::timed(bin, &data, &["maintain"])?;
     eprintln!(
         "recall database: {} captures, indexed, in {:.0} s",
         made.captures,

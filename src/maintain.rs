@@ -8,8 +8,8 @@
 //! private turns left (`store::purge`), applies a slice of the retention policy
 //! (`store::retention`, at most `retention::SLICE`), rebuilds both files when a rebuild was
 //! asked for ([`for_good`]), checkpoints and truncates the WAL (waiting for readers to let go,
-//! as a hook never may), brings the search index up to date when recall is on (hooks read it,
-//! never write it), and exits: at once when there is nothing left, or when its time is up
+//! as a hook never may), brings the search index up to date when recall is on and merges it
+//! (hooks read it, never write it), and exits: at once when there is nothing left, or when its time is up
 //! and a later hook will start it again.
 
 use std::time::{Duration, Instant};
@@ -130,11 +130,12 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
     Ok(report)
 }
 
-/// Brings the search index up to date (building it when there is none): per-prompt recall
-/// reads it and never writes it, so what a session captured is found in the next ones.
+/// Brings the search index up to date (building it when there is none) and keeps it merged
+/// (see `fts::merge`): per-prompt recall reads it and never writes it, so what a session
+/// captured is found in the next ones, at the cost of one segment per word looked up.
 fn sync_index(config: &Config, log: &Log) {
     let synced = Recall::open(config).and_then(|recall| match recall {
-        Some(mut recall) => recall.index().map(|_| ()),
+        Some(mut recall) => recall.index()?.keep_merged().map(|_| ()),
         None => Ok(()),
     });
     if let Err(err) = synced {

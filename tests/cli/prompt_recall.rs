@@ -370,3 +370,38 @@ fn a_failing_recall_keeps_the_prompt_and_says_nothing_on_stderr() {
     assert!(stored(&env, NOW, ASK));
     assert!(env.log().contains("recall for a prompt"), "{}", env.log());
 }
+
+/// The index's segments (FTS5 keeps a segment's pages under its number shifted left 37 bits).
+fn segments(env: &Env) -> i64 {
+    let index = rusqlite::Connection::open(env.data_dir.join("memory-index.db")).unwrap();
+    index
+        .query_row(
+            "SELECT count(DISTINCT id >> 37) FROM fts_data WHERE id >= 1 << 37 AND id >> 37 < 65536",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+/// Recall looks each word up in every segment of the index: the maintenance process merges
+/// what the syncs left in several into one, and recall finds the same there.
+#[test]
+fn maintenance_merges_the_index_recall_reads() {
+    let env = recalling();
+    said(&env, EARLIER, PROJECT, LOGIN);
+    for text in [
+        "Add a dark mode toggle to the settings page",
+        "The checkout page shows the wrong currency",
+        "Rename the orders table to purchases",
+    ] {
+        index(&env);
+        said(&env, EARLIER, PROJECT, text);
+    }
+    index(&env);
+    assert!(segments(&env) > 2, "each sync left a segment");
+    let before = recalled(&env, NOW, PROJECT, ASK).expect("recalled");
+    let out = env.command().arg("maintain").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(segments(&env), 1);
+    assert_eq!(recalled(&env, NOW, PROJECT, ASK), Some(before));
+}

@@ -167,19 +167,14 @@ impl Checked<'_> {
             Some(id) => Some(recall.resolve_session(id)?),
             None => None,
         };
-        let mut search = Search {
+        let mut search = searching(
+            &asked,
             query,
-            project: project.clone(),
+            project.clone(),
             session,
-            since: self.since,
-            until: self.until,
-            tool: asked.tool.map(String::from),
-            file: asked.file.map(String::from),
-            kind: asked.kind,
-            // One more than asked: whether there is a next page.
-            limit: asked.limit.saturating_add(1),
-            offset: asked.offset,
-        };
+            self.since,
+            self.until,
+        );
         let notes = super::team::notes(recall, project.as_deref())?;
         let index = recall.index()?;
         let (mut hits, mut team) = super::team::search(Some(index), &search, &notes)?;
@@ -215,18 +210,15 @@ impl Checked<'_> {
         else {
             return Ok(None);
         };
-        let search = Search {
+        let session = asked.session.map(String::from);
+        let search = searching(
+            &asked,
             query,
-            project: Some(project.clone()),
-            session: asked.session.map(String::from),
-            since: self.since,
-            until: self.until,
-            tool: asked.tool.map(String::from),
-            file: asked.file.map(String::from),
-            kind: asked.kind,
-            limit: asked.limit.saturating_add(1),
-            offset: asked.offset,
-        };
+            Some(project.clone()),
+            session,
+            self.since,
+            self.until,
+        );
         let notes = super::team::notes_here(config, &project);
         let (hits, team) = super::team::search(None, &search, &notes)?;
         Ok(Some(page(
@@ -237,6 +229,30 @@ impl Checked<'_> {
             asked.limit,
             asked.offset,
         )))
+    }
+}
+
+/// The index's search for what was asked, in `project` and `session` as found.
+fn searching(
+    asked: &Request,
+    query: Query,
+    project: Option<String>,
+    session: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+) -> Search {
+    Search {
+        query,
+        project,
+        session,
+        since,
+        until,
+        tool: asked.tool.map(String::from),
+        file: asked.file.map(String::from),
+        kind: asked.kind,
+        // One more than asked: whether there is a next page.
+        limit: asked.limit.saturating_add(1),
+        offset: asked.offset,
     }
 }
 

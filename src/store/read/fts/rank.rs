@@ -117,6 +117,40 @@ pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
     out
 }
 
+/// The share of its better neighbour's relevance a result gains (see `neighbours.rs`).
+/// Measured on LoCoMo's first three conversations: 0.15, 0.2, 0.3, 0.45 and 0.6 gave
+/// recall@10 0.663, 0.688, 0.694, 0.701 and 0.690 (0.647 without); past 0.3 the coding
+/// set's recall@5 fell.
+const NEIGHBOUR_SHARE: f64 = 0.3;
+
+/// The results reordered by their context: each gains [`NEIGHBOUR_SHARE`] of the relevance of
+/// the better of its neighbours (`around`: the items before and after it in its session) that
+/// is itself a result. Tiers stay, and so do the results: a neighbour that holds none of the
+/// words searched for is not one.
+pub fn with_neighbours(
+    results: Vec<Ranked>,
+    around: &std::collections::HashMap<i64, [Option<i64>; 2]>,
+) -> Vec<Ranked> {
+    let own: std::collections::HashMap<i64, f64> = results
+        .iter()
+        .map(|r| (r.id, r.standing.relevance))
+        .collect();
+    let mut out = results;
+    for r in &mut out {
+        let best = around
+            .get(&r.id)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|n| own.get(n))
+            .fold(0.0f64, |a, &b| a.max(b));
+        r.standing.relevance += NEIGHBOUR_SHARE * best;
+    }
+    // Stable: results their neighbours do not tell apart keep their order.
+    out.sort_by(|x, y| Standing::order(&x.standing, &y.standing));
+    out
+}
+
 /// A row's tier (2: the whole query as typed; 1: every term; 0: some) and the share of the
 /// query's terms it holds.
 fn holds(query: &Query, matched: u64) -> (u8, f64) {

@@ -13,8 +13,8 @@
 //! once, `secure_delete` zeroes the freed pages, and the WAL is truncated after a sync that
 //! deleted anything.
 
+mod context;
 mod merge;
-mod neighbours;
 mod query;
 pub mod rank;
 pub mod recall;
@@ -238,7 +238,7 @@ impl Index {
         let first = self.candidates(search, file.as_deref(), depth)?;
         let ranked = rank::rank(&search.query, first);
         let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
-        let ranked = rank::with_neighbours(ranked, &self.neighbours(&ids)?);
+        let ranked = rank::in_context(ranked, &self.contexts(&ids)?);
         let page: Vec<&rank::Ranked> = ranked
             .iter()
             .skip(search.offset)

@@ -1447,3 +1447,40 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
         .windows(needle.len())
         .any(|w| w == needle.as_bytes())
 }
+
+/// Regression (issue 18): a result was ranked by its own words alone, so a conversation's
+/// turn lost to any shorter text with the same word, although the turn before it was about
+/// the rest of the question. Now a result gains a share of its neighbour's relevance (the item
+/// before or after it in its session, when that is a result too).
+#[test]
+fn a_result_in_the_context_of_the_question_ranks_above_one_out_of_it() {
+    let env = Env::new();
+    prompts(
+        &env,
+        &[
+            "beach towels on sale",
+            "repaint the kitchen",
+            "renew the car insurance",
+            "book the dentist",
+            "water the plants",
+        ],
+    );
+    let session = "5d2e6a10-94d0-4c1e-b7a2-5f0e9d3c8a61";
+    prompt(&env, session, "p-a", "We adopted a puppy last spring");
+    prompt(
+        &env,
+        session,
+        "p-b",
+        "Every morning she runs along the beach with us",
+    );
+    let beach = titles(&env, &["puppy", "beach"]);
+    assert_eq!(
+        beach,
+        [
+            "We adopted a puppy last spring",
+            "Every morning she runs along the beach with us",
+            "beach towels on sale",
+        ],
+        "the beach of the puppy's conversation above the shorter beach of another"
+    );
+}

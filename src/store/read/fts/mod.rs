@@ -13,6 +13,7 @@
 //! once, `secure_delete` zeroes the freed pages, and the WAL is truncated after a sync that
 //! deleted anything.
 
+mod context;
 mod merge;
 mod query;
 pub mod rank;
@@ -234,8 +235,29 @@ impl Index {
         // Ranking looks past bm25's order, but not at every row of a word in most of them.
         let wanted = search.offset.saturating_add(search.limit);
         let depth = wanted.saturating_mul(4).max(CANDIDATES);
+        let first = self.candidates(search, file.as_deref(), depth)?;
+        let ranked = rank::rank(&search.query, first);
+        let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
+        let ranked = rank::in_context(ranked, &self.contexts(&ids)?);
+        let page: Vec<&rank::Ranked> = ranked
+            .iter()
+            .skip(search.offset)
+            .take(search.limit)
+            .collect();
+        self.page(expression, &page)
+    }
+
+    /// The rows that match the query of `search` within its filters (`file` made a pattern),
+    /// the best `depth` by bm25.
+    fn candidates(
+        &self,
+        search: &Search,
+        file: Option<&str>,
+        depth: usize,
+    ) -> Result<Vec<rank::Candidate>> {
+        let query = &search.query;
         // Which terms a row holds matters only when there are several.
-        let matched = if search.query.phrases.len() > 1 {
+        let matched = if query.phrases.len() > 1 {
             "cmem_matched(fts)"
         } else {
             "1"
@@ -258,7 +280,7 @@ impl Index {
         let candidates = stmt
             .query_map(
                 params![
-                    expression,
+                    query.expression,
                     search.project,
                     search.session,
                     search.since,
@@ -284,13 +306,7 @@ impl Index {
                 },
             )?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let ranked = rank::rank(&search.query, candidates);
-        let page: Vec<&rank::Ranked> = ranked
-            .iter()
-            .skip(search.offset)
-            .take(search.limit)
-            .collect();
-        self.page(expression, &page)
+        Ok(candidates)
     }
 
     /// The items of a page of ranked results, highlighted, in their order.

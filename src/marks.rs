@@ -64,10 +64,12 @@ pub fn retention_due(config: &Config) -> bool {
     if policy.is_off() {
         return false;
     }
+    // A stamp in the future: the clock went back; waiting for it to catch up could hold
+    // retention off for days, so it is due.
     let age = std::fs::metadata(config.retention_stamp())
         .and_then(|m| m.modified())
         .ok()
-        .map(|t| t.elapsed().unwrap_or_default());
+        .map(|t| t.elapsed().unwrap_or(std::time::Duration::MAX));
     match age {
         None => true,
         Some(age) if age > RECHECK => true,

@@ -293,6 +293,20 @@ fn after_a_session_ends_the_maintenance_process_applies_the_policy_when_due() {
         .unwrap();
     end(&env);
     assert_eq!(ids(&env, "SELECT session_id FROM sessions"), [NEW]);
+
+    // The clock went back a day after the last look (the stamp is in the future): waiting for
+    // the clock to catch up would hold retention off for that day, so it looks again.
+    session(&env, MID, PROJECT, &["mid1"]);
+    age(&env, MID, 400);
+    let tomorrow = std::time::SystemTime::now() + std::time::Duration::from_secs(25 * 3600);
+    std::fs::File::options()
+        .append(true)
+        .open(&stamp)
+        .unwrap()
+        .set_modified(tomorrow)
+        .unwrap();
+    end(&env);
+    assert_eq!(ids(&env, "SELECT session_id FROM sessions"), [NEW]);
 }
 
 #[test]

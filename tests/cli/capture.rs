@@ -472,7 +472,6 @@ fn a_stopped_turn_holder_does_not_make_waiting_hooks_spill() {
     assert!(try_flock(&turn));
     let holder = env.db();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let started = Instant::now();
     let children: Vec<_> = (0..N)
         .map(|i| {
             env.spawn_hook(
@@ -482,10 +481,9 @@ fn a_stopped_turn_holder_does_not_make_waiting_hooks_spill() {
         })
         .collect();
     // Each keeps its event in the spill folder before it starts to wait.
-    while env.spilled().len() < N {
-        assert!(started.elapsed() < Duration::from_secs(30));
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until(Duration::from_secs(30), "every hook kept its event", || {
+        env.spilled().len() >= N
+    });
     holder.execute_batch("ROLLBACK").unwrap();
     for child in children {
         assert_ack(&child.wait_with_output().unwrap());
@@ -686,15 +684,11 @@ fn a_corrupt_database_is_left_alone_and_the_event_kept() {
     // than the slice, and the second was still on its way in.)
     std::fs::rename(env.db_path(), env.data_dir.join("corrupt.db")).unwrap();
     assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-2.json")));
-    let started = std::time::Instant::now();
-    while !env.spilled().is_empty() {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "the kept events never landed: {:?}",
-            env.spilled()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(
+        std::time::Duration::from_secs(60),
+        "the kept events landed",
+        || env.spilled().is_empty(),
+    );
     env.wait_for_maintenance();
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
 }

@@ -1079,11 +1079,7 @@ fn numbers_past_their_most_are_held_to_it_and_doctor_says_so() {
 }
 
 fn wait_for(path: &Path, limit: Duration) {
-    let started = Instant::now();
-    while !path.exists() {
-        assert!(started.elapsed() < limit, "{} never came", path.display());
-        thread::sleep(Duration::from_millis(20));
-    }
+    harness::wait_until(limit, path.display(), || path.exists());
 }
 
 fn spawn_compress(env: &Env, args: &[&str]) -> Child {

@@ -763,15 +763,13 @@ fn a_pipe_or_a_fifo_is_read_as_a_stream() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            // Let the writer go, whatever the import did.
-            let _ = std::fs::OpenOptions::new().read(true).open(&fifo);
-            panic!("import of a FIFO hung");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    if wait_or_kill(&mut child, std::time::Duration::from_secs(30))
+        .unwrap()
+        .is_none()
+    {
+        // Let the writer go, whatever the import did.
+        let _ = std::fs::OpenOptions::new().read(true).open(&fifo);
+        panic!("import of a FIFO hung");
     }
     writer.join().unwrap();
     imported(&target, child.wait_with_output().unwrap());

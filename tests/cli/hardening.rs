@@ -727,15 +727,11 @@ fn a_purged_private_turn_leaves_no_bytes_in_the_database_or_the_wal() {
     reader.execute_batch("COMMIT").unwrap();
     // The reader stays connected (a viewer left open), holding no transaction: once it let go
     // of its snapshot, the WAL is truncated and the freed pages were zeroed.
-    let started = Instant::now();
-    while !files_holding(&env.data_dir, "SECRET-LATE").is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "still on disk: {:?}",
-            files_holding(&env.data_dir, "SECRET-LATE")
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        Duration::from_secs(15),
+        "SECRET-LATE gone from every file",
+        || files_holding(&env.data_dir, "SECRET-LATE").is_empty(),
+    );
     drop(reader);
     env.wait_for_maintenance();
     assert!(!env.data_dir.join("wal-scrub").exists());

@@ -364,13 +364,11 @@ fn import_within(env: &Env, sql: &str) -> (Option<i32>, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the import of a crafted database never finished: {sql}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    if wait_or_kill(&mut child, std::time::Duration::from_secs(30))
+        .unwrap()
+        .is_none()
+    {
+        panic!("the import of a crafted database never finished: {sql}");
     }
     let out = child.wait_with_output().unwrap();
     (

@@ -1310,13 +1310,11 @@ fn an_index_file_that_is_not_ours_is_refused_at_once_and_left_alone() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let started = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > std::time::Duration::from_secs(20) {
-                child.kill().unwrap();
-                panic!("the search hung on the planted index file");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        if wait_or_kill(&mut child, std::time::Duration::from_secs(20))
+            .unwrap()
+            .is_none()
+        {
+            panic!("the search hung on the planted index file");
         }
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{out:?}");

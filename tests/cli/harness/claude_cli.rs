@@ -9,10 +9,11 @@ use std::env;
 use std::fs::{self, File};
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+pub use super::wait::wait_or_kill;
 
 /// The Claude Code release the tests are pinned to (also in `.ci/run`, which installs it).
 pub const CLAUDE_CODE_VERSION: &str = "2.1.330";
@@ -196,21 +197,5 @@ fn version_of(claude: &Path) -> Result<String, String> {
         Some(status) if status.success() => Ok(out.trim().to_string()),
         Some(status) => Err(format!("--version exited with {status}")),
         None => Err("--version hung".into()),
-    }
-}
-
-/// Waits for `child` at most `limit`; kills it on overrun and answers `None`.
-pub fn wait_or_kill(child: &mut Child, limit: Duration) -> io::Result<Option<ExitStatus>> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        if Instant::now() >= deadline {
-            child.kill()?;
-            child.wait()?;
-            return Ok(None);
-        }
-        thread::sleep(Duration::from_millis(20));
     }
 }

@@ -14,7 +14,7 @@ pub mod wait;
 #[cfg(unix)]
 pub use require::require_root;
 pub use require::{require, require_program};
-pub use wait::wait_until;
+pub use wait::{wait_or_kill, wait_until};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,9 @@
 //! on a fast machine and fails (or, worse, passes for the wrong reason) on a slow one.
 
 use std::fmt::Display;
+use std::io;
 use std::path::Path;
+use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// How often a condition is looked at again.
@@ -15,6 +17,22 @@ pub fn wait_until(limit: Duration, what: impl Display, mut done: impl FnMut() ->
     let started = Instant::now();
     while !done() {
         assert!(started.elapsed() < limit, "{what}: not after {limit:?}");
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Waits for `child` at most `limit`; kills it on overrun and answers `None`.
+pub fn wait_or_kill(child: &mut Child, limit: Duration) -> io::Result<Option<ExitStatus>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            child.kill()?;
+            child.wait()?;
+            return Ok(None);
+        }
         std::thread::sleep(POLL);
     }
 }

@@ -64,13 +64,7 @@ pub fn retention_due(config: &Config) -> bool {
     if policy.is_off() {
         return false;
     }
-    // A stamp in the future: the clock went back; waiting for it to catch up could hold
-    // retention off for days, so it is due.
-    let age = std::fs::metadata(config.retention_stamp())
-        .and_then(|m| m.modified())
-        .ok()
-        .map(|t| t.elapsed().unwrap_or(std::time::Duration::MAX));
-    match age {
+    match stamp_age(&config.retention_stamp()) {
         None => true,
         Some(age) if age > RECHECK => true,
         Some(age) => {
@@ -107,11 +101,15 @@ pub fn sync_due(config: &Config) -> bool {
     if !dir.join(SYNC_SETTINGS).exists() {
         return false;
     }
-    // A last sync in the future: the clock went back; waiting for it to catch up could take
-    // days.
-    std::fs::metadata(dir.join(SYNC_TRIED))
-        .and_then(|m| m.modified())
-        .map_or(true, |at| at.elapsed().map_or(true, |age| age >= every))
+    stamp_age(&dir.join(SYNC_TRIED)).is_none_or(|age| age >= every)
+}
+
+/// How long ago a stamp file was touched (one `stat`); `None` without one. A stamp in the
+/// future means the clock went back: it reads as long ago, since waiting for the clock to catch
+/// up could hold off what it times for days.
+fn stamp_age(path: &std::path::Path) -> Option<std::time::Duration> {
+    let touched = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(touched.elapsed().unwrap_or(std::time::Duration::MAX))
 }
 
 /// Present once sync is set up (in `Config::sync_dir`).

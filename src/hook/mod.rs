@@ -274,7 +274,7 @@ fn session_start_chores(config: &Config, log: &Log) {
         );
     }
     // Without an index, per-prompt recall has nothing to read: maintenance builds it.
-    let no_index = config.recall && !config.index_path().exists();
+    let no_index = config.recall && !recall_reads_the_index(config);
     if crate::marks::maintenance_left(config) || no_index {
         detach::maintain(config);
     }

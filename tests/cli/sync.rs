@@ -974,6 +974,20 @@ fn a_sync_killed_at_any_moment_is_finished_by_the_next_one() {
     assert_eq!(records(&c), got);
 }
 
+/// `doctor`'s sync line is a warning that the remote cannot be reached.
+fn assert_doctor_warns_it_cannot_reach(env: &Env) {
+    let doctor = run(env, &["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    let line = said
+        .lines()
+        .find(|l| l.contains(" sync "))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("warn") && line.contains("cannot reach"),
+        "{said}"
+    );
+}
+
 #[test]
 fn an_unreachable_remote_is_one_line_and_shows_in_status_and_doctor() {
     if !require_program("git") {
@@ -995,16 +1009,7 @@ fn an_unreachable_remote_is_one_line_and_shows_in_status_and_doctor() {
     );
     let main = ok(&run(&a, &["status"]));
     assert!(main.contains("failing since"), "{main}");
-    let doctor = run(&a, &["doctor"]);
-    let said = String::from_utf8_lossy(&doctor.stdout);
-    let line = said
-        .lines()
-        .find(|l| l.contains(" sync "))
-        .unwrap_or_default();
-    assert!(
-        line.starts_with("warn") && line.contains("cannot reach"),
-        "{said}"
-    );
+    assert_doctor_warns_it_cannot_reach(&a);
     // Back: the next sync clears it.
     std::fs::rename(&moved, remote.path()).unwrap();
     sync(&a);
@@ -1209,16 +1214,7 @@ fn no_hook_runs_git_and_the_maintenance_process_syncs_after_a_session_ends_at_mo
         main.contains("failing since") && main.contains("cannot reach"),
         "{main}"
     );
-    let doctor = run(&a, &["doctor"]);
-    let said = String::from_utf8_lossy(&doctor.stdout);
-    let line = said
-        .lines()
-        .find(|l| l.contains(" sync "))
-        .unwrap_or_default();
-    assert!(
-        line.starts_with("warn") && line.contains("cannot reach"),
-        "{said}"
-    );
+    assert_doctor_warns_it_cannot_reach(&a);
     // Back, an hour later again: the next session's end sends both sessions.
     std::fs::rename(&moved, remote.path()).unwrap();
     an_hour_later(&a);

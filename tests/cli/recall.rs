@@ -1482,3 +1482,73 @@ fn a_result_in_the_context_of_the_question_ranks_above_one_out_of_it() {
         "the beach of the puppy's conversation above the shorter beach of another"
     );
 }
+
+/// Regression (issue 18): a result's share of the query counted each word alike, so a short
+/// turn holding the speaker's name (in most turns of the conversation) and one word of the
+/// question ranked above a longer turn that holds the question's two rare words. Each word
+/// now weighs its rarity.
+#[test]
+fn a_name_in_every_turn_weighs_less_than_the_rare_words_of_a_question() {
+    let env = Env::new();
+    let session = "3a7c2e10-94d0-4c1e-b7a2-5f0e9d3c8a62";
+    let long = "Jon: my pottery glaze came out of the kiln without a crack".to_string()
+        + &" and then we talked about the weather, the traffic, the long queue at the shop"
+            .repeat(3);
+    let turns = [
+        "Maria: the glaze!",
+        long.as_str(),
+        "Maria: I went running",
+        "Maria: we had pasta",
+        "Maria: the dog is fine",
+        "Maria: I read a book",
+        "Jon: it rained all day",
+        "Jon: hello there",
+    ];
+    for (n, text) in turns.iter().enumerate() {
+        prompt(&env, session, &format!("p-{n}"), text);
+    }
+    let found = titles(
+        &env,
+        &["which", "glaze", "did", "maria", "use", "for", "pottery?"],
+    );
+    assert!(
+        found[0].starts_with("Jon: my pottery glaze"),
+        "the turn with pottery and glaze first: {found:?}"
+    );
+}
+
+/// Regression (issue 18): a turn gained only from the turns just before and after it, so the
+/// answer two turns after the question ("so cute!" between them) gained nothing from it.
+#[test]
+fn a_turn_two_after_the_one_that_asks_is_read_with_it() {
+    let env = Env::new();
+    prompts(
+        &env,
+        &[
+            "beach towels on sale",
+            "repaint the kitchen",
+            "renew the car insurance",
+            "book the dentist",
+            "water the plants",
+        ],
+    );
+    let session = "5d2e6a10-94d0-4c1e-b7a2-5f0e9d3c8a63";
+    prompt(&env, session, "p-a", "We adopted a puppy last spring");
+    prompt(&env, session, "p-b", "Oh, so cute! What is her name?");
+    prompt(
+        &env,
+        session,
+        "p-c",
+        "Every morning she runs along the beach with us",
+    );
+    let beach = titles(&env, &["puppy", "beach"]);
+    assert_eq!(
+        beach,
+        [
+            "We adopted a puppy last spring",
+            "Every morning she runs along the beach with us",
+            "beach towels on sale",
+        ],
+        "the beach of the puppy's conversation above the shorter beach of another"
+    );
+}

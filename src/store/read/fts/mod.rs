@@ -236,7 +236,8 @@ impl Index {
         let wanted = search.offset.saturating_add(search.limit);
         let depth = wanted.saturating_mul(4).max(CANDIDATES);
         let first = self.candidates(search, file.as_deref(), depth)?;
-        let ranked = rank::rank(&search.query, first);
+        let weights = rank::rarity(&self.conn, &search.query)?;
+        let ranked = rank::rank(&search.query, &weights, first);
         let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
         let ranked = rank::in_context(ranked, &self.contexts(&ids)?);
         let page: Vec<&rank::Ranked> = ranked

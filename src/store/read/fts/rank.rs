@@ -2,26 +2,29 @@
 //!
 //! FTS5's bm25 over the OR of a query's words ranks a long text that repeats one rare word
 //! above a short one that holds them all. So a result's bm25 (its columns weighted: what names
-//! an item above what it answered) is scaled by the share of the query's terms it holds, and
-//! results that hold the whole query as typed, then all its words, come first. Then what the
+//! an item above what it answered) is scaled by the share of the query's weight it holds, each
+//! term weighing its rarity in the index (a name in every turn of a conversation counts for
+//! less than the one rare word of a question), and results that hold the whole query as typed,
+//! then all its words, come first. Then what the
 //! compressor wrote (memories, summaries) and what a person wrote (prompts) weigh more than
 //! what a tool answered, and recent work a little more than old: within a few days about a
 //! tenth, halving every month. A result in the context of others gains a share of theirs:
-//! of the better of the items before and after it in its session, and of the session's best
-//! (a conversation's turn is read with the turns around it). Results
+//! of the two items before and the two after it in its session (the nearer ones more), and of
+//! the session's best (a conversation's turn is read with the turns around it). Results
 //! with the same text (the same command with the same output, run again) are one result with
 //! a count.
 //!
 //! Which terms a result holds comes from `cmem_matched(fts)`, an FTS5 auxiliary function
-//! registered here: a bitmask of the expression's phrases found in the row.
+//! registered here: a bitmask of the expression's phrases found in the row; how rare they are,
+//! from `cmem_rarity(fts)`: the rows of the index and how many hold each phrase.
 
 use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 
 use anyhow::{Result, bail};
-use rusqlite::Connection;
 use rusqlite::ffi;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::query::Query;
 use crate::store::read::Kind;
@@ -83,12 +86,45 @@ fn kind_weight(kind: Kind) -> f64 {
 const RECENT_BONUS: f64 = 0.1;
 const RECENT_HALF_LIFE_DAYS: f64 = 30.0;
 
-/// The rows in rank order, the same texts made one.
-pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
+/// How much each term of a query weighs: its rarity in the index, `ln(1 + rows / rows that
+/// hold it)` (as bm25 and recall weigh words). Empty when the query has one phrase (a row
+/// holds it or is not a result) or nothing matches.
+pub fn rarity(conn: &Connection, query: &Query) -> Result<Vec<f64>> {
+    if query.phrases.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let counts: Option<String> = conn
+        .prepare_cached("SELECT cmem_rarity(fts) FROM fts WHERE fts MATCH ?1 LIMIT 1")?
+        .query_row([&query.expression], |r| r.get(0))
+        .optional()?;
+    let Some(counts) = counts else {
+        return Ok(Vec::new());
+    };
+    let counts: Vec<f64> = counts
+        .split(' ')
+        .map(|n| n.parse().unwrap_or(0.0))
+        .collect();
+    let Some((&rows, held)) = counts.split_first() else {
+        return Ok(Vec::new());
+    };
+    let mut weights = vec![0.0; query.terms];
+    for (phrase, &count) in query.phrases.iter().zip(held) {
+        if let Some(term) = phrase
+            && let Some(weight) = weights.get_mut(*term)
+        {
+            *weight = (1.0 + rows / count.max(1.0)).ln();
+        }
+    }
+    Ok(weights)
+}
+
+/// The rows in rank order, the same texts made one; `weights` (see [`rarity`]) weigh the
+/// query's terms, each the same when it is empty.
+pub fn rank(query: &Query, weights: &[f64], candidates: Vec<Candidate>) -> Vec<Ranked> {
     let mut scored: Vec<(Standing, Candidate)> = candidates
         .into_iter()
         .map(|c| {
-            let (tier, share) = holds(query, c.matched);
+            let (tier, share) = holds(query, weights, c.matched);
             let relevance = -c.bm25
                 * share
                 * kind_weight(c.kind)
@@ -120,26 +156,29 @@ pub fn rank(query: &Query, candidates: Vec<Candidate>) -> Vec<Ranked> {
     out
 }
 
-/// Where a result is: its session, and the items before and after it there.
+/// Where a result is: its session, and the items around it there: `around[0]` the one just
+/// before and the one just after, `around[1]` the ones before and after those.
 pub struct Context {
     pub session: String,
-    pub around: [Option<i64>; 2],
+    pub around: [[Option<i64>; 2]; 2],
 }
 
-/// The share of its better neighbour's relevance a result gains (see `context.rs`).
-/// Measured on LoCoMo's first three conversations: 0.15, 0.2, 0.3, 0.45 and 0.6 gave
-/// recall@10 0.663, 0.688, 0.694, 0.701 and 0.690 (0.647 without); past 0.3 the coding
-/// set's recall@5 fell. The two neighbours' sum instead of the better: no better (all ten
-/// conversations: recall@10 0.665 both, recall@5 0.576 against 0.580).
-const NEIGHBOUR_SHARE: f64 = 0.3;
+/// The share of its neighbours' relevance a result gains (see `context.rs`): of each of the
+/// two next to it, and of each of the two past those. Measured on the relevance bench (all of
+/// LoCoMo, recall@10, with the shares of weight below): the better of the next two at 0.3,
+/// 0.687; their sum, the same; the sum of four at 0.3 and 0.15, 0.707 (0.2 and 0.2, 0.713;
+/// 0.25 and 0.125, 0.705). The coding set's recall@10 is 0.936 with any sum, 0.947 with the
+/// better of two: one query's second item leaves the ten.
+const NEIGHBOUR_SHARE: [f64; 2] = [0.3, 0.15];
 /// The share of its session's best relevance a result gains. On all of LoCoMo (with the
 /// neighbours): 0, 0.1 and 0.2 gave recall@10 0.665, 0.676 and 0.688; 0.2 lost a coding
-/// query (recall@10 0.947 to 0.936).
+/// query (recall@10 0.947 to 0.936). With four neighbours and weighed terms, 0.15 gave 0.717
+/// against 0.715.
 const SESSION_SHARE: f64 = 0.1;
 
 /// The results reordered by their context (`contexts`, by id): each gains
-/// [`NEIGHBOUR_SHARE`] of the relevance of the better of its neighbours that is itself a
-/// result, and [`SESSION_SHARE`] of the best in its session. Tiers stay, and so do the
+/// [`NEIGHBOUR_SHARE`] of the relevance of each of its neighbours that is itself a result,
+/// and [`SESSION_SHARE`] of the best in its session. Tiers stay, and so do the
 /// results: a neighbour that holds none of the words searched for is not one.
 pub fn in_context(
     results: Vec<Ranked>,
@@ -161,26 +200,31 @@ pub fn in_context(
         let Some(context) = contexts.get(&r.id) else {
             continue;
         };
-        let neighbour = context
+        let neighbours: f64 = context
             .around
             .iter()
-            .flatten()
-            .filter_map(|n| own.get(n))
-            .fold(0.0f64, |a, &b| a.max(b));
+            .zip(NEIGHBOUR_SHARE)
+            .map(|(at, share)| share * at.iter().flatten().filter_map(|n| own.get(n)).sum::<f64>())
+            .sum();
         let session = sessions
             .get(context.session.as_str())
             .copied()
             .unwrap_or(0.0);
-        r.standing.relevance += NEIGHBOUR_SHARE * neighbour + SESSION_SHARE * session;
+        r.standing.relevance += neighbours + SESSION_SHARE * session;
     }
     // Stable: results their context does not tell apart keep their order.
     out.sort_by(|x, y| Standing::order(&x.standing, &y.standing));
     out
 }
 
-/// A row's tier (2: the whole query as typed; 1: every term; 0: some) and the share of the
-/// query's terms it holds.
-fn holds(query: &Query, matched: u64) -> (u8, f64) {
+/// How much more than its plain share of the query's weight a result that holds most of it
+/// gains: the share is raised to this power. On the relevance bench, 1, 1.5 and 2 gave LoCoMo
+/// recall@10 0.707, 0.715 and 0.716, and the coding set's recall@5 0.883, 0.894 and 0.862.
+const SHARE_POWER: f64 = 1.5;
+
+/// A row's tier (2: the whole query as typed; 1: every term; 0: some) and its share of the
+/// query's weight (of its terms, when `weights` is empty), raised to [`SHARE_POWER`].
+fn holds(query: &Query, weights: &[f64], matched: u64) -> (u8, f64) {
     let mut terms = 0u64;
     let mut whole = false;
     for (n, phrase) in query.phrases.iter().enumerate().take(64) {
@@ -200,29 +244,108 @@ fn holds(query: &Query, matched: u64) -> (u8, f64) {
     } else {
         0
     };
-    (tier, held as f64 / all as f64)
+    let whole_weight: f64 = weights.iter().sum();
+    let share = if weights.len() == query.terms && whole_weight > 0.0 {
+        let held: f64 = (0..weights.len().min(64))
+            .filter(|t| terms & (1 << t) != 0)
+            .map(|t| weights[t])
+            .sum();
+        held / whole_weight
+    } else {
+        held as f64 / all as f64
+    };
+    (tier, share.powf(SHARE_POWER))
 }
 
-/// Registers `cmem_matched(fts)` on `conn`.
+/// An FTS5 auxiliary function.
+type Auxiliary = unsafe extern "C" fn(
+    *const ffi::Fts5ExtensionApi,
+    *mut ffi::Fts5Context,
+    *mut ffi::sqlite3_context,
+    c_int,
+    *mut *mut ffi::sqlite3_value,
+);
+
+/// Registers `cmem_matched(fts)` and `cmem_rarity(fts)` on `conn`.
 pub fn register(conn: &Connection) -> Result<()> {
-    // SAFETY: as in `tokenizer::register`; FTS5 keeps the function pointer, which is static.
+    let functions: [(&std::ffi::CStr, Auxiliary); 2] =
+        [(c"cmem_matched", matched), (c"cmem_rarity", rarity_counts)];
+    // SAFETY: as in `tokenizer::register`; FTS5 keeps the function pointers, which are static.
     unsafe {
         let api = super::tokenizer::fts5_api(conn.handle())?;
         let Some(create_function) = (*api).xCreateFunction else {
             bail!("this SQLite's FTS5 cannot register functions");
         };
-        let rc = create_function(
-            api,
-            c"cmem_matched".as_ptr(),
-            ptr::null_mut(),
-            Some(matched),
-            None,
-        );
-        if rc != ffi::SQLITE_OK {
-            bail!("cannot register the search ranking (SQLite error {rc})");
+        for (name, function) in functions {
+            let rc = create_function(api, name.as_ptr(), ptr::null_mut(), Some(function), None);
+            if rc != ffi::SQLITE_OK {
+                bail!("cannot register the search ranking (SQLite error {rc})");
+            }
         }
     }
     Ok(())
+}
+
+/// The auxiliary function `cmem_rarity`: "ROWS N0 N1 ...", the rows of the index and how many
+/// hold each phrase of the expression, as bm25 counts them (whatever row it is called on).
+unsafe extern "C" fn rarity_counts(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n: c_int,
+    _values: *mut *mut ffi::sqlite3_value,
+) {
+    /// Counts the rows `xQueryPhrase` visits.
+    unsafe extern "C" fn count(
+        _api: *const ffi::Fts5ExtensionApi,
+        _fts: *mut ffi::Fts5Context,
+        rows: *mut std::ffi::c_void,
+    ) -> c_int {
+        // SAFETY: `rows` is the counter handed to `xQueryPhrase` below, alive for its call.
+        unsafe { *rows.cast::<i64>() += 1 };
+        ffi::SQLITE_OK
+    }
+    // A panic must not unwind into C.
+    let counts = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: FTS5 hands a valid API and context for the duration of the call.
+        unsafe {
+            let api = &*api;
+            let (Some(row_count), Some(phrase_count), Some(query_phrase)) =
+                (api.xRowCount, api.xPhraseCount, api.xQueryPhrase)
+            else {
+                return None;
+            };
+            let mut rows: i64 = 0;
+            if row_count(fts, &mut rows) != ffi::SQLITE_OK {
+                return None;
+            }
+            let mut out = rows.to_string();
+            for phrase in 0..phrase_count(fts) {
+                let mut held: i64 = 0;
+                let counter = (&raw mut held).cast::<std::ffi::c_void>();
+                if query_phrase(fts, phrase, counter, Some(count)) != ffi::SQLITE_OK {
+                    return None;
+                }
+                out.push(' ');
+                out.push_str(&held.to_string());
+            }
+            Some(out)
+        }
+    }))
+    .ok()
+    .flatten();
+    // SAFETY: `ctx` is the function's result context; SQLite copies the text.
+    unsafe {
+        match counts {
+            Some(text) => ffi::sqlite3_result_text(
+                ctx,
+                text.as_ptr().cast(),
+                text.len() as c_int,
+                ffi::SQLITE_TRANSIENT(),
+            ),
+            None => ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_ERROR),
+        }
+    }
 }
 
 /// The auxiliary function: the bitmask of the phrases (the first 64) that occur in the row.
@@ -286,7 +409,7 @@ mod tests {
     }
 
     fn order(query: &str, candidates: Vec<Candidate>) -> Vec<i64> {
-        rank(&parse(query).unwrap().unwrap(), candidates)
+        rank(&parse(query).unwrap().unwrap(), &[], candidates)
             .iter()
             .map(|r| r.id)
             .collect()
@@ -328,13 +451,35 @@ mod tests {
     }
 
     #[test]
+    fn a_rare_term_weighs_more_of_the_share_than_a_common_one() {
+        // Terms: 0 maria (in every turn), 1 pottery, 2 glaze. Row 1 holds maria and pottery,
+        // row 2 pottery and glaze: by count both hold two thirds, by weight row 2 most.
+        let query = parse("maria pottery glaze").unwrap().unwrap();
+        let rows = || {
+            vec![
+                candidate(1, -3.0, 0b011, Kind::Prompt, 1.0),
+                candidate(2, -2.9, 0b110, Kind::Prompt, 1.0),
+            ]
+        };
+        let ids = |weights: &[f64]| -> Vec<i64> {
+            rank(&query, weights, rows()).iter().map(|r| r.id).collect()
+        };
+        assert_eq!(ids(&[]), [1, 2]);
+        assert_eq!(ids(&[0.1, 2.0, 2.0]), [2, 1]);
+    }
+
+    #[test]
     fn the_same_text_is_one_result_with_a_count() {
         let query = parse("cargo test").unwrap().unwrap();
         let mut a = candidate(1, -2.0, 0b111, Kind::Observation, 1.0);
         let mut b = candidate(2, -2.0, 0b111, Kind::Observation, 3.0);
         a.digest = 7;
         b.digest = 7;
-        let ranked = rank(&query, vec![b, a, candidate(3, -1.0, 1, Kind::Prompt, 1.0)]);
+        let ranked = rank(
+            &query,
+            &[],
+            vec![b, a, candidate(3, -1.0, 1, Kind::Prompt, 1.0)],
+        );
         assert_eq!(
             ranked.iter().map(|r| (r.id, r.count)).collect::<Vec<_>>(),
             [(1, 2), (3, 1)]
@@ -346,6 +491,7 @@ mod tests {
         // Phrases: 0 puppy, 1 beach, 2 "puppy beach".
         let ranked = rank(
             &parse("puppy beach").unwrap().unwrap(),
+            &[],
             vec![
                 candidate(1, -4.0, 0b001, Kind::Prompt, 1.0),
                 candidate(2, -2.0, 0b010, Kind::Prompt, 1.0),
@@ -358,12 +504,40 @@ mod tests {
             around,
         };
         let contexts = std::collections::HashMap::from([
-            (1, at("a", [None, Some(2)])),
-            (2, at("a", [Some(1), None])),
-            (3, at("b", [None, None])),
-            (4, at("c", [None, None])),
+            (1, at("a", [[None, Some(2)], [None, None]])),
+            (2, at("a", [[Some(1), None], [None, None]])),
+            (3, at("b", [[None, None], [None, None]])),
+            (4, at("c", [[None, None], [None, None]])),
         ]);
         let order: Vec<i64> = in_context(ranked, &contexts).iter().map(|r| r.id).collect();
         assert_eq!(order, [4, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_result_two_items_away_lifts_it_less_than_one_next_to_it() {
+        // Phrases: 0 puppy, 1 beach, 2 "puppy beach". Row 1 is next to the puppy, row 2 two
+        // items away, row 3 has none (sessions apart, so that only the neighbours count).
+        let ranked = rank(
+            &parse("puppy beach").unwrap().unwrap(),
+            &[],
+            vec![
+                candidate(9, -4.0, 0b001, Kind::Prompt, 1.0),
+                candidate(1, -1.0, 0b010, Kind::Prompt, 1.0),
+                candidate(2, -1.0, 0b010, Kind::Prompt, 1.0),
+                candidate(3, -1.1, 0b010, Kind::Prompt, 1.0),
+            ],
+        );
+        let at = |session: &str, around| Context {
+            session: session.to_string(),
+            around,
+        };
+        let contexts = std::collections::HashMap::from([
+            (9, at("a", [[None, Some(1)], [None, None]])),
+            (1, at("b", [[Some(9), None], [None, None]])),
+            (2, at("c", [[None, None], [Some(9), None]])),
+            (3, at("d", [[None, None], [None, None]])),
+        ]);
+        let order: Vec<i64> = in_context(ranked, &contexts).iter().map(|r| r.id).collect();
+        assert_eq!(order, [9, 1, 2, 3]);
     }
 }

@@ -94,7 +94,8 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
         candidates.push(candidate);
     }
     let mut hits = Vec::new();
-    for ranked in rank::rank(&search.query, candidates)
+    let weights = rank::rarity(&conn, &search.query)?;
+    for ranked in rank::rank(&search.query, &weights, candidates)
         .into_iter()
         .skip(search.offset)
         .take(search.limit)

@@ -1452,6 +1452,17 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 /// before or after it in its session, when that is a result too).
 #[test]
 fn a_result_in_the_context_of_the_question_ranks_above_one_out_of_it() {
+    assert_eq!(
+        beach_after_puppy(&[]),
+        PUPPY_FIRST,
+        "the beach of the puppy's conversation above the shorter beach of another"
+    );
+}
+
+/// What `puppy beach` finds: a conversation that says "We adopted a puppy", then `between`,
+/// then "she runs along the beach", after five one-prompt sessions, one of them about beach
+/// towels.
+fn beach_after_puppy(between: &[&str]) -> Vec<String> {
     let env = Env::new();
     prompts(
         &env,
@@ -1464,24 +1475,20 @@ fn a_result_in_the_context_of_the_question_ranks_above_one_out_of_it() {
         ],
     );
     let session = "5d2e6a10-94d0-4c1e-b7a2-5f0e9d3c8a61";
-    prompt(&env, session, "p-a", "We adopted a puppy last spring");
-    prompt(
-        &env,
-        session,
-        "p-b",
-        "Every morning she runs along the beach with us",
-    );
-    let beach = titles(&env, &["puppy", "beach"]);
-    assert_eq!(
-        beach,
-        [
-            "We adopted a puppy last spring",
-            "Every morning she runs along the beach with us",
-            "beach towels on sale",
-        ],
-        "the beach of the puppy's conversation above the shorter beach of another"
-    );
+    let turns = std::iter::once("We adopted a puppy last spring")
+        .chain(between.iter().copied())
+        .chain(["Every morning she runs along the beach with us"]);
+    for (n, text) in turns.enumerate() {
+        prompt(&env, session, &format!("p-{n}"), text);
+    }
+    titles(&env, &["puppy", "beach"])
 }
+
+const PUPPY_FIRST: [&str; 3] = [
+    "We adopted a puppy last spring",
+    "Every morning she runs along the beach with us",
+    "beach towels on sale",
+];
 
 /// Regression (issue 18): a result's share of the query counted each word alike, so a short
 /// turn holding the speaker's name (in most turns of the conversation) and one word of the
@@ -1521,34 +1528,9 @@ fn a_name_in_every_turn_weighs_less_than_the_rare_words_of_a_question() {
 /// answer two turns after the question ("so cute!" between them) gained nothing from it.
 #[test]
 fn a_turn_two_after_the_one_that_asks_is_read_with_it() {
-    let env = Env::new();
-    prompts(
-        &env,
-        &[
-            "beach towels on sale",
-            "repaint the kitchen",
-            "renew the car insurance",
-            "book the dentist",
-            "water the plants",
-        ],
-    );
-    let session = "5d2e6a10-94d0-4c1e-b7a2-5f0e9d3c8a63";
-    prompt(&env, session, "p-a", "We adopted a puppy last spring");
-    prompt(&env, session, "p-b", "Oh, so cute! What is her name?");
-    prompt(
-        &env,
-        session,
-        "p-c",
-        "Every morning she runs along the beach with us",
-    );
-    let beach = titles(&env, &["puppy", "beach"]);
     assert_eq!(
-        beach,
-        [
-            "We adopted a puppy last spring",
-            "Every morning she runs along the beach with us",
-            "beach towels on sale",
-        ],
-        "the beach of the puppy's conversation above the shorter beach of another"
+        beach_after_puppy(&["Oh, so cute! What is her name?"]),
+        PUPPY_FIRST,
+        "the beach two turns after the puppy above the shorter beach of another"
     );
 }

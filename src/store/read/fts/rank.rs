@@ -156,12 +156,15 @@ pub fn rank(query: &Query, weights: &[f64], candidates: Vec<Candidate>) -> Vec<R
     out
 }
 
-/// Where a result is: its session, and the items around it there: `around[0]` the one just
-/// before and the one just after, `around[1]` the ones before and after those.
+/// Where a result is: its session, and the items around it there.
 pub struct Context {
     pub session: String,
-    pub around: [[Option<i64>; 2]; 2],
+    pub around: Around,
 }
+
+/// The items around a result in its session: `[0]` the one just before it and the one just
+/// after, `[1]` the ones before and after those.
+pub type Around = [[Option<i64>; 2]; 2];
 
 /// The share of its neighbours' relevance a result gains (see `context.rs`): of each of the
 /// two next to it, and of each of the two past those. Measured on the relevance bench (all of
@@ -486,58 +489,61 @@ mod tests {
         );
     }
 
+    /// The order of `candidates` for `puppy beach` once ranked in their `contexts`:
+    /// (id, session, around).
+    fn puppy_beach_in_context(
+        candidates: Vec<Candidate>,
+        contexts: &[(i64, &str, Around)],
+    ) -> Vec<i64> {
+        let ranked = rank(&parse("puppy beach").unwrap().unwrap(), &[], candidates);
+        let contexts = contexts
+            .iter()
+            .map(|&(id, session, around)| {
+                let session = session.to_string();
+                (id, Context { session, around })
+            })
+            .collect();
+        in_context(ranked, &contexts).iter().map(|r| r.id).collect()
+    }
+
     #[test]
     fn its_context_lifts_a_result_within_its_tier_only() {
         // Phrases: 0 puppy, 1 beach, 2 "puppy beach".
-        let ranked = rank(
-            &parse("puppy beach").unwrap().unwrap(),
-            &[],
+        let order = puppy_beach_in_context(
             vec![
                 candidate(1, -4.0, 0b001, Kind::Prompt, 1.0),
                 candidate(2, -2.0, 0b010, Kind::Prompt, 1.0),
                 candidate(3, -2.5, 0b010, Kind::Prompt, 1.0),
                 candidate(4, -0.1, 0b011, Kind::Prompt, 1.0),
             ],
+            &[
+                (1, "a", [[None, Some(2)], [None, None]]),
+                (2, "a", [[Some(1), None], [None, None]]),
+                (3, "b", [[None, None], [None, None]]),
+                (4, "c", [[None, None], [None, None]]),
+            ],
         );
-        let at = |session: &str, around| Context {
-            session: session.to_string(),
-            around,
-        };
-        let contexts = std::collections::HashMap::from([
-            (1, at("a", [[None, Some(2)], [None, None]])),
-            (2, at("a", [[Some(1), None], [None, None]])),
-            (3, at("b", [[None, None], [None, None]])),
-            (4, at("c", [[None, None], [None, None]])),
-        ]);
-        let order: Vec<i64> = in_context(ranked, &contexts).iter().map(|r| r.id).collect();
         assert_eq!(order, [4, 1, 2, 3]);
     }
 
     #[test]
     fn a_result_two_items_away_lifts_it_less_than_one_next_to_it() {
-        // Phrases: 0 puppy, 1 beach, 2 "puppy beach". Row 1 is next to the puppy, row 2 two
-        // items away, row 3 has none (sessions apart, so that only the neighbours count).
-        let ranked = rank(
-            &parse("puppy beach").unwrap().unwrap(),
-            &[],
+        // Row 1 is next to the puppy, row 2 two items away, row 3 has none (sessions apart,
+        // so that only the neighbours count).
+        let order = puppy_beach_in_context(
             vec![
                 candidate(9, -4.0, 0b001, Kind::Prompt, 1.0),
                 candidate(1, -1.0, 0b010, Kind::Prompt, 1.0),
                 candidate(2, -1.0, 0b010, Kind::Prompt, 1.0),
                 candidate(3, -1.1, 0b010, Kind::Prompt, 1.0),
             ],
+            &[
+                (9, "a", [[None, Some(1)], [None, None]]),
+                (1, "b", [[Some(9), None], [None, None]]),
+                (2, "c", [[None, None], [Some(9), None]]),
+                (3, "d", [[None, None], [None, None]]),
+            ],
         );
-        let at = |session: &str, around| Context {
-            session: session.to_string(),
-            around,
-        };
-        let contexts = std::collections::HashMap::from([
-            (9, at("a", [[None, Some(1)], [None, None]])),
-            (1, at("b", [[Some(9), None], [None, None]])),
-            (2, at("c", [[None, None], [Some(9), None]])),
-            (3, at("d", [[None, None], [None, None]])),
-        ]);
-        let order: Vec<i64> = in_context(ranked, &contexts).iter().map(|r| r.id).collect();
         assert_eq!(order, [9, 1, 2, 3]);
     }
 }

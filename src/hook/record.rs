@@ -43,7 +43,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
         let why = anyhow::anyhow!(
             "the data dir is being set up (files of an earlier release may have to move first)"
         );
-        return keep(config, write, log, &why);
+        return keep(config, write, log, &why, Expected::Yes);
     }
     if store::rebuild::under_way(&config.data_dir) {
         return keep(
@@ -53,6 +53,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
             &anyhow::anyhow!(
                 "a rebuild holds it (forget, scrub or maintenance); kept without waiting"
             ),
+            Expected::Yes,
         );
     }
     if store::wal_bytes(config) > store::WAL_OPEN_MAX {
@@ -64,6 +65,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
             &anyhow::anyhow!(
                 "the WAL is too large to open now (a reader held it); the maintenance process is shrinking it"
             ),
+            Expected::No,
         );
     }
     let deadline = Instant::now() + config.wait_budget;
@@ -142,7 +144,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
                 problem: refused(&failure, &path),
             }
         }
-        None => keep(config, write, log, &failure),
+        None => keep(config, write, log, &failure, Expected::No),
     }
 }
 
@@ -180,8 +182,22 @@ fn wait_and_apply(
     store.apply_locked(write, || drop(turn))
 }
 
+/// Whether keeping an event in the spill folder is part of the plan (the data dir being set
+/// up, a rebuild under way: logged as INFO) or a sign that something is wrong (WARN).
+#[derive(Clone, Copy, PartialEq)]
+enum Expected {
+    Yes,
+    No,
+}
+
 /// Keeps `write` in the spill folder after the database failed with `failure`.
-fn keep(config: &Config, write: &Write, log: &Log, failure: &anyhow::Error) -> Recorded {
+fn keep(
+    config: &Config,
+    write: &Write,
+    log: &Log,
+    failure: &anyhow::Error,
+    expected: Expected,
+) -> Recorded {
     match spill::keep(config, write, Durability::PowerLoss) {
         Ok(kept) => {
             let how = if kept.reserve {
@@ -189,8 +205,13 @@ fn keep(config: &Config, write: &Write, log: &Log, failure: &anyhow::Error) -> R
             } else {
                 ""
             };
+            let level = if expected == Expected::Yes {
+                "INFO"
+            } else {
+                "WARN"
+            };
             log.important(
-                "WARN",
+                level,
                 &format!(
                     "database unavailable ({failure:#}); event kept in {}{how} for a later run",
                     kept.path.display()

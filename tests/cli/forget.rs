@@ -602,8 +602,9 @@ fn on_terminal(env: &Env, args: &[&str], answer: &str) -> (Output, String) {
 /// Regression: forget and scrub end with a rebuild, which holds the write lock for seconds on
 /// a large database (5.9 s on 568 MiB); meanwhile every hook waited its whole budget before it
 /// kept its event in the spill folder, a second added to every tool call. A rebuild now holds a
-/// lock on `rebuild.lock`, and a hook that finds it held keeps its event at once. Here the test
-/// holds both locks, as a rebuild does, and the hook's budget is far longer than it may take.
+/// lock on `rebuild.lock`, and a hook that finds it held keeps its event at once, and says so in
+/// the log as information (it was a warning, as if something were wrong). Here the test holds
+/// both locks, as a rebuild does, and the hook's budget is far longer than it may take.
 #[cfg(unix)]
 #[test]
 fn hooks_do_not_wait_their_budget_while_a_rebuild_holds_the_database() {
@@ -633,6 +634,13 @@ fn hooks_do_not_wait_their_budget_while_a_rebuild_holds_the_database() {
     };
     assert!(status.success());
     assert_eq!(env.spilled().len(), 1);
+    // Expected while a rebuild runs: said, not warned about.
+    let log = env.log();
+    let kept = log
+        .lines()
+        .find(|l| l.contains("a rebuild holds it"))
+        .unwrap_or_else(|| panic!("no log line says why the event was kept: {log}"));
+    assert!(kept.contains(" INFO "), "{kept}");
     holder.execute_batch("ROLLBACK").unwrap();
     drop(holder);
     drop(_maintenance);

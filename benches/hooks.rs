@@ -682,6 +682,11 @@ fn report(cases: &[Case], rounds: usize, floor_note: &str) -> bool {
                     if pass { "PASS" } else { "FAIL" }
                 )
             }
+            // Without a budget (recall off, a compared build), the same figures to read.
+            (None, None) if matches!(case.expect, Expect::Prompt { .. }) => {
+                let p95 = percentile(&case.samples, 0.95);
+                format!("p95 {:.2}x, {p95:.1} ms", p95 / floor_p95)
+            }
             (None, None) => String::new(),
         };
         let wal = match case.id_at {

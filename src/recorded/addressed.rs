@@ -106,20 +106,32 @@ struct Slot {
     optional: bool,
 }
 
-/// The phrases after their first word, by it: one lookup per word of a text.
-type ByFirstWord = HashMap<&'static str, Vec<Vec<Slot>>>;
+/// The phrases after their first word (each parsed once, however many first words it has),
+/// and which of them follow each first word: one lookup per word of a text.
+struct Phrases {
+    rests: Vec<Vec<Slot>>,
+    by_first: HashMap<&'static str, Vec<usize>>,
+}
 
-fn phrases() -> &'static ByFirstWord {
-    static PARSED: OnceLock<ByFirstWord> = OnceLock::new();
+fn phrases() -> &'static Phrases {
+    static PARSED: OnceLock<Phrases> = OnceLock::new();
     PARSED.get_or_init(|| {
-        let mut by_first = ByFirstWord::default();
+        let mut parsed = Phrases {
+            rests: Vec::with_capacity(PHRASES.len()),
+            by_first: HashMap::new(),
+        };
         for phrase in PHRASES {
             let (first, rest) = phrase.split_once(' ').unwrap_or((phrase, ""));
             for word in first.split('|') {
-                by_first.entry(word).or_default().push(slots(rest));
+                parsed
+                    .by_first
+                    .entry(word)
+                    .or_default()
+                    .push(parsed.rests.len());
             }
+            parsed.rests.push(slots(rest));
         }
-        by_first
+        parsed
     })
 }
 
@@ -141,9 +153,11 @@ fn phrase(text: &str) -> bool {
     let words: Vec<&str> = lowered.split(' ').filter(|w| !w.is_empty()).collect();
     let phrases = phrases();
     words.iter().enumerate().any(|(at, word)| {
-        phrases
-            .get(word)
-            .is_some_and(|rests| rests.iter().any(|rest| starts(rest, &words[at + 1..])))
+        phrases.by_first.get(word).is_some_and(|rests| {
+            rests
+                .iter()
+                .any(|&rest| starts(&phrases.rests[rest], &words[at + 1..]))
+        })
     })
 }
 

@@ -1,8 +1,9 @@
 //! Per-prompt recall through the real binary: `hook prompt` answering a prompt with the earlier
 //! work of its project that matches it, framed as recorded history, or with the plain
-//! acknowledgement when nothing clears the bar; and each of its rules (never another
-//! project's, never the session's own, never what the session-start context gave, never a
-//! private or redacted part, the budget, the switch, an index that is not there or not ready).
+//! acknowledgement when nothing clears the bar; and each of its rules (a word in too many
+//! items counting for nothing, never another project's, never the session's own, never what
+//! the session-start context gave, never a private or redacted part, the budget, the switch,
+//! an index that is not there or not ready).
 
 use std::time::{Duration, Instant};
 
@@ -153,6 +154,44 @@ fn small_talk_and_requests_without_a_subject_get_nothing() {
     ] {
         assert_eq!(recalled(&env, NOW, PROJECT, text), None, "{text}");
         assert!(stored(&env, NOW, text), "{text}");
+    }
+}
+
+/// A word held by more than 500 items says too little: it is dropped from the lookup and from
+/// the weight, so an item that shares only it and one other word with the prompt holds one
+/// word. At 500 items the word still counts.
+#[test]
+fn a_word_in_more_than_500_items_counts_for_nothing() {
+    for (others, answers) in [(499, true), (500, false)] {
+        let env = recalling();
+        said(
+            &env,
+            EARLIER,
+            PROJECT,
+            "Gizmo widgets need the frobnicate flag",
+        );
+        let db = env.db();
+        for n in 0..others {
+            db.execute(
+                "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+                 VALUES (?1, ?2, ?3, ?4, '2026-11-20T10:00:00.000Z')",
+                rusqlite::params![
+                    format!("01970000-0000-7000-8000-{n:012}"),
+                    EARLIER,
+                    n + 10,
+                    format!("widget number {n}")
+                ],
+            )
+            .unwrap();
+        }
+        drop(db);
+        index(&env);
+        assert_eq!(
+            recalled(&env, NOW, PROJECT, "widget gizmo").is_some(),
+            answers,
+            "{} items hold the word",
+            others + 1
+        );
     }
 }
 

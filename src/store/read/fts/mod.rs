@@ -14,6 +14,7 @@
 //! deleted anything.
 
 mod context;
+mod doclists;
 mod merge;
 mod query;
 pub mod rank;

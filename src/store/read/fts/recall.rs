@@ -23,7 +23,7 @@ use anyhow::Result;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, snippet, tokenizer};
+use super::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, doclists, item, snippet, tokenizer};
 use crate::config::Config;
 
 /// A word matching more items than this is left out of the query.
@@ -281,22 +281,16 @@ fn look(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> 
     // (word as queried, its weight, the items that hold it)
     let mut found: Vec<(String, f64, Vec<i64>)> = Vec::new();
     let mut whole = 0.0;
-    let mut probe = index.prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 LIMIT ?2")?;
-    for word in &words {
-        let query = format!("\"{word}\"");
-        let rows: Vec<i64> = probe
-            .query_map(params![query, COMMON as i64 + 1], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+    for (word, rows) in words.iter().zip(doclists::read(&index, &words, COMMON)?) {
         // A common word is as good as a stop word here: out of the query and of the weight.
-        if rows.len() > COMMON {
+        let Some(rows) = rows else {
             continue;
-        }
+        };
         whole += weight(rows.len());
         if !rows.is_empty() {
-            found.push((query, weight(rows.len()), rows));
+            found.push((format!("\"{word}\""), weight(rows.len()), rows));
         }
     }
-    drop(probe);
     let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
     for (_, weight, rows) in &found {
         for &row in rows {
@@ -396,6 +390,10 @@ fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, 
     // that its planner may weigh the value: that was a sixth of what recall cost.
     index.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     tokenizer::register(&index)?;
+    doclists::register(&index)?;
+    // One read transaction for everything recall reads, ended when the connection closes: one
+    // snapshot of the index, and its locks taken once rather than around every statement.
+    index.execute_batch("BEGIN")?;
     // The number of documents is the first of FTS5's averages record (row 1 of `fts_data`),
     // read instead of counting them.
     let (layout, built_for, seen, averages): (bool, Option<String>, Option<i64>, Option<Vec<u8>>) =

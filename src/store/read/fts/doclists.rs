@@ -13,31 +13,17 @@
 
 use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::ptr;
 
 use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension, ffi, params};
 
 /// Registers `cmem_doclists(fts, most)` on `conn`.
 pub fn register(conn: &Connection) -> Result<()> {
-    // SAFETY: as in `tokenizer::register`; FTS5 keeps the function pointer, which is static.
-    unsafe {
-        let api = super::tokenizer::fts5_api(conn.handle())?;
-        let Some(create_function) = (*api).xCreateFunction else {
-            bail!("this SQLite's FTS5 cannot register functions");
-        };
-        let rc = create_function(
-            api,
-            c"cmem_doclists".as_ptr(),
-            ptr::null_mut(),
-            Some(doclists),
-            None,
-        );
-        if rc != ffi::SQLITE_OK {
-            bail!("cannot register per-prompt recall's lookup (SQLite error {rc})");
-        }
-    }
-    Ok(())
+    super::auxiliary::register(
+        conn,
+        &[(c"cmem_doclists", doclists)],
+        "per-prompt recall's lookup",
+    )
 }
 
 /// The rows (FTS rowids, ascending) of each of `words` (as the tokenizer reads each one alone,

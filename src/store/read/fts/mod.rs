@@ -13,6 +13,7 @@
 //! once, `secure_delete` zeroes the freed pages, and the WAL is truncated after a sync that
 //! deleted anything.
 
+mod auxiliary;
 mod context;
 mod doclists;
 mod merge;

@@ -20,9 +20,8 @@
 
 use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::ptr;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use rusqlite::ffi;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -260,33 +259,13 @@ fn holds(query: &Query, weights: &[f64], matched: u64) -> (u8, f64) {
     (tier, share.powf(SHARE_POWER))
 }
 
-/// An FTS5 auxiliary function.
-type Auxiliary = unsafe extern "C" fn(
-    *const ffi::Fts5ExtensionApi,
-    *mut ffi::Fts5Context,
-    *mut ffi::sqlite3_context,
-    c_int,
-    *mut *mut ffi::sqlite3_value,
-);
-
 /// Registers `cmem_matched(fts)` and `cmem_rarity(fts)` on `conn`.
 pub fn register(conn: &Connection) -> Result<()> {
-    let functions: [(&std::ffi::CStr, Auxiliary); 2] =
-        [(c"cmem_matched", matched), (c"cmem_rarity", rarity_counts)];
-    // SAFETY: as in `tokenizer::register`; FTS5 keeps the function pointers, which are static.
-    unsafe {
-        let api = super::tokenizer::fts5_api(conn.handle())?;
-        let Some(create_function) = (*api).xCreateFunction else {
-            bail!("this SQLite's FTS5 cannot register functions");
-        };
-        for (name, function) in functions {
-            let rc = create_function(api, name.as_ptr(), ptr::null_mut(), Some(function), None);
-            if rc != ffi::SQLITE_OK {
-                bail!("cannot register the search ranking (SQLite error {rc})");
-            }
-        }
-    }
-    Ok(())
+    super::auxiliary::register(
+        conn,
+        &[(c"cmem_matched", matched), (c"cmem_rarity", rarity_counts)],
+        "the search ranking",
+    )
 }
 
 /// The auxiliary function `cmem_rarity`: "ROWS N0 N1 ...", the rows of the index and how many

@@ -4,8 +4,10 @@
 //! changed, what Claude said last, with short ids to expand on demand through the MCP tools (or
 //! the command line when the server is not registered). A session the compressor has been at
 //! is told by its summary and its typed memories instead, and by the raw index only for what
-//! came after them. Then the newest memories and summaries that teammates shared in the
-//! project's `.claude-mem/` folder (see [`crate::team`]), as the team's.
+//! came after them. Then, when the newest session left an error that no later run fixed,
+//! the earlier work that matches it (see [`super::threads`]), and the newest memories and
+//! summaries that teammates shared in the project's `.claude-mem/` folder (see
+//! [`crate::team`]), as the team's.
 //!
 //! Always the JSON form with `hookEventName` (plain stdout is not injected for new sessions on
 //! some versions), wrapped in `<claude-mem-context>` so that the capture hooks never store it.
@@ -24,6 +26,7 @@ use crate::emit::HookOutput;
 use crate::given::{self, Given};
 use crate::ops::{Change, Write};
 use crate::recorded;
+use crate::store::fts::recall::Recalled;
 use crate::store::read::short_id;
 use crate::store::rows::KIND_CHARS;
 use crate::store::{
@@ -46,6 +49,8 @@ const FILES_SHOWN: usize = 6;
 const TEAM_SHOWN: usize = 8;
 const TEAM_HEAD: &str = "From the team (files in this project's .claude-mem/ that teammates \
                          shared; get them whole by id), newest first:\n";
+const THREADS_HEAD: &str = "Earlier work that matches the errors the newest session left \
+                            unresolved, best match first:\n";
 const SUMMARY_PART_CHARS: usize = 200;
 const MEMORY_TITLE_CHARS: usize = 100;
 /// How far past what its line shows a stored text is checked for orders, in characters (all
@@ -110,22 +115,33 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         Pointer::Cli(&binary)
     };
     let team = team_notes(&store, config, project, resumed);
-    match listing(
+    // Like per-prompt recall, it is recall's to answer, and the transcript of a resumed
+    // session holds what its start was given.
+    let threads = match config.recall && !resumed {
+        true => super::threads::open(&store, config, project, &session.session_id, &recent),
+        false => Vec::new(),
+    };
+    let Some((text, listed)) = listing(
         &recent,
+        &threads,
         &team,
         project,
         &pointer,
         resumed,
         config.context_chars,
-    ) {
-        Some((text, listed)) => {
-            if config.recall {
-                given::record(config, &session.session_id, &given(&recent[..listed]));
-            }
-            HookOutput::Context { event: EVENT, text }
-        }
-        None => HookOutput::Ack,
+    ) else {
+        return HookOutput::Ack;
+    };
+    if config.recall {
+        let mut shown = given(&recent[..listed.sessions]);
+        shown.items.extend(
+            threads[..listed.threads]
+                .iter()
+                .map(|t| given::key(&t.item.id)),
+        );
+        given::record(config, &session.session_id, &shown);
     }
+    HookOutput::Context { event: EVENT, text }
 }
 
 /// The newest of the team's notes in the project's `.claude-mem/` folder that this database
@@ -168,19 +184,26 @@ fn render(
     resumed: bool,
     budget: usize,
 ) -> Option<String> {
-    listing(recent, team, project, pointer, resumed, budget).map(|(text, _)| text)
+    listing(recent, &[], team, project, pointer, resumed, budget).map(|(text, _)| text)
 }
 
-/// The context text and how many of `recent` it lists (the first ones), within `budget`
-/// UTF-16 units, or `None` when there is nothing to say.
+/// How many of the sessions and of the open threads' items a context lists (the first ones).
+struct Listed {
+    sessions: usize,
+    threads: usize,
+}
+
+/// The context text and what it lists, within `budget` UTF-16 units, or `None` when there is
+/// nothing to say.
 fn listing(
     recent: &[RecentSession],
+    threads: &[Recalled],
     team: &[Note],
     project: &str,
     pointer: &Pointer,
     resumed: bool,
     budget: usize,
-) -> Option<(String, usize)> {
+) -> Option<(String, Listed)> {
     let head = if resumed {
         "Sessions in this project started since this one, newest first:\n"
     } else {
@@ -205,13 +228,25 @@ fn listing(
         budget,
         &mut used,
     );
+    let (earlier, threads) = within(
+        threads.iter().map(super::recall::entry),
+        THREADS_HEAD,
+        budget,
+        &mut used,
+    );
     let (shared, _) = within(team.iter().map(team_line), TEAM_HEAD, budget, &mut used);
     if entries.is_empty() && shared.is_empty() {
         return None;
     }
     Some((
-        format!("{OPEN}{}{entries}{shared}{tail}{CLOSE}", recorded::FRAME),
-        listed,
+        format!(
+            "{OPEN}{}{entries}{earlier}{shared}{tail}{CLOSE}",
+            recorded::FRAME
+        ),
+        Listed {
+            sessions: listed,
+            threads,
+        },
     ))
 }
 

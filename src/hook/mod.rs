@@ -15,6 +15,7 @@ mod prompt;
 mod recall;
 mod record;
 mod summary;
+mod threads;
 mod turn;
 pub mod wire;
 

@@ -101,7 +101,7 @@ fn render(found: &[Recalled], budget: usize) -> Option<String> {
 
 /// One item: what it is, its id, when, its title, and the words around the match when they
 /// say more than the title.
-fn entry(hit: &Recalled) -> String {
+pub(super) fn entry(hit: &Recalled) -> String {
     let item = &hit.item;
     let what = match (item.kind, &item.tool_name) {
         (Kind::Observation, Some(tool)) => handed(tool, 40),

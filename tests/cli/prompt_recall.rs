@@ -5,6 +5,7 @@
 //! the session-start context gave, never a private or redacted part, the budget, the switch,
 //! an index that is not there or not ready).
 
+use std::fs;
 use std::time::{Duration, Instant};
 
 use crate::harness::*;
@@ -374,6 +375,57 @@ fn without_an_index_it_abstains_and_maintenance_builds_one_after_the_session() {
     env.wait_for_maintenance();
     let context = recalled(&env, NOW, PROJECT, ASK).unwrap();
     assert!(context.contains("config file"), "{context}");
+}
+
+/// The index stayed behind a session that ended without its SessionEnd hook (Claude Code
+/// killed, or the hook cancelled past its 1.5 s): that hook is what has maintenance bring the
+/// index up to date, and the next start found an index and started none, so recall missed that
+/// session's work all through the next. Now the next start catches it up; and after a session
+/// that did end, it starts no maintenance for the index.
+#[test]
+fn the_index_left_behind_by_a_session_without_its_end_catches_up_at_the_next_start() {
+    let env = recalling();
+    let ended = "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
+    said(
+        &env,
+        ended,
+        PROJECT,
+        "Add a dark mode toggle to the settings page",
+    );
+    end_session(&env, ended);
+    // Killed after its second prompt: its first is what the next start's context shows of it.
+    said(&env, EARLIER, PROJECT, "Set up the auth middleware");
+    said(&env, EARLIER, PROJECT, LOGIN);
+    start_session(&env, NOW);
+    let context = recalled(&env, NOW, PROJECT, ASK).expect("the killed session's work");
+    assert!(context.contains(LOGIN), "{context}");
+    // A start after a session that did end has nothing to catch up.
+    end_session(&env, NOW);
+    let stamp = env.data_dir.join("index-synced");
+    let synced = || fs::metadata(&stamp).and_then(|m| m.modified()).ok();
+    let after_the_end = synced();
+    assert!(after_the_end.is_some(), "maintenance says when it synced");
+    start_session(&env, "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d");
+    assert_eq!(synced(), after_the_end, "maintenance started for nothing");
+}
+
+/// What Claude Code does at a session's end; waits for the maintenance it starts.
+fn end_session(env: &Env, session: &str) {
+    let end = event("SessionEnd", session, PROJECT, json!({"reason": "exit"}));
+    assert_clean(&env.hook("cleanup", &end));
+    env.wait_for_maintenance();
+}
+
+/// What Claude Code does at a session's start; waits for any maintenance it starts.
+fn start_session(env: &Env, session: &str) {
+    let start = event(
+        "SessionStart",
+        session,
+        PROJECT,
+        json!({"source": "startup", "model": "claude-opus-4-8"}),
+    );
+    assert_clean(&env.hook("context", &start));
+    env.wait_for_maintenance();
 }
 
 #[test]

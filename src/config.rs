@@ -336,6 +336,12 @@ impl Config {
         self.data_dir.join("mcp-registered")
     }
 
+    /// Its time is when a sync of the search index last began (while per-prompt recall is on):
+    /// a database written after it may hold what the index lacks (see `marks::index_behind`).
+    pub fn index_stamp(&self) -> PathBuf {
+        self.data_dir.join("index-synced")
+    }
+
     /// Touched when retention last found nothing more to do: a hook starts the maintenance
     /// process for retention only when this is old (see `marks::retention_due`).
     pub fn retention_stamp(&self) -> PathBuf {

@@ -3,7 +3,8 @@
 //! when a private turn's rows were deleted (or are left to delete), when the spill folder holds
 //! more than a hook's slice, when an upgrade deleted rows, when a prompt stored after many
 //! captures of its turn left some to number, at a session's end when retention is due or
-//! per-prompt recall is on, or at a session's start when recall has no index yet. It
+//! per-prompt recall is on, or at a session's start when recall has no index yet or the
+//! database was written since the index was last brought up to date. It
 //! applies every spilled write, numbers the captures left (`store::numbering`), removes what
 //! private turns left (`store::purge`), applies a slice of the retention policy
 //! (`store::retention`, at most `retention::SLICE`), rebuilds both files when a rebuild was

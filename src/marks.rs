@@ -1,8 +1,9 @@
 //! The flag files of the data dir that a hook looks at with one `stat` (or one short read)
 //! before it does anything costly: the compressor's pause, the retention stamp, the time of the
-//! last sync, the MCP marker and the flags of maintenance left to do (a WAL to scrub, captures
-//! to number, private rows to purge). Each says one thing by being there (or by its age); the commands, the compressor
-//! and the maintenance process set and clear them here, so that a hook needs none of them.
+//! last sync, the time the search index was last brought up to date, the MCP marker and the
+//! flags of maintenance left to do (a WAL to scrub, captures to number, private rows to purge).
+//! Each says one thing by being there (or by its age); the commands, the compressor and the
+//! maintenance process set and clear them here, so that a hook needs none of them.
 //!
 //! The paths are named in `Config`; what a file means lives here.
 
@@ -102,6 +103,31 @@ pub fn sync_due(config: &Config) -> bool {
         return false;
     }
     stamp_age(&dir.join(SYNC_TRIED)).is_none_or(|age| age >= every)
+}
+
+/// Whether the database may hold what the search index lacks (three `stat`s, for the
+/// SessionStart hook): it was written after a sync of the index last began (the maintenance
+/// process's or a read command's), or none was recorded. So it is when a session ended without
+/// its SessionEnd hook (Claude Code killed, the hook cancelled past its time), which would have
+/// started the maintenance process, or when the compressor stored memories after it ran.
+pub fn index_behind(config: &Config) -> bool {
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let Some(synced) = modified(&config.index_stamp()) else {
+        return true;
+    };
+    let mut wal = config.db_path().into_os_string();
+    wal.push("-wal");
+    [config.db_path(), wal.into()]
+        .iter()
+        .filter_map(|path| modified(path))
+        .any(|written| written > synced)
+}
+
+/// Records that a sync of the index began at `began`: what was written before then is in it.
+pub fn index_synced(config: &Config, began: SystemTime) {
+    if let Ok(file) = fsutil::open_ours(&config.index_stamp(), Access::Append) {
+        let _ = file.set_modified(began);
+    }
 }
 
 /// How long ago a stamp file was touched (one `stat`); `None` without one. A stamp in the

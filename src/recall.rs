@@ -53,11 +53,18 @@ impl Recall {
     /// (a progress line on a terminal while that takes a moment).
     pub fn index(&mut self) -> Result<&Index> {
         if self.index.is_none() {
+            // What is written from now on may come after the sync's last read.
+            let began = std::time::SystemTime::now();
             let index = Index::open(&self.config)?;
             let mut progress = emit::Progress::new("indexing");
             index.sync(&self.reader, &mut |done, total| {
                 progress.update(done, total)
             })?;
+            // For per-prompt recall's sake: a session start that finds the database written
+            // since has the maintenance process catch the index up (see `marks::index_behind`).
+            if self.config.recall {
+                crate::marks::index_synced(&self.config, began);
+            }
             self.index = Some(index);
         }
         Ok(self.index.as_ref().expect("the index was just opened"))

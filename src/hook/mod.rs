@@ -274,9 +274,12 @@ fn session_start_chores(config: &Config, log: &Log) {
             &format!("could not set space aside for a full disk: {err}"),
         );
     }
-    // Without an index, per-prompt recall has nothing to read: maintenance builds it.
-    let no_index = config.recall && !recall_reads_the_index(config);
-    if crate::marks::maintenance_left(config) || no_index {
+    // Without an index, per-prompt recall has nothing to read: maintenance builds it. Behind
+    // the database (the last session ended without its SessionEnd hook, which brings it up to
+    // date), recall would miss that session's work: maintenance catches it up.
+    let index_wanted =
+        config.recall && (!recall_reads_the_index(config) || crate::marks::index_behind(config));
+    if crate::marks::maintenance_left(config) || index_wanted {
         detach::maintain(config);
     }
 }

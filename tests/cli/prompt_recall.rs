@@ -5,6 +5,7 @@
 //! the session-start context gave, never a private or redacted part, the budget, the switch,
 //! an index that is not there or not ready).
 
+use std::fs;
 use std::time::{Duration, Instant};
 
 use crate::harness::*;
@@ -376,16 +377,73 @@ fn without_an_index_it_abstains_and_maintenance_builds_one_after_the_session() {
     assert!(context.contains("config file"), "{context}");
 }
 
+/// The index stayed behind a session that ended without its SessionEnd hook (Claude Code
+/// killed, or the hook cancelled past its 1.5 s): that hook is what has maintenance bring the
+/// index up to date, and the next start found an index and started none, so recall missed that
+/// session's work all through the next. Now the next start catches it up; and after a session
+/// that did end, it starts no maintenance for the index.
 #[test]
-fn a_locked_index_means_no_answer_at_once() {
+fn the_index_left_behind_by_a_session_without_its_end_catches_up_at_the_next_start() {
     let env = recalling();
-    history(&env);
+    let ended = "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
+    said(
+        &env,
+        ended,
+        PROJECT,
+        "Add a dark mode toggle to the settings page",
+    );
+    end_session(&env, ended);
+    // Killed after its second prompt: its first is what the next start's context shows of it.
+    said(&env, EARLIER, PROJECT, "Set up the auth middleware");
+    said(&env, EARLIER, PROJECT, LOGIN);
+    start_session(&env, NOW);
+    let context = recalled(&env, NOW, PROJECT, ASK).expect("the killed session's work");
+    assert!(context.contains(LOGIN), "{context}");
+    // A start after a session that did end has nothing to catch up.
+    end_session(&env, NOW);
+    let stamp = env.data_dir.join("index-synced");
+    let synced = || fs::metadata(&stamp).and_then(|m| m.modified()).ok();
+    let after_the_end = synced();
+    assert!(after_the_end.is_some(), "maintenance says when it synced");
+    start_session(&env, "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d");
+    assert_eq!(synced(), after_the_end, "maintenance started for nothing");
+}
+
+/// What Claude Code does at a session's end; waits for the maintenance it starts.
+fn end_session(env: &Env, session: &str) {
+    let end = event("SessionEnd", session, PROJECT, json!({"reason": "exit"}));
+    assert_clean(&env.hook("cleanup", &end));
+    env.wait_for_maintenance();
+}
+
+/// What Claude Code does at a session's start; waits for any maintenance it starts.
+fn start_session(env: &Env, session: &str) {
+    let start = event(
+        "SessionStart",
+        session,
+        PROJECT,
+        json!({"source": "startup", "model": "claude-opus-4-8"}),
+    );
+    assert_clean(&env.hook("context", &start));
+    env.wait_for_maintenance();
+}
+
+/// Another process holding the index, as a maintenance process does for a moment.
+fn hold_index(env: &Env) -> rusqlite::Connection {
     let holder = rusqlite::Connection::open(env.data_dir.join("memory-index.db")).unwrap();
     holder
         .execute_batch(
             "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; DELETE FROM meta WHERE 0;",
         )
         .unwrap();
+    holder
+}
+
+#[test]
+fn a_locked_index_means_no_answer_at_once() {
+    let env = recalling();
+    history(&env);
+    let holder = hold_index(&env);
     let started = Instant::now();
     assert_eq!(recalled(&env, NOW, PROJECT, ASK), None);
     // The index's own readers wait up to two minutes for its lock; the hook does not wait.
@@ -393,6 +451,19 @@ fn a_locked_index_means_no_answer_at_once() {
     assert!(stored(&env, NOW, ASK));
     drop(holder);
     assert!(recalled(&env, NOW, PROJECT, ASK).is_some());
+}
+
+/// A prompt that found the index held logged "this SQLite has no FTS5 (SQLite error 5)", a WARN
+/// that doctor counts, for what is only a moment's wait that recall does not take.
+#[test]
+fn a_held_index_is_not_logged_as_an_sqlite_without_fts5() {
+    let env = recalling();
+    history(&env);
+    let holder = hold_index(&env);
+    assert_eq!(recalled(&env, NOW, PROJECT, ASK), None);
+    drop(holder);
+    let log = fs::read_to_string(env.data_dir.join("memory.log")).unwrap_or_default();
+    assert!(!log.contains("WARN"), "{log}");
 }
 
 #[test]

@@ -66,6 +66,16 @@ pub(super) unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_ap
             ptr::null_mut(),
         );
         if rc != ffi::SQLITE_OK {
+            // Preparing reads the schema: another process holding the file (a maintenance
+            // process closing the index) is not a missing FTS5. SQLite's error stays in the
+            // chain, where per-prompt recall tells a busy index apart.
+            let error = ffi::Error::new(rc);
+            if matches!(
+                error.code,
+                ffi::ErrorCode::DatabaseBusy | ffi::ErrorCode::DatabaseLocked
+            ) {
+                return Err(rusqlite::Error::SqliteFailure(error, None).into());
+            }
             bail!("this SQLite has no FTS5 (SQLite error {rc})");
         }
         ffi::sqlite3_bind_pointer(

@@ -121,7 +121,13 @@ pub(super) fn entry(hit: &Recalled) -> String {
     let title = flat(&item.title);
     let snippet = flat(&hit.snippet);
     let said = title.trim_end_matches(" …").trim_end_matches('…');
-    if !snippet.is_empty() && !said.contains(&snippet) && !snippet.starts_with(said) {
+    // An item's text opens with its tool's name ("Write /src/a.rs"): that says no more.
+    let told = item
+        .tool_name
+        .as_deref()
+        .and_then(|tool| snippet.strip_prefix(tool))
+        .map_or(snippet.as_str(), str::trim_start);
+    if !told.is_empty() && !said.contains(told) && !told.starts_with(said) {
         line.push_str(&format!("  \"{}\"\n", handed(&snippet, SNIPPET_CHARS)));
     }
     line
@@ -182,6 +188,17 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with(CLOSE));
+    }
+
+    #[test]
+    fn a_snippet_that_only_names_the_tool_and_the_title_is_not_shown() {
+        let mut write = hit(Kind::Observation, "/p/notes.md", "Write /p/notes.md");
+        write.item.tool_name = Some("Write".into());
+        let text = render(&[write], 1500).unwrap();
+        assert!(!text.contains('"'), "{text}");
+        let said = hit(Kind::Observation, "cargo test", "… panicked: 3 failed");
+        let text = render(&[said], 1500).unwrap();
+        assert!(text.contains("\"… panicked: 3 failed\""), "{text}");
     }
 
     #[test]

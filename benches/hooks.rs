@@ -945,7 +945,11 @@ fn recall_database(dir: &Path, bin: &Path) -> Result<PathBuf> {
     drop(conn);
     corpus::timed(bin, &data, &["search", "--all", "login"])?;
     // As recall keeps it: the maintenance process merges what the syncs left in segments.
+    // One the search started would make this one leave at once, and copying the index while
+    // it writes gave a damaged copy: each is waited for.
+    corpus::wait_for_maintenance(&data);
     corpus::timed(bin, &data, &["maintain"])?;
+    corpus::wait_for_maintenance(&data);
     eprintln!(
         "recall database: {} captures, indexed, in {:.0} s",
         made.captures,

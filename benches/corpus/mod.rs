@@ -78,6 +78,23 @@ pub fn timed_exiting(
     Ok((took, String::from_utf8(out.stdout)?))
 }
 
+/// Waits (up to a minute) until no maintenance process holds the data dir's lock: hooks start
+/// one detached, and a database copied or timed while it writes is not the one measured.
+pub fn wait_for_maintenance(data: &Path) {
+    let Ok(lock) = std::fs::File::open(data.join("maintain.lock")) else {
+        return;
+    };
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(60) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid descriptor owned by `lock` for the duration of the call.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Creates the schema with one real hook, then fills it.
 pub fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
     let mut hook = Command::new(bin)
@@ -94,6 +111,9 @@ pub fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
         start.to_string().as_bytes(),
     )?;
     hook.wait()?;
+    // With no index yet, that hook started the maintenance process to build one: it must not
+    // run into the rows written next, nor into what a bench times or copies after.
+    wait_for_maintenance(data);
 
     let mut conn = Connection::open(data.join("memory.db"))?;
     let tx = conn.transaction()?;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{Result, percentile};
 
@@ -69,7 +69,7 @@ pub fn run(bursts: &mut [Burst], dir: &Path, inputs: &[PathBuf]) -> Result<()> {
             burst.p95.push(percentile(&ms, 0.95));
             burst.max = burst.max.max(ms[ms.len() - 1]);
             burst.spilled += spilled;
-            wait_for_maintenance(&data_dir);
+            super::corpus::wait_for_maintenance(&data_dir);
             let _ = fs::remove_dir_all(&data_dir);
         }
     }
@@ -114,22 +114,6 @@ fn once(bin: &Path, data_dir: &Path, inputs: &[PathBuf]) -> Result<(Vec<f64>, us
         .map(|log| log.matches("event kept in").count())
         .sum();
     Ok((ms, spilled))
-}
-
-/// The maintenance process a burst may have started must not run into the next burst.
-fn wait_for_maintenance(data_dir: &Path) {
-    let Ok(lock) = File::open(data_dir.join("maintain.lock")) else {
-        return;
-    };
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(60) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a valid descriptor owned by `lock` for the duration of the call.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Prints the bursts' table; returns whether every budget was met.

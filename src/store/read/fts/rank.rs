@@ -5,14 +5,13 @@
 //! an item above what it answered) is scaled by the share of the query's weight it holds, each
 //! term weighing its rarity in the index (a name in every turn of a conversation counts for
 //! less than the one rare word of a question), and results that hold the whole query as typed,
-//! then all its words, come first. Then what the
-//! compressor wrote (memories, summaries) and what a person wrote (prompts) weigh more than
-//! what a tool answered, and recent work a little more than old: within a few days about a
-//! tenth, halving every month. A result in the context of others gains a share of theirs:
-//! of the two items before and the two after it in its session (the nearer ones more), and of
-//! the session's best (a conversation's turn is read with the turns around it). Results
-//! with the same text (the same command with the same output, run again) are one result with
-//! a count.
+//! then all its words, come first. Then what the compressor wrote (memories, summaries) and
+//! what a person wrote (prompts) weigh more than what a tool answered, and recent work a little
+//! more than old: within a few days about a tenth, halving every month. A result in the
+//! context of others gains a share of theirs: of the two items before and the two after it in
+//! its session (the nearer ones more), and of the session's best (a conversation's turn is
+//! read with the turns around it). Results with the same text (the same command with the same
+//! output, run again) are one result with a count.
 //!
 //! Which terms a result holds comes from `cmem_matched(fts)`, an FTS5 auxiliary function
 //! registered here: a bitmask of the expression's phrases found in the row; how rare they are,

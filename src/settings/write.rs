@@ -16,7 +16,7 @@
 use std::fs::{self, Metadata};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
@@ -30,11 +30,15 @@ use super::rebase::Carried;
 use super::replace::{Replaced, replace};
 use crate::fsutil::{create_private, private_dir, sync_dir};
 
-/// Rounds of read-merge-write before giving up on a file that keeps changing under us; more
-/// while a version of theirs that could not stay is still to be merged (giving up would lose
-/// what it changed).
+/// Rounds of read-merge-write before giving up on a file that keeps changing under us.
 const ATTEMPTS: usize = 8;
+/// While a version of theirs that could not stay is still to be merged, giving up would lose
+/// what it changed: rounds go on, at least this many and for at least [`CARRYING_FOR`] since
+/// it was dropped. A program that rewrites the file every millisecond or so lets about one
+/// round in ten through, and 32 rounds take some 40 ms: a bound of rounds alone gave up (and
+/// lost that version's keys) in about one race test of six.
 const ATTEMPTS_CARRYING: usize = 32;
+const CARRYING_FOR: Duration = Duration::from_secs(2);
 
 /// How long to wait before believing an empty or unparsable file: Claude Code truncates the
 /// file before it writes it, so such a read may be of a write half done.
@@ -103,15 +107,14 @@ pub fn update<T>(
     // Made at most once, by the first round that gets as far as writing.
     let mut backup = None;
     let mut carried = Carried::default();
-    let limit = |carried: &Carried| {
-        if carried.is_empty() {
-            ATTEMPTS
-        } else {
-            ATTEMPTS_CARRYING
-        }
+    // When the first version of theirs that could not stay was dropped.
+    let mut carrying_since: Option<Instant> = None;
+    let go_on = |rounds: usize, since: Option<Instant>| match since {
+        None => rounds < ATTEMPTS,
+        Some(since) => rounds < ATTEMPTS_CARRYING || since.elapsed() < CARRYING_FOR,
     };
     let mut rounds = 0;
-    while rounds < limit(&carried) {
+    while go_on(rounds, carrying_since) {
         rounds += 1;
         let before = settled_read(&target).with_context(unchanged)?;
         let links = before.as_ref().map_or(1, |b| b.links);
@@ -164,6 +167,9 @@ pub fn update<T>(
         if let Replaced::Raced { dropped } = replaced {
             if let Some(dropped) = dropped {
                 carried.add(bytes, &dropped);
+                if !carried.is_empty() {
+                    carrying_since.get_or_insert_with(Instant::now);
+                }
             }
             continue;
         }

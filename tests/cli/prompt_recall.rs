@@ -229,18 +229,7 @@ fn never_what_the_session_start_context_already_gave() {
     let later = "The login timeout fix in the auth middleware needs a test for refresh tokens";
     said(&env, EARLIER, PROJECT, later);
     index(&env);
-    let start = event(
-        "SessionStart",
-        NOW,
-        PROJECT,
-        json!({"source": "startup", "model": "claude-opus-4-8"}),
-    );
-    let out = env.hook("context", &start);
-    assert_clean(&out);
-    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let shown = shown["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
+    let shown = started(&env, NOW).expect("a context");
     assert!(shown.contains("asked: Fix the login timeout"), "{shown}");
     let context = recalled(&env, NOW, PROJECT, ASK).expect("what the start did not give");
     assert!(context.contains("refresh tokens"), "{context}");

@@ -161,6 +161,15 @@ impl Retention {
 }
 
 impl Config {
+    /// The environment's configuration with its data in `dir`: for unit tests.
+    #[cfg(test)]
+    pub fn in_dir(dir: &std::path::Path) -> Config {
+        Config {
+            data_dir: dir.to_path_buf(),
+            ..Config::from_env()
+        }
+    }
+
     pub fn from_env() -> Config {
         let mut warnings = Vec::new();
         let home = || dirs::home_dir().unwrap_or_else(env::temp_dir);

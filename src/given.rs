@@ -93,10 +93,7 @@ mod tests {
     #[test]
     fn what_was_recorded_reads_back_and_goes_at_the_end() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            data_dir: dir.path().to_path_buf(),
-            ..Config::from_env()
-        };
+        let config = Config::in_dir(dir.path());
         assert_eq!(read(&config, "s-1"), Given::default());
         let item = "0195f3a2-7c4b-7d3e-8f12-3ebc8321ae44";
         let given = Given {

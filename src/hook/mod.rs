@@ -319,9 +319,8 @@ mod tests {
     fn a_panic_ends_as_nothing_with_its_message_in_the_log() {
         let dir = tempfile::tempdir().unwrap();
         let config = Config {
-            data_dir: dir.path().to_path_buf(),
             debug: false,
-            ..Config::from_env()
+            ..Config::in_dir(dir.path())
         };
         let log = Arc::new(Log::new(&config, "hook test"));
         let out = guarded(&log, || panic!("boom in a handler"));

@@ -454,21 +454,7 @@ fn the_mcp_tools_find_and_get_memories_and_summaries() {
         ),
     ];
     let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
-    let mut server = env
-        .command()
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    server
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = server.wait_with_output().unwrap();
+    let out = harness::run_with_input(env.command().arg("mcp"), input.as_bytes());
     let answers: Vec<Value> = stdout(&out)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

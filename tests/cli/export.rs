@@ -496,15 +496,6 @@ fn an_imported_memory_type_is_kept_as_a_short_label() {
 
 /// The text of the MCP `get` tool's answer for `id`.
 fn mcp_get(env: &Env, id: &str) -> String {
-    use std::io::Write;
-    let mut server = env
-        .command()
-        .arg("mcp")
-        .env("CLAUDE_PROJECT_DIR", PROJECT)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
     let requests = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -513,12 +504,11 @@ fn mcp_get(env: &Env, id: &str) -> String {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                "params": {"name": "get", "arguments": {"ids": [id]}}}),
     ];
-    let mut stdin = server.stdin.take().unwrap();
-    for request in requests {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    drop(stdin);
-    let out = server.wait_with_output().unwrap();
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    let out = run_with_input(
+        env.command().arg("mcp").env("CLAUDE_PROJECT_DIR", PROJECT),
+        input.as_bytes(),
+    );
     let answer: Value = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -3,10 +3,9 @@
 //! search, the MCP tools and the session-start context without ever storing them.
 #![cfg(unix)]
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
@@ -142,23 +141,13 @@ impl Person {
                               "params": {"name": tool, "arguments": arguments}});
             input.push_str(&format!("{call}\n"));
         }
-        let mut child = self
-            .env
-            .command()
-            .arg("mcp")
-            .env("CLAUDE_PROJECT_DIR", &self.project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = run_with_input(
+            self.env
+                .command()
+                .arg("mcp")
+                .env("CLAUDE_PROJECT_DIR", &self.project),
+            input.as_bytes(),
+        );
         assert!(
             out.stderr.is_empty(),
             "{}",

@@ -115,26 +115,18 @@ impl Remote {
     fn change(&self, path: &str, bytes: Option<&[u8]>) {
         let index = self.dir.path().join("index");
         let git_env = |args: &[&str], input: Option<&[u8]>| -> String {
-            let mut child = Command::new("git")
-                .arg("--git-dir")
-                .arg(self.path())
-                .args(args)
-                .env("GIT_INDEX_FILE", &index)
-                .env("GIT_AUTHOR_NAME", "someone")
-                .env("GIT_AUTHOR_EMAIL", "someone@example.com")
-                .env("GIT_COMMITTER_NAME", "someone")
-                .env("GIT_COMMITTER_EMAIL", "someone@example.com")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(input.unwrap_or_default())
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
+            let out = run_with_input(
+                Command::new("git")
+                    .arg("--git-dir")
+                    .arg(self.path())
+                    .args(args)
+                    .env("GIT_INDEX_FILE", &index)
+                    .env("GIT_AUTHOR_NAME", "someone")
+                    .env("GIT_AUTHOR_EMAIL", "someone@example.com")
+                    .env("GIT_COMMITTER_NAME", "someone")
+                    .env("GIT_COMMITTER_EMAIL", "someone@example.com"),
+                input.unwrap_or_default(),
+            );
             assert!(out.status.success(), "git {args:?}");
             String::from_utf8(out.stdout).unwrap().trim().to_string()
         };
@@ -650,21 +642,11 @@ fn a_wrong_key_or_a_key_of_another_remote_imports_nothing_and_leaves_the_remote_
     assert_eq!(empty.git(&["for-each-ref"]), "");
     assert_eq!(remote.snapshot(), before);
     // The right key, read from stdin.
-    let mut child = b
-        .command()
-        .args(["sync", "setup", &remote.url(), "--key", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{token}\n").as_bytes())
-        .unwrap();
-    ok(&child.wait_with_output().unwrap());
+    ok(&run_with_input(
+        b.command()
+            .args(["sync", "setup", &remote.url(), "--key", "-"]),
+        format!("{token}\n").as_bytes(),
+    ));
     let said = sync(&b);
     assert!(said.contains("received 2 sessions"), "{said}");
 }

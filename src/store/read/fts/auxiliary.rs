@@ -1,8 +1,10 @@
 //! FTS5 auxiliary functions: functions of a matching row that FTS5 calls with its own API (the
 //! phrases found in the row, how many rows hold each). Ranking and per-prompt recall register
-//! theirs here, each on the connection that reads the index.
+//! theirs here, each on the connection that reads the index, and answer through [`answer`],
+//! which keeps a panic from unwinding into SQLite.
 
 use std::ffi::{CStr, c_int};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 
 use anyhow::{Result, bail};
@@ -35,4 +37,48 @@ pub fn register(conn: &Connection, functions: &[(&CStr, Auxiliary)], what: &str)
         }
     }
     Ok(())
+}
+
+/// What an auxiliary function answers for a row.
+pub enum Answer {
+    Int(i64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// Sets the result of an auxiliary function's call to what `body` answers, or to its SQLite
+/// error code (`SQLITE_ERROR` for a panic, which must not unwind into C).
+///
+/// # Safety
+/// `ctx` is the result context FTS5 handed the function, for the duration of its call.
+pub unsafe fn answer(ctx: *mut ffi::sqlite3_context, body: impl FnOnce() -> Result<Answer, c_int>) {
+    let answer = catch_unwind(AssertUnwindSafe(body)).unwrap_or(Err(ffi::SQLITE_ERROR));
+    // SAFETY: `ctx` is valid (the caller's promise); SQLite copies text and blobs.
+    unsafe {
+        match answer {
+            Ok(Answer::Int(n)) => ffi::sqlite3_result_int64(ctx, n),
+            Ok(Answer::Text(text)) => ffi::sqlite3_result_text(
+                ctx,
+                text.as_ptr().cast(),
+                text.len() as c_int,
+                ffi::SQLITE_TRANSIENT(),
+            ),
+            Ok(Answer::Blob(blob)) => ffi::sqlite3_result_blob(
+                ctx,
+                blob.as_ptr().cast(),
+                blob.len() as c_int,
+                ffi::SQLITE_TRANSIENT(),
+            ),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+        }
+    }
+}
+
+/// An FTS5 API call's code as a `Result`, for `?` in an auxiliary function's body.
+pub fn ok(rc: c_int) -> Result<(), c_int> {
+    if rc == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(rc)
+    }
 }

@@ -12,10 +12,11 @@
 //! [`recall::COMMON`]: super::recall::COMMON
 
 use std::ffi::{c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension, ffi, params};
+
+use super::auxiliary::{Answer, answer, ok};
 
 /// Registers `cmem_doclists(fts, most)` on `conn`.
 pub fn register(conn: &Connection) -> Result<()> {
@@ -93,11 +94,10 @@ unsafe extern "C" fn doclists(
     n: c_int,
     values: *mut *mut ffi::sqlite3_value,
 ) {
-    // A panic must not unwind into C.
-    let out = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: FTS5 hands a valid API, context and `n` arguments for the duration of the
-        // call; `rows` outlives each `xQueryPhrase`, which calls `collect` with it.
-        unsafe {
+    // SAFETY: FTS5 hands a valid API, context, result context and `n` arguments for the
+    // duration of the call; `rows` outlives each `xQueryPhrase`, which calls `collect` with it.
+    unsafe {
+        answer(ctx, || {
             let api_ref = &*api;
             let (Some(phrase_count), Some(query_phrase)) =
                 (api_ref.xPhraseCount, api_ref.xQueryPhrase)
@@ -117,10 +117,7 @@ unsafe extern "C" fn doclists(
             for phrase in 0..phrase_count(fts) {
                 rows.rows.clear();
                 let data = (&raw mut rows).cast::<c_void>();
-                let rc = query_phrase(fts, phrase, data, Some(collect));
-                if rc != ffi::SQLITE_OK {
-                    return Err(rc);
-                }
+                ok(query_phrase(fts, phrase, data, Some(collect)))?;
                 if rows.rows.len() > most {
                     blob.extend_from_slice(&MORE.to_le_bytes());
                     continue;
@@ -130,21 +127,8 @@ unsafe extern "C" fn doclists(
                     blob.extend_from_slice(&row.to_le_bytes());
                 }
             }
-            Ok(blob)
-        }
-    }))
-    .unwrap_or(Err(ffi::SQLITE_ERROR));
-    // SAFETY: `ctx` is the function's result context; SQLite copies the blob.
-    unsafe {
-        match out {
-            Ok(blob) => ffi::sqlite3_result_blob(
-                ctx,
-                blob.as_ptr().cast::<c_void>(),
-                blob.len() as c_int,
-                ffi::SQLITE_TRANSIENT(),
-            ),
-            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
-        }
+            Ok(Answer::Blob(blob))
+        });
     }
 }
 

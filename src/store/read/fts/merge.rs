@@ -78,10 +78,7 @@ mod tests {
     #[test]
     fn merging_leaves_one_segment_and_the_same_results() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            data_dir: dir.path().to_path_buf(),
-            ..Config::from_env()
-        };
+        let config = Config::in_dir(dir.path());
         let index = Index::open(&config).unwrap();
         for batch in 0..6 {
             index

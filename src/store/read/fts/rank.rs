@@ -18,12 +18,12 @@
 //! from `cmem_rarity(fts)`: the rows of the index and how many hold each phrase.
 
 use std::ffi::c_int;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use anyhow::Result;
 use rusqlite::ffi;
 use rusqlite::{Connection, OptionalExtension};
 
+use super::auxiliary::{Answer, answer, ok};
 use super::query::Query;
 use crate::store::read::Kind;
 
@@ -286,46 +286,28 @@ unsafe extern "C" fn rarity_counts(
         unsafe { *rows.cast::<i64>() += 1 };
         ffi::SQLITE_OK
     }
-    // A panic must not unwind into C.
-    let counts = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: FTS5 hands a valid API and context for the duration of the call.
-        unsafe {
+    // SAFETY: FTS5 hands a valid API, context and result context for the duration of the
+    // call; each counter outlives the `xQueryPhrase` that counts into it.
+    unsafe {
+        answer(ctx, || {
             let api = &*api;
             let (Some(row_count), Some(phrase_count), Some(query_phrase)) =
                 (api.xRowCount, api.xPhraseCount, api.xQueryPhrase)
             else {
-                return None;
+                return Err(ffi::SQLITE_ERROR);
             };
             let mut rows: i64 = 0;
-            if row_count(fts, &mut rows) != ffi::SQLITE_OK {
-                return None;
-            }
+            ok(row_count(fts, &mut rows))?;
             let mut out = rows.to_string();
             for phrase in 0..phrase_count(fts) {
                 let mut held: i64 = 0;
                 let counter = (&raw mut held).cast::<std::ffi::c_void>();
-                if query_phrase(fts, phrase, counter, Some(count)) != ffi::SQLITE_OK {
-                    return None;
-                }
+                ok(query_phrase(fts, phrase, counter, Some(count)))?;
                 out.push(' ');
                 out.push_str(&held.to_string());
             }
-            Some(out)
-        }
-    }))
-    .ok()
-    .flatten();
-    // SAFETY: `ctx` is the function's result context; SQLite copies the text.
-    unsafe {
-        match counts {
-            Some(text) => ffi::sqlite3_result_text(
-                ctx,
-                text.as_ptr().cast(),
-                text.len() as c_int,
-                ffi::SQLITE_TRANSIENT(),
-            ),
-            None => ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_ERROR),
-        }
+            Ok(Answer::Text(out))
+        });
     }
 }
 
@@ -337,39 +319,26 @@ unsafe extern "C" fn matched(
     _n: c_int,
     _values: *mut *mut ffi::sqlite3_value,
 ) {
-    // A panic must not unwind into C.
-    let mask = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: FTS5 hands a valid API and context for the duration of the call.
-        unsafe {
+    // SAFETY: FTS5 hands a valid API, context and result context for the duration of the
+    // call.
+    unsafe {
+        answer(ctx, || {
             let api = &*api;
             let (Some(inst_count), Some(inst)) = (api.xInstCount, api.xInst) else {
-                return None;
+                return Err(ffi::SQLITE_ERROR);
             };
             let mut count: c_int = 0;
-            if inst_count(fts, &mut count) != ffi::SQLITE_OK {
-                return None;
-            }
+            ok(inst_count(fts, &mut count))?;
             let mut mask = 0u64;
             for i in 0..count {
                 let (mut phrase, mut column, mut offset) = (0, 0, 0);
-                if inst(fts, i, &mut phrase, &mut column, &mut offset) != ffi::SQLITE_OK {
-                    return None;
-                }
+                ok(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
                 if (0..64).contains(&phrase) {
                     mask |= 1 << phrase;
                 }
             }
-            Some(mask)
-        }
-    }))
-    .ok()
-    .flatten();
-    // SAFETY: `ctx` is the function's result context.
-    unsafe {
-        match mask {
-            Some(mask) => ffi::sqlite3_result_int64(ctx, mask as i64),
-            None => ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_ERROR),
-        }
+            Ok(Answer::Int(mask as i64))
+        });
     }
 }
 

@@ -251,9 +251,15 @@ pub struct Recalled {
 /// The items of `ask.project`'s other sessions that clear the bar, best first; none when the
 /// index is not there or not ready. `main` is the database, to tell whether the index is.
 pub fn recall(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> {
-    match look(config, main, ask) {
+    let mut found = recall_each(config, main, std::slice::from_ref(ask))?;
+    Ok(found.pop().unwrap_or_default())
+}
+
+/// What [`recall`] answers for each of `asks`, in order, the index opened once for all.
+pub fn recall_each(config: &Config, main: &Connection, asks: &[Ask]) -> Result<Vec<Vec<Recalled>>> {
+    match look_each(config, main, asks) {
         // Another process holds the index (a sync, a rebuild): no answer this time.
-        Err(err) if busy(&err) => Ok(Vec::new()),
+        Err(err) if busy(&err) => Ok(vec![Vec::new(); asks.len()]),
         found => found,
     }
 }
@@ -269,19 +275,32 @@ fn busy(err: &anyhow::Error) -> bool {
     })
 }
 
-fn look(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> {
-    let words = content_words(ask.prompt);
-    if words.len() < MIN_WORDS {
-        return Ok(Vec::new());
+/// Each ask's answer; the index is not opened when no ask has words enough to look up.
+fn look_each(config: &Config, main: &Connection, asks: &[Ask]) -> Result<Vec<Vec<Recalled>>> {
+    let words: Vec<Vec<String>> = asks.iter().map(|a| content_words(a.prompt)).collect();
+    let nothing = || vec![Vec::new(); asks.len()];
+    if words.iter().all(|w| w.len() < MIN_WORDS) {
+        return Ok(nothing());
     }
     let Some((index, items)) = open_ready(config, main)? else {
-        return Ok(Vec::new());
+        return Ok(nothing());
     };
+    asks.iter()
+        .zip(&words)
+        .map(|(ask, words)| match words.len() < MIN_WORDS {
+            true => Ok(Vec::new()),
+            false => look(&index, items, ask, words),
+        })
+        .collect()
+}
+
+/// The items of the index that clear the bar for `ask`, whose content words are `words`.
+fn look(index: &Connection, items: u64, ask: &Ask, words: &[String]) -> Result<Vec<Recalled>> {
     let weight = |found: usize| (1.0 + items as f64 / found.max(1) as f64).ln();
     // (word as queried, its weight, the items that hold it)
     let mut found: Vec<(String, f64, Vec<i64>)> = Vec::new();
     let mut whole = 0.0;
-    for (word, rows) in words.iter().zip(doclists::read(&index, &words, COMMON)?) {
+    for (word, rows) in words.iter().zip(doclists::read(index, words, COMMON)?) {
         // A common word is as good as a stop word here: out of the query and of the weight.
         let Some(rows) = rows else {
             continue;

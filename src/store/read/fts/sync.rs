@@ -487,10 +487,7 @@ mod tests {
     #[test]
     fn deleting_an_old_row_copies_nothing_again() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            data_dir: dir.path().to_path_buf(),
-            ..Config::from_env()
-        };
+        let config = Config::in_dir(dir.path());
         let store = Store::open(&config, Instant::now()).unwrap();
         store
             .conn()
@@ -536,10 +533,7 @@ mod tests {
     #[test]
     fn deleting_a_large_share_indexes_anew_and_leaves_no_trace() {
         let dir = tempfile::tempdir().unwrap();
-        let config = Config {
-            data_dir: dir.path().to_path_buf(),
-            ..Config::from_env()
-        };
+        let config = Config::in_dir(dir.path());
         let store = Store::open(&config, Instant::now()).unwrap();
         store
             .conn()

@@ -345,7 +345,8 @@ impl Config {
         self.data_dir.join("mcp-registered")
     }
 
-    /// Its time is when a sync of the search index last began (while per-prompt recall is on):
+    /// Its time is when a catch-up of the search index last began (while per-prompt recall is
+    /// on; the file keeps the name of the releases that called it a sync):
     /// a database written after it may hold what the index lacks (see `marks::index_behind`).
     pub fn index_stamp(&self) -> PathBuf {
         self.data_dir.join("index-synced")

@@ -24,7 +24,7 @@ use crate::recall::Recall;
 use crate::spill::{self, FULL_SLICE};
 use crate::store::retention::{self, Scope};
 use crate::store::slices::{self, Slicer};
-use crate::store::{self, Store, fts, numbering, purge, rebuild};
+use crate::store::{self, Store, fts, numbering, purge, rebuild, rebuilding};
 
 /// How long one run keeps trying while a reader holds the WAL.
 const LIFETIME: Duration = Duration::from_secs(60);
@@ -96,7 +96,7 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         }
         let mut rebuild_waits = false;
         let mut rebuild_ran = false;
-        if rebuild::requested(store.conn())? {
+        if rebuilding::requested(store.conn())? {
             let tried = rebuild_now(config, &store, &log, auto);
             rebuild_waits = tried.is_none();
             rebuild_ran = !rebuild_waits;
@@ -114,7 +114,7 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         // A hook that asked for a rebuild while this pass ran found this process running and
         // started none: read again at the end, so that the request is not left for the next
         // process some other cause starts.
-        let rebuild_left = !rebuild_waits && rebuild::requested(store.conn()).unwrap_or(false);
+        let rebuild_left = !rebuild_waits && rebuilding::requested(store.conn()).unwrap_or(false);
         drop(store);
         let limit = if scrub { SCRUB_LIFETIME } else { LIFETIME };
         let done = truncated && backlog.waiting == 0 && numbered && purged && !rebuild_left
@@ -126,7 +126,7 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         std::thread::sleep(PAUSE);
     }
     if config.recall {
-        sync_index(config, &log);
+        catch_up_index(config, &log);
     }
     Ok(report)
 }
@@ -134,12 +134,12 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
 /// Brings the search index up to date (building it when there is none) and keeps it merged
 /// (see `fts::merge`): per-prompt recall reads it and never writes it, so what a session
 /// captured is found in the next ones, at the cost of one segment per word looked up.
-fn sync_index(config: &Config, log: &Log) {
-    let synced = Recall::open(config).and_then(|recall| match recall {
+fn catch_up_index(config: &Config, log: &Log) {
+    let caught_up = Recall::open(config).and_then(|recall| match recall {
         Some(mut recall) => recall.index()?.keep_merged().map(|_| ()),
         None => Ok(()),
     });
-    if let Err(err) = synced {
+    if let Err(err) = caught_up {
         log.line(
             "WARN",
             &format!("bringing the search index up to date: {err:#}"),

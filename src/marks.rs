@@ -106,13 +106,13 @@ pub fn sync_due(config: &Config) -> bool {
 }
 
 /// Whether the database may hold what the search index lacks (three `stat`s, for the
-/// SessionStart hook): it was written after a sync of the index last began (the maintenance
+/// SessionStart hook): it was written after a catch-up of the index last began (the maintenance
 /// process's or a read command's), or none was recorded. So it is when a session ended without
 /// its SessionEnd hook (Claude Code killed, the hook cancelled past its time), which would have
 /// started the maintenance process, or when the compressor stored memories after it ran.
 pub fn index_behind(config: &Config) -> bool {
     let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let Some(synced) = modified(&config.index_stamp()) else {
+    let Some(caught_up) = modified(&config.index_stamp()) else {
         return true;
     };
     let mut wal = config.db_path().into_os_string();
@@ -120,11 +120,11 @@ pub fn index_behind(config: &Config) -> bool {
     [config.db_path(), wal.into()]
         .iter()
         .filter_map(|path| modified(path))
-        .any(|written| written > synced)
+        .any(|written| written > caught_up)
 }
 
-/// Records that a sync of the index began at `began`: what was written before then is in it.
-pub fn index_synced(config: &Config, began: SystemTime) {
+/// Records that a catch-up of the index began at `began`: what was written before then is in it.
+pub fn index_caught_up(config: &Config, began: SystemTime) {
     if let Ok(file) = fsutil::open_ours(&config.index_stamp(), Access::Append) {
         let _ = file.set_modified(began);
     }

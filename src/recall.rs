@@ -18,7 +18,8 @@ use crate::config::Config;
 use crate::emit::{self, UsageError};
 use crate::render;
 use crate::store::fts::{Index, Item, RESOLVE_LIMIT};
-use crate::store::read::{Kind, Reader, handle};
+use crate::store::read::Reader;
+use crate::store::rows::{Kind, handle};
 
 /// The items an ambiguous id lists by name; the rest are counted.
 const CANDIDATES: usize = 5;
@@ -53,17 +54,17 @@ impl Recall {
     /// (a progress line on a terminal while that takes a moment).
     pub fn index(&mut self) -> Result<&Index> {
         if self.index.is_none() {
-            // What is written from now on may come after the sync's last read.
+            // What is written from now on may come after the catch-up's last read.
             let began = std::time::SystemTime::now();
             let index = Index::open(&self.config)?;
             let mut progress = emit::Progress::new("indexing");
-            index.sync(&self.reader, &mut |done, total| {
+            index.catch_up(&self.reader, &mut |done, total| {
                 progress.update(done, total)
             })?;
             // For per-prompt recall's sake: a session start that finds the database written
             // since has the maintenance process catch the index up (see `marks::index_behind`).
             if self.config.recall {
-                crate::marks::index_synced(&self.config, began);
+                crate::marks::index_caught_up(&self.config, began);
             }
             self.index = Some(index);
         }

@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::emit::{Progress, Report};
 use crate::recall::Recall;
 use crate::render::{count, plural};
-use crate::store::read::short_id;
+use crate::store::rows::short_id;
 
 pub fn compress(args: &CompressArgs) -> Result<Report> {
     let config = Config::from_env();

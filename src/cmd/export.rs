@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::emit::{self, Report};
 use crate::recall::{Recall, usage};
 use crate::store::export::{self, Filter};
-use crate::store::read::Kind;
+use crate::store::rows::Kind;
 
 const WAIT: Duration = Duration::from_secs(5);
 

@@ -1,7 +1,7 @@
 //! `forget`: deletes for good what a person names (see `store::forget`), after showing it and
 //! asking on a terminal. Then it reaches everything else that held it: events of it still
 //! waiting in the spill folder (removed there, never applied), the private-turn and notice marks
-//! of forgotten sessions, the search index (a sync, which takes the rows' text out), and the old
+//! of forgotten sessions, the search index (a catch-up, which takes the rows' text out), and the old
 //! copies of its rows that earlier writes left in both files (a rebuild of each, then their
 //! WALs truncated: see `maintain::for_good`).
 
@@ -17,8 +17,8 @@ use crate::recall::{Recall, usage};
 use crate::render::{self, Style};
 use crate::store::Store;
 use crate::store::forget::{self, Counts, Plan, Range, Target};
-use crate::store::read::{Kind, short_id};
-use crate::store::rebuild;
+use crate::store::rebuilding;
+use crate::store::rows::{Kind, short_id};
 use crate::store::slices::Slicer;
 use crate::{fsutil, notice, spill};
 
@@ -59,7 +59,7 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     // The person may have taken longer to answer than the store's first wait.
     store.set_wait(WAIT)?;
     // Remembered until done: a forget stopped half-way leaves the rebuild to maintenance.
-    rebuild::request(conn)?;
+    rebuilding::request(conn)?;
     forget::apply(conn, &mut plan, &slicer)?;
     let spilled = spill::forget(&config, &|write| plan.covers(write), true);
     for session in &plan.sessions {

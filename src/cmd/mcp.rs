@@ -29,7 +29,8 @@ use crate::recall::{Recall, no_database};
 use crate::recorded::{self, FRAME};
 use crate::render::{self, Style};
 use crate::store::fts::Item;
-use crate::store::read::{Kind, Reader, short_id};
+use crate::store::read::Reader;
+use crate::store::rows::{Kind, short_id};
 
 /// Results `search` lists unless asked for another number, and at most.
 const SEARCH_LIMIT: usize = 10;

@@ -1,6 +1,6 @@
 //! `scrub`: today's privacy and secret rules applied to everything already stored (see
 //! `store::scrub`), and what they replaced then removed from every file that held it: the
-//! search index (a sync), and the old copies of the rows that earlier writes left in both
+//! search index (a catch-up), and the old copies of the rows that earlier writes left in both
 //! files (a rebuild of each, then their WALs truncated: see `maintain::for_good`). Events
 //! waiting in the spill folder are applied first, so that they are scrubbed too.
 
@@ -16,7 +16,7 @@ use crate::log::Log;
 use crate::recall::Recall;
 use crate::render;
 use crate::store::slices::Slicer;
-use crate::store::{self, Store, rebuild, scrub};
+use crate::store::{self, Store, rebuilding, scrub};
 use crate::{fsutil, spill};
 
 /// How long scrub waits for the write lock and for readers to let go of the WAL.
@@ -47,13 +47,13 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
     // Taking in spilled events waits for nothing; a hook may hold the lock a moment.
     store.set_wait(WAIT)?;
     // Remembered until done: a scrub stopped half-way leaves the rebuild to maintenance.
-    let pending = rebuild::requested(store.conn())?;
-    rebuild::request(store.conn())?;
+    let pending = rebuilding::requested(store.conn())?;
+    rebuilding::request(store.conn())?;
     let report = scrub::run(store.conn(), &config.redactor, Some(&slicer))?;
     let mut out = text(&report, false);
     out.push_str(&said(pause::scrub(&config, false), false));
     if report.rows_changed() == 0 && !pending {
-        rebuild::cancel(store.conn())?;
+        rebuilding::cancel(store.conn())?;
         return Ok(out.into());
     }
     super::finish_for_good(&config, store, lock, &mut recall, &slicer, &mut out)?;

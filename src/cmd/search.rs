@@ -14,7 +14,7 @@ use crate::emit::Report;
 use crate::recall::{self, Recall, usage};
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::{Hit, Query, Search, parse_query};
-use crate::store::read::{Kind, short_id};
+use crate::store::rows::{Kind, short_id};
 
 pub fn search(args: &SearchArgs) -> Result<Report> {
     let config = Config::from_env();

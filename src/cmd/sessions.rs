@@ -9,7 +9,8 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::read::{SessionFilter, SessionOverview, short_id};
+use crate::store::read::{SessionFilter, SessionOverview};
+use crate::store::rows::short_id;
 
 pub fn sessions(scope: &Scope) -> Result<Report> {
     let config = Config::from_env();

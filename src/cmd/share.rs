@@ -17,7 +17,7 @@ use crate::privacy::clean_text;
 use crate::privacy::secrets::Redactor;
 use crate::recall::{Recall, no_database};
 use crate::render::{self, plural};
-use crate::store::read::short_id;
+use crate::store::rows::short_id;
 use crate::store::rows::{Memory, Summary};
 use crate::team::format::{TITLE_CHARS, is_file_id};
 use crate::team::{Note, NoteKind, write};

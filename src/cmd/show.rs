@@ -8,9 +8,8 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
-use crate::store::read::{
-    Call, Kind, Message, Prompt, QueueRecord, Reader, SessionRecord, Turn, short_id,
-};
+use crate::store::read::{Call, Message, Prompt, QueueRecord, Reader, SessionRecord, Turn};
+use crate::store::rows::{Kind, short_id};
 use crate::store::rows::{Memory, Summary};
 
 pub fn show(id: &str, json: bool) -> Result<Report> {

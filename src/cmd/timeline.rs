@@ -8,7 +8,7 @@ use crate::emit::Report;
 use crate::recall::Recall;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::Item;
-use crate::store::read::{Kind, short_id};
+use crate::store::rows::{Kind, short_id};
 
 pub fn timeline(id: &str, before: usize, after: usize, json: bool) -> Result<Report> {
     let config = Config::from_env();

@@ -50,7 +50,7 @@ pub fn render(items: &[Item], session: &Session) -> Digest {
     out.push_str(&format!(
         "Project: {}\nSession: {}\n",
         project.unwrap_or("(unknown)"),
-        crate::store::read::short_id(&session.id)
+        crate::store::rows::short_id(&session.id)
     ));
     if let Some(summary) = &session.summary {
         out.push_str(&format!("Summary of the session so far: {summary}\n"));

@@ -27,8 +27,8 @@ use crate::given::{self, Given};
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::fts::recall::Recalled;
-use crate::store::read::short_id;
 use crate::store::rows::KIND_CHARS;
+use crate::store::rows::short_id;
 use crate::store::{
     Failure, LatestSummary, MEMORIES_SHOWN, MemoryLine, RecentSession, Store, Wanted,
     recent_sessions, started_at,
@@ -157,7 +157,7 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
     };
     let log = crate::log::Log::new(config, "context");
     let own = |id: &str| {
-        crate::store::read::team::known(store.conn(), [id]).map_or(true, |own| !own.is_empty())
+        crate::store::read::context::known(store.conn(), [id]).map_or(true, |own| !own.is_empty())
     };
     team::read::newest(&dir, TEAM_SHOWN, &log, own)
 }

@@ -19,7 +19,7 @@ use crate::recorded;
 use crate::store::Store;
 use crate::store::fts::Item;
 use crate::store::fts::recall::{Ask, Recalled, recall};
-use crate::store::read::{Kind, short_id};
+use crate::store::rows::{Kind, short_id};
 
 const EVENT: &str = "UserPromptSubmit";
 /// Items looked for at most; the budget usually lets fewer through.

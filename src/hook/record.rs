@@ -9,7 +9,7 @@
 //! its turn behind the other hooks that wait (see `turn`). A WAL grown huge behind a reader
 //! would make opening the database itself slow: then the write is spilled without opening it,
 //! and the maintenance process catches up. So is a write while a rebuild holds the lock for
-//! seconds (see `store::rebuild::under_way`): waiting would cost the whole budget.
+//! seconds (see `store::rebuilding::under_way`): waiting would cost the whole budget.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -45,7 +45,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
         );
         return keep(config, write, log, &why, Expected::Yes);
     }
-    if store::rebuild::under_way(&config.data_dir) {
+    if store::rebuilding::under_way(&config.data_dir) {
         return keep(
             config,
             write,

@@ -19,9 +19,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::{APPLICATION_ID, Store};
 use crate::config::Config;
 use crate::fsutil;
+use crate::store::sql::APPLICATION_ID;
+use crate::store::write::Store;
 
 /// What [`settle`] did.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,17 +1,24 @@
-//! The database: the only code that speaks SQL to it. Its parts, each a folder:
+//! The database: the only code that speaks SQL to it. This file is its outside face: the rest
+//! of the program names the store's parts through the paths below (`store::read`,
+//! `store::forget`, ...), whatever folder holds them; inside, every part names another by its
+//! real path. The parts, lowest first (a part imports only those below it, and
+//! `tests/cli/layers/store.rs` keeps it so):
 //!
-//! - `write/`: the hook's write path (open, apply, wait, lean), what a hook runs;
+//! - `base/`, `rows.rs`: what every part stands on (the file checks, why a write failed, how a
+//!   writer waits, long work in short slices, the WAL's bounds, the rebuild's flag and lock),
+//!   and one type per table row with its one reader;
+//! - `sql/`: the schema, one migration a version;
+//! - `write/`: the hook's write path (open, apply, lean, numbering, purge);
+//! - `layout.rs`: where the database lives, and moving an earlier release's files;
+//! - `queue/`: the queue contract and the compressor's tables;
 //! - `read/`: the readers (one short query each), the session-start context, the search index;
 //! - `hygiene/`: retention, forget, scrub, integrity, the rebuild that leaves nothing deleted;
-//! - `transfer/`: export and import, the incumbent's import, and sync's records in and out;
-//! - `queue/`: the queue contract and the compressor's tables;
-//! - `sql/`: the schema, one migration a version;
-//! - `rows.rs`: one row type per table and its one reader;
-//! - `layout.rs`: where the database lives, and moving an earlier release's files.
+//! - `transfer/`: export and import, the incumbent's import, and sync's records in and out.
 //!
-//! The rest of the program names the parts through the paths below (`store::read`,
-//! `store::forget`, ...), whatever folder holds them.
+//! A hook runs the parts up to `layout.rs`, and of the readers only the session-start context
+//! and per-prompt recall's read of the index.
 
+mod base;
 mod hygiene;
 pub mod layout;
 pub mod queue;
@@ -21,19 +28,19 @@ mod sql;
 mod transfer;
 mod write;
 
-pub use hygiene::{forget, integrity, rebuild, retention, scrub, slices};
+pub use base::errors::{is_busy, is_refused, is_transient};
+pub use base::wal::{WAL_INLINE_MAX, WAL_OPEN_MAX, wal_bytes};
+pub use base::{rebuilding, slices};
+pub use hygiene::{forget, integrity, rebuild, retention, scrub};
 pub use queue::compressed;
 pub use read::context::{
     Failure, LatestSummary, MEMORIES_SHOWN, MemoryLine, RecentSession, Wanted, recent_sessions,
     started_at,
 };
-pub use read::{doc, fts, open_read_only};
-pub use sql::{APPLICATION_ID, SCHEMA_VERSION};
+pub use read::{fts, open_read_only};
+pub use sql::SCHEMA_VERSION;
 pub use transfer::{export, incumbent, sync};
-pub use write::{
-    Maintenance, Refused, Store, WAL_INLINE_MAX, WAL_OPEN_MAX, is_busy, is_refused, is_transient,
-    lean, numbering, purge, sql_count, wal_bytes,
-};
+pub use write::{Maintenance, Store, lean, numbering, purge};
 
 /// What the tests that pin each statement to an index share.
 #[cfg(test)]

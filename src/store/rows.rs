@@ -7,6 +7,66 @@ use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+/// What an id names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Session,
+    Prompt,
+    Observation,
+    /// Claude's last message of a turn (a summary request's `last_assistant_message`).
+    Message,
+    /// A session summary the compressor wrote (or an import brought).
+    Summary,
+    /// A typed observation the compressor wrote (or an import brought).
+    Memory,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Session => "session",
+            Kind::Prompt => "prompt",
+            Kind::Observation => "observation",
+            Kind::Message => "message",
+            Kind::Summary => "summary",
+            Kind::Memory => "memory",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Kind> {
+        [
+            Kind::Session,
+            Kind::Prompt,
+            Kind::Observation,
+            Kind::Message,
+            Kind::Summary,
+            Kind::Memory,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
+}
+
+/// The part of an id that short ids are prefixes of: a UUID's last group, which is random in
+/// Claude Code's session ids (v4) and in our row ids (v7, whose first groups are a millisecond
+/// timestamp, the same for ids made together); any other id whole.
+pub fn handle(id: &str) -> &str {
+    let b = id.as_bytes();
+    let uuid = b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        });
+    if uuid { &id[24..] } else { id }
+}
+
+/// The id every command prints: the first 8 characters of [`handle`]. One in four billion ids
+/// shares them with a given one; `show` then names the candidates.
+pub fn short_id(id: &str) -> &str {
+    let h = handle(id);
+    h.get(..8).unwrap_or(h)
+}
+
 /// A memory's type is a label, shown on every line that lists the memory (the session-start
 /// context, `show`, the MCP answers): one line of at most this many characters. The
 /// compressor's are from `compress::answer::TYPES`; an import may bring others, which are
@@ -361,4 +421,21 @@ pub fn json(text: String) -> Box<RawValue> {
         RawValue::from_string(serde_json::Value::String(text).to_string())
             .expect("a JSON string is JSON")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_ids_come_from_the_random_end_of_uuids() {
+        let v7 = "0195f3a2-7c4b-7d3e-8f12-3ebc8321ae44";
+        assert_eq!(handle(v7), "3ebc8321ae44");
+        assert_eq!(short_id(v7), "3ebc8321");
+        assert_eq!(short_id("s-1"), "s-1");
+        assert_eq!(
+            handle("not-a-uuid-but-36-characters-long-xx"),
+            "not-a-uuid-but-36-characters-long-xx"
+        );
+    }
 }

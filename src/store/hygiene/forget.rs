@@ -5,7 +5,7 @@
 //! hook never waits long), with `secure_delete` on: SQLite overwrites the freed space of a page
 //! and every freed page with zeros. The deletes leave tombstones (schema v4, v5), from which
 //! the search index removes the rows' text. What the caller finishes: the WAL (a truncating
-//! checkpoint), the free pages (an incremental vacuum), the index (a sync) and the spill folder
+//! checkpoint), the free pages (an incremental vacuum), the index (a catch-up) and the spill folder
 //! ([`Plan::covers`] says which spilled writes belong to what was forgotten).
 //!
 //! What the compressor made of a forgotten row (a memory or summary whose `queue_ids` name it,
@@ -18,9 +18,9 @@ use std::collections::{HashMap, HashSet};
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::slices::Slicer;
 use crate::ops::{Change, Write};
-use crate::store::purge::LAST_MESSAGE as LAST_MESSAGE_AFTER_PURGE;
+use crate::store::base::slices::Slicer;
+use crate::store::write::purge::LAST_MESSAGE as LAST_MESSAGE_AFTER_PURGE;
 
 /// What to forget.
 #[derive(Debug, Clone, PartialEq)]

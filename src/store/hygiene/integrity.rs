@@ -19,10 +19,10 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior, params_from_iter};
 
 use crate::config::Config;
-use crate::store::Store;
-use crate::store::read::open_file_read_only;
+use crate::store::base::files::check_file;
+use crate::store::base::files::open_file_read_only;
 use crate::store::sql::{check_version, versions};
-use crate::store::write::check_file;
+use crate::store::write::Store;
 
 /// How a database stands.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,91 +20,22 @@
 //! in the spill folder: Claude Code slowed by a second per tool call while it runs. So the
 //! rebuild holds a lock on a file of its own meanwhile ([`Mark`], `rebuild.lock`), and a hook
 //! that finds that lock held keeps its event in the spill folder at once (see
-//! [`under_way`]). The kernel lets go of it however the rebuild ends, kill -9 included: a file
+//! [`under_way`](crate::store::base::rebuilding::under_way)). The kernel lets go of it however the rebuild ends, kill -9 included: a file
 //! left behind by a crash is not held, and hooks then go on as usual. Its temporary copy
 //! (every live row) is made in the data dir, not in a temp dir other users can see. A rebuild
 //! asked for and not done (a full disk, a killed process) is remembered in `meta`, and the
 //! maintenance process does it.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::fsutil::{self, Access};
-
-/// The row of `meta` that asks for a rebuild.
-const REQUEST: &str = "rebuild";
-/// The file in the data dir that a rebuild holds locked while it runs.
-pub const MARK: &str = "rebuild.lock";
-/// How long a rebuild tries to take its mark: a hook's look holds it for microseconds.
-const MARK_WAIT: Duration = Duration::from_millis(50);
-
-/// The lock a rebuild holds while it runs, on `rebuild.lock` in the data dir; the file goes
-/// when it ends, before the lock.
-pub struct Mark {
-    path: PathBuf,
-    _file: File,
-}
-
-impl Mark {
-    /// Takes the mark. Best effort: without it hooks wait their budget, then spill.
-    pub fn hold(data_dir: &Path) -> Option<Mark> {
-        let path = data_dir.join(MARK);
-        let deadline = Instant::now() + MARK_WAIT;
-        loop {
-            if let Some(file) = fsutil::try_lock(&path) {
-                return Some(Mark { path, _file: file });
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
-
-impl Drop for Mark {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Whether a rebuild holds the database now: one `stat` when none ran since the last ended;
-/// else a look at the lock, which a rebuild that died no longer holds.
-pub fn under_way(data_dir: &Path) -> bool {
-    let path = data_dir.join(MARK);
-    path.exists() && fsutil::open_ours(&path, Access::Read).is_ok_and(|f| fsutil::held(&f))
-}
-
-/// Remembers in the database that it must be rebuilt, until [`database`] has done it.
-pub fn request(conn: &Connection) -> Result<()> {
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, '1')",
-        [REQUEST],
-    )?;
-    Ok(())
-}
-
-/// Clears the request: the rebuild is done, or turned out to have no cause.
-pub fn cancel(conn: &Connection) -> Result<()> {
-    conn.execute("DELETE FROM meta WHERE key = ?1", [REQUEST])?;
-    Ok(())
-}
-
-/// Whether a rebuild was asked for and not done yet.
-pub fn requested(conn: &Connection) -> Result<bool> {
-    Ok(conn
-        .query_row("SELECT 1 FROM meta WHERE key = ?1", [REQUEST], |_| Ok(()))
-        .optional()?
-        .is_some())
-}
+use crate::store::base::rebuilding::{Mark, cancel, vacuum};
 
 /// Rebuilds the database `conn` is open on (no transaction may be open on it), making its
-/// temporary copy in `data_dir` and holding the [`Mark`] there meanwhile. The file takes the layout that gives free pages back
-/// (`auto_vacuum = INCREMENTAL`, see `retention`), whatever it had. VACUUM keeps the rowids of
+/// temporary copy in `data_dir` and holding the [`Mark`] there meanwhile. The file takes the
+/// layout that gives free pages back (`auto_vacuum = INCREMENTAL`, see `retention`), whatever it had. VACUUM keeps the rowids of
 /// tables with an index, as ours all have, and the search index relies on them: should a
 /// SQLite ever renumber them, the row at a table's largest rowid is another one after (rows
 /// renumbered in order change only past a gap), and the database draws a new `store_id`, so
@@ -122,16 +53,6 @@ pub fn database(conn: &Connection, data_dir: &Path) -> Result<()> {
         )?;
     }
     cancel(conn)
-}
-
-/// Runs `sql` (a VACUUM) with SQLite's temporary files in `temp_dir`. The setting is the
-/// process's: it is put back to SQLite's default (the temp dir) after.
-pub fn vacuum(conn: &Connection, temp_dir: &Path, sql: &str) -> rusqlite::Result<()> {
-    let dir = temp_dir.to_string_lossy().replace('\'', "''");
-    conn.execute_batch(&format!("PRAGMA temp_store_directory = '{dir}'"))?;
-    let done = conn.execute_batch(sql);
-    let reset = conn.execute_batch("PRAGMA temp_store_directory = ''");
-    done.and(reset)
 }
 
 /// Per indexed table: its largest rowid and the key of the row there (or, given an earlier
@@ -174,6 +95,7 @@ fn last_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::base::rebuilding::{request, requested, under_way};
 
     /// Old copies of deleted rows in pages still in use, which a delete does not reach even with
     /// `secure_delete` on for every write: rows of three sessions inserted in random key order,

@@ -29,11 +29,12 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::forget::{self, Target};
-use super::slices::Slicer;
 use crate::clock;
 use crate::config::{Config, Retention};
-use crate::store::doc;
+use crate::store::base::slices::Slicer;
+use crate::store::base::wal;
 use crate::store::read::Reader;
+use crate::store::read::doc;
 
 /// The most a maintenance run spends on retention...
 pub const SLICE: Duration = Duration::from_millis(300);
@@ -470,10 +471,10 @@ pub fn give_back(conn: &Connection, slicer: &Slicer) -> Result<u64> {
 /// one spilling, while a scrub waited for a reader).
 pub fn sweep(conn: &Connection, slicer: &Slicer, wait: Duration) -> Result<bool> {
     give_back(conn, slicer)?;
-    super::slices::copy_back(conn);
+    wal::copy_back(conn);
     let deadline = Instant::now() + wait;
     let clean = loop {
-        if super::slices::checkpoint(conn, Duration::ZERO) {
+        if wal::checkpoint(conn, Duration::ZERO) {
             break true;
         }
         if Instant::now() >= deadline {
@@ -499,7 +500,7 @@ pub fn convert(conn: &Connection, data_dir: &Path) -> Result<bool> {
 /// Drops the tombstones the search index has seen (all but the newest: the index must never
 /// find the sequence going back), or all but the newest when there is no index to see them.
 pub fn prune_tombstones(conn: &Connection, config: &Config) -> Result<usize> {
-    let seen = crate::store::fts::Index::tombstones_seen(config, conn)?.unwrap_or(i64::MAX);
+    let seen = crate::store::read::fts::Index::tombstones_seen(config, conn)?.unwrap_or(i64::MAX);
     Ok(conn.execute(
         "DELETE FROM tombstones WHERE seq <= ?1 AND seq < (SELECT max(seq) FROM tombstones)",
         [seen],

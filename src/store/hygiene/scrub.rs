@@ -6,7 +6,7 @@
 //! and cleaned as a hook cleans it now (`privacy::clean_text`, `privacy::clean_payload`). A
 //! row that changes is rewritten with `secure_delete` on, so the old text is overwritten where
 //! it lay; when the search index holds it, a tombstone of the row (it is still there) makes the
-//! index take the old text out and index the row as it is now (see `fts::sync`). The WAL and the free pages are left to the
+//! index take the old text out and index the row as it is now (see `fts::catch_up`). The WAL and the free pages are left to the
 //! caller (`retention::sweep`), as after a forget. Import cleans what it reads the same way.
 
 use std::borrow::Cow;
@@ -14,9 +14,9 @@ use std::borrow::Cow;
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, ToSql};
 
-use super::slices::Slicer;
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
+use crate::store::base::slices::Slicer;
 
 /// How a stored text is cleaned.
 #[derive(Clone, Copy, PartialEq)]

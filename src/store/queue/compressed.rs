@@ -301,7 +301,7 @@ pub struct Outlook {
 /// it for a command may do first (moving an earlier release's files, upgrading the schema),
 /// which `doctor` reports instead. The database must be healthy and have the ledger (v6).
 pub fn outlook(config: &Config, day: &str, now: DateTime<Utc>) -> Result<Outlook> {
-    let conn = crate::store::read::open_file_read_only(&config.db_path())?;
+    let conn = crate::store::base::files::open_file_read_only(&config.db_path())?;
     let mut calls = latest_calls(&conn, LATEST_CALLS)?;
     // Errors are redacted when settled; a row an earlier build settled is redacted here, as
     // `doctor` shows it.

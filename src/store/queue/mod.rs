@@ -177,7 +177,7 @@ pub fn claim(conn: &Connection, claim: &Claim, now: DateTime<Utc>) -> Result<Vec
     let until = clock::stamp(now + chrono::Duration::from_std(claim.lease)?);
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     // What private turns left may not wait for the maintenance process: no consumer gets it.
-    crate::store::purge::all_left(&tx)?;
+    crate::store::write::purge::all_left(&tx)?;
     let limit = claim.limit as i64;
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![&limit, &at, &claim.consumer, &until, &token];
     if let Some(session) = &claim.session {

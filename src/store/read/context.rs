@@ -7,6 +7,11 @@
 //! Bounded whatever the size of the database or of a session: one indexed range scan of the
 //! project's sessions, newest first, then a few rows per session, each read through a partial
 //! index in time order (`pending_queue_changes`, `_failures`, `_commands`) with a limit.
+//!
+//! Also which ids are this database's own ([`known`]): the context shows the team's notes, and a
+//! person's own shared files, read back in their own project, are theirs, not the team's.
+
+use std::collections::HashSet;
 
 use rusqlite::{Connection, OptionalExtension, Result, params};
 use serde_json::Value;
@@ -425,6 +430,24 @@ fn telling_line(error: &str) -> String {
         .to_string()
 }
 
+/// Which of `ids` name a memory or a summary of this database: one index probe each.
+pub fn known<'a>(
+    conn: &rusqlite::Connection,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<HashSet<String>> {
+    let mut found = HashSet::new();
+    let mut stmt = conn.prepare_cached(KNOWN)?;
+    for id in ids {
+        if stmt.exists([id])? {
+            found.insert(id.to_string());
+        }
+    }
+    Ok(found)
+}
+
+const KNOWN: &str =
+    "SELECT 1 FROM memories WHERE id = ?1 UNION ALL SELECT 1 FROM summaries WHERE id = ?1";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,6 +459,8 @@ mod tests {
     fn the_queries_use_the_indexes() {
         let conn = crate::store::testing::database();
         let plan = |sql: &str| crate::store::testing::plan(&conn, sql).join("\n");
+        let known = plan(KNOWN);
+        assert!(!known.contains("SCAN"), "{known}");
         let sessions = plan(RECENT_SESSIONS);
         assert!(
             sessions.contains("USING INDEX sessions_by_project"),

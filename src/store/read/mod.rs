@@ -11,85 +11,26 @@ pub mod doc;
 pub mod fts;
 pub mod team;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::store::compressed::{self, Spend};
+use crate::store::base::files::{check_file, open_file_read_only};
+use crate::store::base::remaining;
 use crate::store::layout;
+use crate::store::queue::compressed::{self, Spend};
+use crate::store::rows::Kind;
 pub use crate::store::rows::Prompt;
 use crate::store::rows::{self, Memory, Summary};
+use crate::store::sql::TOMBSTONES_SINCE;
 use crate::store::sql::{SCHEMA_VERSION, check_version, versions};
-use crate::store::write::{Store, check_file, remaining};
+use crate::store::write::Store;
 
 /// How long a reader waits for the rare lock a reader can meet (a WAL being recovered).
 const BUSY_WAIT: Duration = Duration::from_secs(5);
-/// The schema version that brought `meta` (the store's identity) and `tombstones`.
-pub const TOMBSTONES_SINCE: i64 = 4;
-
-/// What an id names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Session,
-    Prompt,
-    Observation,
-    /// Claude's last message of a turn (a summary request's `last_assistant_message`).
-    Message,
-    /// A session summary the compressor wrote (or an import brought).
-    Summary,
-    /// A typed observation the compressor wrote (or an import brought).
-    Memory,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Session => "session",
-            Kind::Prompt => "prompt",
-            Kind::Observation => "observation",
-            Kind::Message => "message",
-            Kind::Summary => "summary",
-            Kind::Memory => "memory",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Kind> {
-        [
-            Kind::Session,
-            Kind::Prompt,
-            Kind::Observation,
-            Kind::Message,
-            Kind::Summary,
-            Kind::Memory,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == name)
-    }
-}
-
-/// The part of an id that short ids are prefixes of: a UUID's last group, which is random in
-/// Claude Code's session ids (v4) and in our row ids (v7, whose first groups are a millisecond
-/// timestamp, the same for ids made together); any other id whole.
-pub fn handle(id: &str) -> &str {
-    let b = id.as_bytes();
-    let uuid = b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        });
-    if uuid { &id[24..] } else { id }
-}
-
-/// The id every command prints: the first 8 characters of [`handle`]. One in four billion ids
-/// shares them with a given one; `show` then names the candidates.
-pub fn short_id(id: &str) -> &str {
-    let h = handle(id);
-    h.get(..8).unwrap_or(h)
-}
 
 /// A session as the `sessions` list shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -251,8 +192,8 @@ impl Reader {
                 filter.project,
                 filter.since,
                 filter.until,
-                crate::store::sql_count(filter.limit),
-                crate::store::sql_count(filter.offset)
+                crate::store::base::sql_count(filter.limit),
+                crate::store::base::sql_count(filter.offset)
             ],
             summary,
         )?;
@@ -510,19 +451,6 @@ impl Reader {
     }
 }
 
-/// A read-only connection to the file at `path` that cannot write even by mistake and never
-/// follows a link.
-pub(in crate::store) fn open_file_read_only(path: &Path) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    let conn = Connection::open_with_flags(path, flags)
-        .with_context(|| format!("cannot open the database {}", path.display()))?;
-    conn.busy_timeout(BUSY_WAIT)?;
-    conn.execute_batch("PRAGMA query_only = ON")?;
-    Ok(conn)
-}
-
 const SESSION_COLUMNS: &str = "SELECT s.session_id, s.project_dir, s.started_at,
         max(s.updated_at, coalesce(s.ended_at, '')) AS last_at, s.ended_at, s.status, s.model,
         s.prompt_count, s.source, s.end_reason, s.cwd, s.transcript_path,
@@ -668,17 +596,5 @@ mod tests {
             let plan = plan(sql);
             assert!(!plan.contains("SCAN"), "{sql}: {plan}");
         }
-    }
-
-    #[test]
-    fn short_ids_come_from_the_random_end_of_uuids() {
-        let v7 = "0195f3a2-7c4b-7d3e-8f12-3ebc8321ae44";
-        assert_eq!(handle(v7), "3ebc8321ae44");
-        assert_eq!(short_id(v7), "3ebc8321");
-        assert_eq!(short_id("s-1"), "s-1");
-        assert_eq!(
-            handle("not-a-uuid-but-36-characters-long-xx"),
-            "not-a-uuid-but-36-characters-long-xx"
-        );
     }
 }

@@ -32,30 +32,12 @@ impl Reader {
     }
 }
 
-/// Which of `ids` name a memory or a summary of this database: one index probe each.
-pub fn known<'a>(
-    conn: &rusqlite::Connection,
-    ids: impl IntoIterator<Item = &'a str>,
-) -> Result<HashSet<String>> {
-    let mut found = HashSet::new();
-    let mut stmt = conn.prepare_cached(KNOWN)?;
-    for id in ids {
-        if stmt.exists([id])? {
-            found.insert(id.to_string());
-        }
-    }
-    Ok(found)
-}
-
 impl Reader {
-    /// [`known`] on this reader's connection.
+    /// [`known`](super::context::known) on this reader's connection.
     pub fn known<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> Result<HashSet<String>> {
-        known(self.conn(), ids)
+        super::context::known(self.conn(), ids)
     }
 }
-
-const KNOWN: &str =
-    "SELECT 1 FROM memories WHERE id = ?1 UNION ALL SELECT 1 FROM summaries WHERE id = ?1";
 
 #[cfg(test)]
 mod tests {
@@ -67,7 +49,6 @@ mod tests {
         for sql in [
             format!("{MEMORY_COLUMNS} WHERE {OF_PROJECT}"),
             format!("{SUMMARY_COLUMNS} WHERE {OF_PROJECT}"),
-            KNOWN.to_string(),
         ] {
             let plan = crate::store::testing::plan(&conn, &sql).join("\n");
             assert!(!plan.contains("SCAN"), "{sql}: {plan}");

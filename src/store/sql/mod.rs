@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::Refused;
-use super::write::wait;
+use crate::store::base::errors::Refused;
+use crate::store::base::wait;
 
 /// "cmem" in ASCII: marks the file as ours (`PRAGMA application_id`).
 pub const APPLICATION_ID: i64 = 0x636d_656d;
@@ -26,6 +26,8 @@ pub(in crate::store) const MIGRATIONS: &[&str] = &[
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+/// The schema version that brought `meta` (the store's identity) and `tombstones`.
+pub const TOMBSTONES_SINCE: i64 = 4;
 
 pub(in crate::store) fn versions(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
     conn.query_row(

@@ -23,8 +23,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use serde_json::{Map, Value as JsonValue, json};
 
 use crate::config::Config;
-use crate::store::Store;
-use crate::store::slices::Slicer;
+use crate::store::base::slices::Slicer;
+use crate::store::write::Store;
 
 /// Rows of theirs read at once.
 const PAGE: usize = 500;
@@ -100,7 +100,7 @@ fn open_theirs(path: &Path) -> Result<Connection> {
             |r| r.get(0),
         )
         .with_context(|| format!("{} is not an SQLite database", path.display()))?;
-    if app_id == crate::store::APPLICATION_ID {
+    if app_id == crate::store::sql::APPLICATION_ID {
         bail!(
             "{} is a database of this claude-mem, not of thedotmack/claude-mem: use \
              `claude-mem export` and `import` to move it",

@@ -18,28 +18,23 @@ mod apply;
 pub mod lean;
 pub mod numbering;
 pub mod purge;
-pub(in crate::store) mod wait;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::config::Config;
 use crate::fsutil;
 use crate::ops::{Change, Write};
-use crate::store::rebuild;
+use crate::store::base::errors::Refused;
+use crate::store::base::files::check_file;
+use crate::store::base::rebuilding;
+use crate::store::base::wait;
+use crate::store::base::wal::{WAL_CHECKPOINT_BYTES, WAL_INLINE_MAX};
 use crate::store::sql::{SCHEMA_VERSION, check_version, migrate, versions};
-
-/// Past this WAL size, the run that notices checkpoints it (measured best at 256 KiB).
-pub(in crate::store) const WAL_CHECKPOINT_BYTES: u64 = 256 * 1024;
-/// Past this, a checkpoint is more than a hook should pay for: the maintenance process does it.
-pub const WAL_INLINE_MAX: u64 = 2 << 20;
-/// Past this, even opening the database costs a hook too much (the first connection reads the
-/// whole WAL, about 0.6 ms per MB): the hook keeps its event in the spill folder instead.
-pub const WAL_OPEN_MAX: u64 = 16 << 20;
 
 pub struct Store {
     conn: Connection,
@@ -67,19 +62,6 @@ pub enum Maintenance {
     /// Rows of private turns are left to remove.
     Purge,
 }
-
-/// A database (or data dir) that will not work until a person acts: someone else's file, a
-/// newer schema, a corrupt file. Retrying does not help; telling the user does.
-#[derive(Debug)]
-pub struct Refused(pub String);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refused {}
 
 impl Store {
     /// Opens (creating if needed) the database, waiting for locks at most until `deadline`.
@@ -125,7 +107,7 @@ impl Store {
         if version < SCHEMA_VERSION {
             migrate(&mut conn, deadline)
                 .with_context(|| format!("cannot set up {}", path.display()))?;
-            if rebuild::requested(&conn)? {
+            if rebuilding::requested(&conn)? {
                 maintenance = Some(Maintenance::Rebuild);
             }
         }
@@ -263,88 +245,4 @@ fn refused_if_permanent(err: std::io::Error, context: String) -> anyhow::Error {
         PermissionDenied | ReadOnlyFilesystem => Refused(format!("{context}: {err}")).into(),
         _ => anyhow::Error::new(err).context(context),
     }
-}
-
-/// A count for a `LIMIT` or `OFFSET`: SQLite takes an i64 and reads a negative one as none, so a
-/// larger count is the largest it takes, never one that wraps around to the first page.
-pub fn sql_count(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// Size of the database's WAL file, without opening the database.
-pub fn wal_bytes(config: &Config) -> u64 {
-    let mut wal = config.db_path().into_os_string();
-    wal.push("-wal");
-    std::fs::metadata(wal).map_or(0, |m| m.len())
-}
-
-/// The database file must be a regular file of ours: SQLite would follow a symlink and open a
-/// FIFO, and another user's file is not ours to write.
-pub(in crate::store) fn check_file(path: &Path) -> Result<()> {
-    let meta = std::fs::symlink_metadata(path)
-        .with_context(|| format!("cannot look at the database {}", path.display()))?;
-    if !meta.is_file() {
-        return Err(Refused(format!(
-            "{} is not a regular file (a symlink, a folder or a device); left untouched",
-            path.display()
-        ))
-        .into());
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if meta.uid() != fsutil::euid() {
-            return Err(Refused(format!(
-                "{} belongs to another user (uid {}); left untouched",
-                path.display(),
-                meta.uid()
-            ))
-            .into());
-        }
-    }
-    Ok(())
-}
-
-/// Whether a failure will last until a person acts (see [`Refused`]), as opposed to a lock or
-/// a full disk that a later run may find gone.
-pub fn is_refused(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause.is::<Refused>()
-            || matches!(
-                cause
-                    .downcast_ref::<rusqlite::Error>()
-                    .and_then(rusqlite::Error::sqlite_error_code),
-                Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt | ErrorCode::ReadOnly)
-            )
-    })
-}
-
-/// Whether applying a write failed because of the database's state now (locked, full, failing,
-/// refused) rather than because of the write itself (a constraint it breaks): the first kind
-/// leaves a spill file for later, the second sets it aside.
-pub fn is_transient(err: &anyhow::Error) -> bool {
-    !err.chain().any(|cause| {
-        matches!(
-            cause
-                .downcast_ref::<rusqlite::Error>()
-                .and_then(rusqlite::Error::sqlite_error_code),
-            Some(ErrorCode::ConstraintViolation | ErrorCode::TypeMismatch | ErrorCode::TooBig)
-        )
-    })
-}
-
-/// Whether an error is a lock held by someone else, worth a retry within the wait budget.
-pub fn is_busy(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        matches!(
-            cause
-                .downcast_ref::<rusqlite::Error>()
-                .and_then(rusqlite::Error::sqlite_error_code),
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-        )
-    })
-}
-
-pub(in crate::store) fn remaining(deadline: Instant) -> Duration {
-    deadline.saturating_duration_since(Instant::now())
 }

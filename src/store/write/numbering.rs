@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use crate::store::slices::Slicer;
+use crate::store::base::slices::Slicer;
 
 /// Captures a prompt's write numbers itself; a turn's tool calls rarely come to more.
 pub const IN_A_WRITE: i64 = 200;

@@ -16,8 +16,8 @@ use std::path::Path;
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use crate::store::rebuild;
-use crate::store::slices::Slicer;
+use crate::store::base::rebuilding;
+use crate::store::base::slices::Slicer;
 
 /// Captures (and summary requests) a prompt's write removes itself; a turn's tool calls rarely
 /// come to more.
@@ -108,7 +108,7 @@ fn remove(tx: &Connection, session_id: &str, found: Found, limit: i64) -> Result
     let removed = captures + summaries;
     if removed > 0 {
         tx.execute(LAST_MESSAGE, [session_id])?;
-        rebuild::request(tx)?;
+        rebuilding::request(tx)?;
     }
     let whole = |n: usize| n as i64 == limit;
     Ok((removed, whole(captures) || whole(summaries)))
@@ -206,7 +206,7 @@ mod tests {
         tx.commit().unwrap();
         assert!(by_time.removed && by_time.left && by_id.removed && by_id.left);
         assert_eq!(left(&conn), IN_A_WRITE + 7 + 1 + 1);
-        assert!(rebuild::requested(&conn).unwrap());
+        assert!(rebuilding::requested(&conn).unwrap());
 
         let tx = conn.transaction().unwrap();
         all_left(&tx).unwrap();

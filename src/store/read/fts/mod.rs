@@ -6,23 +6,24 @@
 //! brought up to date when it is read: each read command first copies what is new, in short
 //! batches by rowid per source table, and removes what the database's tombstones (schema v4)
 //! say was deleted. The database is only
-//! ever read (see `read.rs`); the index file has its own lock, so two readers syncing at once
+//! ever read (see `read/mod.rs`); the index file has its own lock, so two readers catching it up at once
 //! wait for each other, never for a hook. The file is a cache: deleting it means a rebuild.
 //!
 //! A deleted row leaves no trace here: FTS5's secure-delete takes its terms out of the index at
-//! once, `secure_delete` zeroes the freed pages, and the WAL is truncated after a sync that
+//! once, `secure_delete` zeroes the freed pages, and the WAL is truncated after a catch-up that
 //! deleted anything.
 
 mod auxiliary;
+mod catch_up;
 mod context;
 mod doclists;
 mod merge;
 mod query;
 pub mod rank;
 pub mod recall;
+mod schema;
 mod snippet;
 mod suggest;
-mod sync;
 pub mod team;
 mod tokenizer;
 
@@ -30,71 +31,23 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::{Kind, open_file_read_only};
 use crate::config::Config;
 use crate::fsutil;
-use crate::store::sql_count;
+use crate::store::base::files::open_file_read_only;
+use crate::store::base::sql_count;
+use crate::store::rows::Kind;
 
 pub use query::{Query, parse as parse_query};
+pub use schema::Item;
+use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, SCHEMA, item};
 use snippet::snippet;
 
-/// "cmix" in ASCII: marks the file as our index.
-const APPLICATION_ID: i64 = 0x636d_6978;
-/// The layout below and the tokenizer's; a file in any other is rebuilt (2: room for eight
-/// sources, memories and summaries among them; 3: accents folded, CJK by characters, compound
-/// names whole, each document's digest). Changing what the tokenizer makes of a text changes
-/// the index: a test pins both together.
-const FORMAT: i64 = 3;
-/// Another reader's sync batch is short; a first build by another reader can take a while.
+/// Another reader's catch-up batch is short; a first build by another reader can take a while.
 const BUSY_WAIT: Duration = Duration::from_secs(120);
 /// bm25 weights of the columns: what names an item counts more than what it answered.
 const WEIGHTS: &str = "2.0, 1.0";
-
-/// `docs` holds one row per indexed item (sessions too, for their ids, without text); its id
-/// is the FTS rowid: the source row's rowid times 8 plus the source's number. The FTS table
-/// keeps the indexed text: without it (`content = ''`) a delete cannot take a document's terms
-/// out of the index, which would keep a trace of what was forgotten.
-const SCHEMA: &str = "
-    DROP TABLE IF EXISTS meta;
-    DROP TABLE IF EXISTS docs;
-    DROP TABLE IF EXISTS fts;
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-    CREATE TABLE docs (
-        id            INTEGER PRIMARY KEY,
-        kind          TEXT NOT NULL,
-        item_id       TEXT NOT NULL,
-        handle        TEXT NOT NULL,
-        session_id    TEXT NOT NULL,
-        project_dir   TEXT,
-        tool_name     TEXT,
-        files         TEXT,          -- each path followed by a newline, after a newline
-        prompt_number INTEGER,
-        title         TEXT NOT NULL,
-        created_at    TEXT NOT NULL,
-        digest        INTEGER NOT NULL  -- same text, same digest: one search result
-    );
-    CREATE INDEX docs_by_item ON docs (item_id);
-    CREATE INDEX docs_by_handle ON docs (handle);
-    CREATE INDEX docs_by_session ON docs (session_id, created_at);
-    CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
-    INSERT INTO fts (fts, rank) VALUES ('secure-delete', 1);
-";
-
-/// One indexed item as a list shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Item {
-    pub kind: Kind,
-    pub id: String,
-    pub session_id: String,
-    pub project_dir: Option<String>,
-    pub tool_name: Option<String>,
-    pub files: Vec<String>,
-    pub prompt_number: Option<i64>,
-    pub title: String,
-    pub created_at: String,
-}
 
 /// A search result.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,7 +97,7 @@ pub struct Index {
 /// The connection's settings, the file turned to WAL on first use (by one of two readers that
 /// create the index at once, then by the other: see `store::write::wait::past_deadlock`).
 fn set_up(conn: &Connection) -> rusqlite::Result<()> {
-    crate::store::write::wait::past_deadlock(std::time::Instant::now() + BUSY_WAIT, || {
+    crate::store::base::wait::past_deadlock(std::time::Instant::now() + BUSY_WAIT, || {
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;",
         )
@@ -178,7 +131,7 @@ impl Index {
             return Err(err.into());
         }
         // Ours: a regular file of the user's (SQLite would follow a link, block on a FIFO).
-        crate::store::write::check_file(path)?;
+        crate::store::base::files::check_file(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_NOFOLLOW;
@@ -205,7 +158,7 @@ impl Index {
     }
 
     /// Runs `body` in one IMMEDIATE transaction of the index file: the lock two readers that
-    /// sync at once take turns on.
+    /// catch up at once take turns on.
     fn in_write<T>(&self, body: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         match body(&self.conn) {
@@ -400,12 +353,12 @@ impl Index {
         Ok(Some(items))
     }
 
-    /// Rebuilds the index file (see `store::rebuild`: the old copies of what a sync took out
+    /// Rebuilds the index file (see `store::rebuild`: the old copies of what a catch-up took out
     /// stay in its pages otherwise), its temporary copy made in `temp_dir`, then truncates its
     /// WAL, trying again until `wait` has passed while a reader holds it. Returns whether the
     /// WAL is empty.
     pub fn rebuild(&self, temp_dir: &Path, wait: Duration) -> Result<bool> {
-        crate::store::rebuild::vacuum(&self.conn, temp_dir, "VACUUM")
+        crate::store::base::rebuilding::vacuum(&self.conn, temp_dir, "VACUUM")
             .context("cannot rebuild the search index")?;
         Ok(truncate_wal(&self.conn, wait))
     }
@@ -418,7 +371,7 @@ impl Index {
         if !path.exists() {
             return Ok(None);
         }
-        crate::store::write::check_file(&path)?;
+        crate::store::base::files::check_file(&path)?;
         let value = |conn: &Connection, key: &str| -> Option<rusqlite::types::Value> {
             conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
                 .ok()
@@ -441,7 +394,7 @@ impl Index {
         if !path.exists() {
             return Ok(None);
         }
-        crate::store::write::check_file(&path)?;
+        crate::store::base::files::check_file(&path)?;
         let conn = open_file_read_only(&path)?;
         Ok(Some(conn.query_row(
             "SELECT COUNT(*) FROM docs WHERE kind <> 'session'",
@@ -488,7 +441,7 @@ pub fn truncate_wal_of(config: &Config) -> bool {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    crate::store::write::check_file(&path).is_ok()
+    crate::store::base::files::check_file(&path).is_ok()
         && Connection::open_with_flags(&path, flags)
             .is_ok_and(|conn| truncate_wal(&conn, Duration::ZERO))
 }
@@ -525,32 +478,6 @@ fn create(conn: &Connection, store_id: Option<&str>, tombstone_mark: i64) -> Res
         params![store_id.unwrap_or(""), tombstone_mark],
     )?;
     Ok(())
-}
-
-const ITEM_COLUMNS: &str = "d.kind, d.item_id, d.session_id, d.project_dir, d.tool_name, d.files,
-    d.prompt_number, d.title, d.created_at";
-
-fn item(r: &Row) -> rusqlite::Result<Item> {
-    let kind: String = r.get("kind")?;
-    let files: Option<String> = r.get("files")?;
-    Ok(Item {
-        kind: Kind::parse(&kind).unwrap_or(Kind::Observation),
-        id: r.get("item_id")?,
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        tool_name: r.get("tool_name")?,
-        files: files
-            .map(|f| {
-                f.lines()
-                    .filter(|l| !l.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        prompt_number: r.get("prompt_number")?,
-        title: r.get("title")?,
-        created_at: r.get("created_at")?,
-    })
 }
 
 /// Whether opening failed because the file is not a database or is damaged.

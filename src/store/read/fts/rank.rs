@@ -25,7 +25,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::auxiliary::{Answer, answer, ok};
 use super::query::Query;
-use crate::store::read::Kind;
+use crate::store::rows::Kind;
 
 /// A matching row, before it is ranked.
 pub struct Candidate {

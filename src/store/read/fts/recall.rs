@@ -23,7 +23,8 @@ use anyhow::Result;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, doclists, item, snippet, tokenizer};
+use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item};
+use super::{doclists, snippet, tokenizer};
 use crate::config::Config;
 
 /// A word matching more items than this is left out of the query.
@@ -258,7 +259,7 @@ pub fn recall(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recal
 /// What [`recall`] answers for each of `asks`, in order, the index opened once for all.
 pub fn recall_each(config: &Config, main: &Connection, asks: &[Ask]) -> Result<Vec<Vec<Recalled>>> {
     match look_each(config, main, asks) {
-        // Another process holds the index (a sync, a rebuild): no answer this time.
+        // Another process holds the index (a catch-up, a rebuild): no answer this time.
         Err(err) if busy(&err) => Ok(vec![Vec::new(); asks.len()]),
         found => found,
     }
@@ -398,7 +399,7 @@ fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, 
     if !path.exists() {
         return Ok(None);
     }
-    crate::store::write::check_file(&path)?;
+    crate::store::base::files::check_file(&path)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;

@@ -10,7 +10,7 @@ use rusqlite::{Connection, params};
 use super::rank::{self, Candidate};
 use super::snippet::snippet;
 use super::{Hit, Item, Search, WEIGHTS, tokenizer};
-use crate::store::read::Kind;
+use crate::store::rows::Kind;
 use crate::team::{Note, NoteKind};
 
 /// The notes that match `search`, best first: as [`super::Index::search`] answers, each with

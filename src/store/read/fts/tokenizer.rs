@@ -533,13 +533,16 @@ mod tests {
     }
 
     /// What the tokenizer makes of a text is what the index holds: a change to it must come
-    /// with a new index format (`FORMAT` in mod.rs), or indexes built before answer queries
+    /// with a new index format (`FORMAT` in schema.rs), or indexes built before answer queries
     /// tokenized the new way from terms made the old way.
     #[test]
     fn a_change_of_tokens_is_a_new_index_format() {
         let sample = "Café upsertSession merge-settings x_y 日本語 src/merge.rs ß";
         assert_eq!(
-            (super::super::FORMAT, tokens(sample, false).join(" ")),
+            (
+                super::super::schema::FORMAT,
+                tokens(sample, false).join(" ")
+            ),
             (
                 3,
                 "cafe@Café upsert@upsert +upsertsession@upsertSession session@Session \

@@ -20,10 +20,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Table;
 use crate::privacy::secrets::Redactor;
-use crate::store::export::{Importer, Record};
-use crate::store::forget::{self, Target};
-use crate::store::slices::Slicer;
-use crate::store::{purge, rebuild};
+use crate::store::base::rebuilding;
+use crate::store::base::slices::Slicer;
+use crate::store::hygiene::forget::{self, Target};
+use crate::store::transfer::export::{Importer, Record};
+use crate::store::write::purge;
 
 /// One line of a chunk after its header.
 #[derive(Debug)]
@@ -37,7 +38,7 @@ pub enum Line {
 #[derive(Debug, Default, Clone)]
 pub struct Received {
     /// New records stored, by type (as `export::describe` counts them).
-    pub stored: crate::store::export::Counts,
+    pub stored: crate::store::transfer::export::Counts,
     /// Records deleted here.
     pub deleted: i64,
     /// Sessions brought up to date, tool calls numbered.
@@ -280,7 +281,7 @@ fn delete(
     gone: &[(Table, String)],
     slicer: &Slicer,
 ) -> Result<i64> {
-    rebuild::request(conn)?;
+    rebuilding::request(conn)?;
     let mut deleted = 0;
     for (table, id) in gone {
         let was = known(conn, *table, id)?;

@@ -21,8 +21,8 @@ use serde_json::value::RawValue;
 use super::{DELETED_HERE, GONE, HERE, Table};
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
-use crate::store::export::{self, Record};
 use crate::store::rows::{QueueItem, Session};
+use crate::store::transfer::export::{self, Record};
 
 /// A record to send, with what `known.ver` will say of it.
 pub struct Out {

@@ -16,8 +16,10 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Index, create};
-use crate::store::doc::{self, Text};
-use crate::store::read::{Kind, Reader, TOMBSTONES_SINCE, handle};
+use crate::store::read::Reader;
+use crate::store::read::doc::{self, Text};
+use crate::store::rows::{Kind, handle};
+use crate::store::sql::TOMBSTONES_SINCE;
 
 /// Told `(done, total)` after each batch; `total` is an estimate from rowids.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
@@ -105,7 +107,7 @@ struct Doc {
 impl Index {
     /// Copies what is new in the database and removes what was deleted from it. Returns how
     /// many rows it copied.
-    pub fn sync(&self, main: &Reader, progress: Progress) -> Result<u64> {
+    pub fn catch_up(&self, main: &Reader, progress: Progress) -> Result<u64> {
         let tombstones = main.schema_version() >= TOMBSTONES_SINCE;
         // What a new index replaced was dropped with its pages zeroed; the WAL still has them.
         let mut deleted = self.follow(main, tombstones)?;
@@ -479,7 +481,7 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
-    use crate::store::Store;
+    use crate::store::write::Store;
 
     /// Regression: deleting an old row lowered the index's mark to just below it, so the next
     /// search copied again every row after it (forgetting or pruning the oldest session meant
@@ -502,14 +504,18 @@ mod tests {
             .unwrap();
         let reader = Reader::open(&config).unwrap().unwrap();
         let index = Index::open(&config).unwrap();
-        let sync = || index.sync(&reader, &mut |_, _| {}).unwrap();
-        assert_eq!(sync(), 50);
+        let catch_up = || index.catch_up(&reader, &mut |_, _| {}).unwrap();
+        assert_eq!(catch_up(), 50);
 
         store
             .conn()
             .execute("DELETE FROM pending_queue WHERE id IN ('q001', 'q002')", [])
             .unwrap();
-        assert_eq!(sync(), 0, "the rows after the deleted ones stay indexed");
+        assert_eq!(
+            catch_up(),
+            0,
+            "the rows after the deleted ones stay indexed"
+        );
         assert_eq!(index.resolve("q001").unwrap(), []);
         assert_eq!(index.resolve("q003").unwrap().len(), 1);
 
@@ -523,7 +529,7 @@ mod tests {
                  VALUES ('again', 's', 'again', 'PostToolUse', 'Bash', '{}', '2026', '2026');",
             )
             .unwrap();
-        assert_eq!(sync(), 1);
+        assert_eq!(catch_up(), 1);
         assert_eq!(index.resolve("again").unwrap().len(), 1);
         assert_eq!(index.resolve("q050").unwrap(), []);
     }
@@ -548,8 +554,8 @@ mod tests {
             .unwrap();
         let reader = Reader::open(&config).unwrap().unwrap();
         let index = Index::open(&config).unwrap();
-        let sync = || index.sync(&reader, &mut |_, _| {}).unwrap();
-        assert_eq!(sync(), 1000);
+        let catch_up = || index.catch_up(&reader, &mut |_, _| {}).unwrap();
+        assert_eq!(catch_up(), 1000);
         let holds = |word: &str| {
             ["", "-wal"].iter().any(|suffix| {
                 let mut path = config.index_path().into_os_string();
@@ -564,7 +570,7 @@ mod tests {
             .conn()
             .execute("DELETE FROM pending_queue WHERE id < 'q0300'", [])
             .unwrap();
-        assert_eq!(sync(), 701, "indexed anew");
+        assert_eq!(catch_up(), 701, "indexed anew");
         assert_eq!(index.resolve("q0017").unwrap(), []);
         assert_eq!(index.resolve("q0300").unwrap().len(), 1);
         assert!(!holds("w17zyx"));

@@ -7,7 +7,7 @@
 //! that looks every 100 ms almost never finds it free: on the 100,000-capture database hooks
 //! waited their whole second during a scrub, and one spilled its event. Looking every
 //! millisecond, a hook gets the lock at the end of the slice it arrived in; the slices leave a
-//! gap for it ([`crate::store::slices`]). Only one waiting hook looks at a time: the others
+//! gap for it ([`crate::store::base::slices`]). Only one waiting hook looks at a time: the others
 //! sleep until it is their turn (`hook::turn`), so that hundreds of them waking every
 //! millisecond do not starve the process that holds the lock.
 //!

@@ -4,8 +4,13 @@
 //! Read from the source, as `use crate::…` and `crate::…` paths outside `#[cfg(test)]` items,
 //! comments and strings; a new top-level module fails here until it is given a layer.
 
+mod source;
+mod store;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+use source::{code_only, is_ident, rust_files, tokens, without_tests};
 
 /// The layers, lowest first. A module may import the modules of its own layer and of the
 /// layers below it, never one above.
@@ -108,8 +113,18 @@ fn the_store_imports_nothing_above_it() {
 
 #[test]
 fn the_hook_path_reaches_no_cold_module() {
-    let graph = graph();
+    let reached = reached_from_hook(&graph());
+    let cold: Vec<&String> = COLD.iter().filter_map(|m| reached.get(*m)).collect();
+    assert!(
+        cold.is_empty(),
+        "the hook path reaches cold modules: {cold:?}"
+    );
+}
+
+/// The top-level modules the hook reaches, however indirectly, each with the path it takes.
+fn reached_from_hook(graph: &Graph) -> BTreeMap<String, String> {
     let mut reached: BTreeMap<String, String> = BTreeMap::new();
+    reached.insert("hook".into(), "hook".into());
     let mut todo = vec![("hook".to_string(), "hook".to_string())];
     while let Some((module, via)) = todo.pop() {
         for ((from, to), _) in graph.range((module.clone(), String::new())..) {
@@ -123,40 +138,7 @@ fn the_hook_path_reaches_no_cold_module() {
             }
         }
     }
-    let cold: Vec<&String> = COLD.iter().filter_map(|m| reached.get(*m)).collect();
-    assert!(
-        cold.is_empty(),
-        "the hook path reaches cold modules: {cold:?}"
-    );
-}
-
-/// What the store does for sync (`store::sync`, in `store/transfer/`) is cold work inside the
-/// database layer, which the graph of top-level modules cannot tell apart from the hook's write
-/// path: the hook's files, the files beside the database it reads, and the parts of the store
-/// a hook runs must not name it, nor the top-level `sync` (git, keys, the network).
-#[test]
-fn the_hook_path_names_no_sync_code() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    for part in ["hook", "spill", "store/write"] {
-        rust_files(&src.join(part), &mut files);
-    }
-    for file in ["marks.rs", "detach.rs", "store/read/context.rs"] {
-        files.push(src.join(file));
-    }
-    let mut named = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let words = tokens(&without_tests(&code_only(&text)));
-        for (i, word) in words.iter().enumerate() {
-            let std_sync = i >= 2 && words[i - 1] == "::" && words[i - 2] == "std";
-            if (word == "sync" && !std_sync) || word == "transfer" {
-                named.push(format!("{} names `{word}`", file.display()));
-            }
-        }
-    }
-    assert!(files.len() > 10, "{files:?}");
-    assert!(named.is_empty(), "{}", named.join("\n"));
+    reached
 }
 
 /// The imports that run from a module (chosen by `from`) to a layer above its own.
@@ -218,13 +200,17 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
 
 /// The top-level module graph of src/, every module checked to have a layer.
 fn graph() -> Graph {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    graph_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// The top-level module graph of the `src` folder at `src`.
+fn graph_of(src: &Path) -> Graph {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let mut graph = Graph::new();
     let mut modules = BTreeSet::new();
     for file in files {
-        let relative = file.strip_prefix(&src).unwrap();
+        let relative = file.strip_prefix(src).unwrap();
         let mut path: Vec<String> = relative
             .iter()
             .map(|part| part.to_string_lossy().trim_end_matches(".rs").to_string())
@@ -258,17 +244,6 @@ fn graph() -> Graph {
         "LAYERS must list every top-level module of src/: missing {unlisted:?}, not in src/ {gone:?}"
     );
     graph
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The top-level modules a file's code names: `crate::x…`, `use crate::{x, y::…}`, and
@@ -334,182 +309,6 @@ fn imports(code: &str, depth: usize) -> BTreeSet<String> {
         }
     }
     found
-}
-
-fn is_ident(word: &str) -> bool {
-    word.chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-}
-
-/// Identifiers, `::`, and every other character as a word of its own.
-fn tokens(code: &str) -> Vec<String> {
-    let chars: Vec<char> = code.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_alphanumeric() || c == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            out.push(chars[start..i].iter().collect());
-        } else if c == ':' && chars.get(i + 1) == Some(&':') {
-            out.push("::".into());
-            i += 2;
-        } else {
-            if !c.is_whitespace() {
-                out.push(c.to_string());
-            }
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The code without comments, string and character literals (each left as an empty `""` or a
-/// space), so that a path quoted in a doc comment or a message is not an import.
-fn code_only(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let at = |i: usize, s: &str| {
-        s.chars()
-            .enumerate()
-            .all(|(k, c)| chars.get(i + k) == Some(&c))
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let after_ident = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
-        if at(i, "//") {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if at(i, "/*") {
-            // Block comments nest.
-            let mut depth = 0;
-            while i < chars.len() {
-                if at(i, "/*") {
-                    depth += 1;
-                    i += 2;
-                } else if at(i, "*/") {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            out.push(' ');
-        } else if !after_ident && (c == 'r' || (c == 'b' && chars.get(i + 1) == Some(&'r'))) && {
-            let mut k = i + if c == 'b' { 2 } else { 1 };
-            while chars.get(k) == Some(&'#') {
-                k += 1;
-            }
-            chars.get(k) == Some(&'"')
-        } {
-            // A raw string: r"…", r#"…"#, br"…".
-            let mut k = i + if c == 'b' { 2 } else { 1 };
-            let mut hashes = 0;
-            while chars[k] == '#' {
-                hashes += 1;
-                k += 1;
-            }
-            k += 1;
-            let close: String = std::iter::once('"')
-                .chain(std::iter::repeat_n('#', hashes))
-                .collect();
-            while k < chars.len() && !at(k, &close) {
-                k += 1;
-            }
-            i = k + close.chars().count();
-            out.push_str("\"\"");
-        } else if c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                i += if chars[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if c == '\'' {
-            // A character literal ('x', '\n', '\u{1b}'), not a lifetime ('a).
-            let end = if chars.get(i + 1) == Some(&'\\') {
-                (i + 2..chars.len().min(i + 12)).find(|&k| chars[k] == '\'')
-            } else {
-                (chars.get(i + 2) == Some(&'\'')).then_some(i + 2)
-            };
-            match end {
-                Some(end) => {
-                    i = end + 1;
-                    out.push(' ');
-                }
-                None => {
-                    out.push(c);
-                    i += 1;
-                }
-            }
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The code without the items under `#[cfg(test)]` (or `#[cfg(all(test, …))]`): tests may
-/// reach anywhere.
-fn without_tests(code: &str) -> String {
-    let mut out = code.to_string();
-    loop {
-        let Some(start) = ["#[cfg(test)]", "#[cfg(all(test"]
-            .iter()
-            .filter_map(|attr| out.find(attr))
-            .min()
-        else {
-            return out;
-        };
-        let bytes = out.as_bytes();
-        // The attribute itself, then the item: up to its `;`, or its `{ … }` block.
-        let mut i = start + 2;
-        let mut brackets = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'[' => brackets += 1,
-                b']' if brackets == 0 => break,
-                b']' => brackets -= 1,
-                _ => {}
-            }
-            i += 1;
-        }
-        while i < bytes.len() && bytes[i] != b';' && bytes[i] != b'{' {
-            i += 1;
-        }
-        if i < bytes.len() && bytes[i] == b'{' {
-            let mut depth = 0;
-            while i < bytes.len() {
-                match bytes[i] {
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            // `use a::{b, c};` ends after its group.
-            let rest = out[i + 1..].trim_start();
-            if rest.starts_with(';') {
-                i = out.len() - rest.len();
-            }
-        }
-        out.replace_range(start..(i + 1).min(out.len()), "");
-    }
 }
 
 fn join(files: &BTreeSet<String>) -> String {

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+use super::wal::{WAL_CHECKPOINT_BYTES, checkpoint, copy_back, wal_bytes_of};
+
 /// How long one transaction of a long job may hold the write lock.
 pub const TX: Duration = Duration::from_millis(25);
 /// The pause after each transaction, in which a waiting hook takes the lock.
@@ -79,36 +81,10 @@ impl Slicer {
     /// hooks running meanwhile waited 557 ms at the 90th percentile, against 45 ms now; a
     /// PASSIVE alone never empties the file and made prune three times slower.)
     pub fn keep_wal_short(&self, conn: &Connection) {
-        if wal_bytes(conn) > crate::store::write::WAL_CHECKPOINT_BYTES {
+        if wal_bytes_of(conn) > WAL_CHECKPOINT_BYTES {
             copy_back(conn);
             checkpoint(conn, Duration::ZERO);
             let _ = conn.busy_timeout(self.wait);
         }
     }
-}
-
-/// A PASSIVE checkpoint: copies the WAL back into the database without blocking writers or
-/// waiting for anyone, so that a TRUNCATE after it has little left to do while it holds the
-/// write lock.
-pub fn copy_back(conn: &Connection) {
-    let _ = conn.busy_timeout(Duration::ZERO);
-    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-}
-
-/// A TRUNCATE checkpoint, waiting up to `wait` for readers and writers; returns whether the
-/// WAL is now empty. The connection waits `wait` for locks afterwards.
-pub fn checkpoint(conn: &Connection, wait: Duration) -> bool {
-    let _ = conn.busy_timeout(wait);
-    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
-        row.get::<_, i64>(0)
-    })
-    .is_ok_and(|busy| busy == 0)
-}
-
-/// Size of the WAL of the database `conn` is open on.
-pub fn wal_bytes(conn: &Connection) -> u64 {
-    conn.path()
-        .filter(|path| !path.is_empty())
-        .and_then(|path| std::fs::metadata(format!("{path}-wal")).ok())
-        .map_or(0, |meta| meta.len())
 }

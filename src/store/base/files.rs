@@ -1,0 +1,54 @@
+//! Opening the database file only when it is ours: a regular file of this user's, never
+//! through a link; for reading, a connection that cannot write even by mistake.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OpenFlags};
+
+use super::errors::Refused;
+use crate::fsutil;
+
+/// How long a reader waits for the rare lock a reader can meet (a WAL being recovered).
+pub const READ_WAIT: Duration = Duration::from_secs(5);
+
+/// The database file must be a regular file of ours: SQLite would follow a symlink and open a
+/// FIFO, and another user's file is not ours to write.
+pub fn check_file(path: &Path) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot look at the database {}", path.display()))?;
+    if !meta.is_file() {
+        return Err(Refused(format!(
+            "{} is not a regular file (a symlink, a folder or a device); left untouched",
+            path.display()
+        ))
+        .into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != fsutil::euid() {
+            return Err(Refused(format!(
+                "{} belongs to another user (uid {}); left untouched",
+                path.display(),
+                meta.uid()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// A read-only connection to the file at `path` that cannot write even by mistake and never
+/// follows a link.
+pub fn open_file_read_only(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let conn = Connection::open_with_flags(path, flags)
+        .with_context(|| format!("cannot open the database {}", path.display()))?;
+    conn.busy_timeout(READ_WAIT)?;
+    conn.execute_batch("PRAGMA query_only = ON")?;
+    Ok(conn)
+}

@@ -1,0 +1,86 @@
+//! The index file's layout: the id and format that mark it as ours, its tables, and the item
+//! row that every answer reads (a search, a listing, per-prompt recall). Per-prompt recall
+//! reads the index from a hook, so it needs this and none of the index's upkeep.
+
+use rusqlite::Row;
+
+use crate::store::rows::Kind;
+
+/// "cmix" in ASCII: marks the file as our index.
+pub const APPLICATION_ID: i64 = 0x636d_6978;
+/// The layout below and the tokenizer's; a file in any other is rebuilt (2: room for eight
+/// sources, memories and summaries among them; 3: accents folded, CJK by characters, compound
+/// names whole, each document's digest). Changing what the tokenizer makes of a text changes
+/// the index: a test pins both together.
+pub const FORMAT: i64 = 3;
+
+/// `docs` holds one row per indexed item (sessions too, for their ids, without text); its id
+/// is the FTS rowid: the source row's rowid times 8 plus the source's number. The FTS table
+/// keeps the indexed text: without it (`content = ''`) a delete cannot take a document's terms
+/// out of the index, which would keep a trace of what was forgotten.
+pub const SCHEMA: &str = "
+    DROP TABLE IF EXISTS meta;
+    DROP TABLE IF EXISTS docs;
+    DROP TABLE IF EXISTS fts;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+    CREATE TABLE docs (
+        id            INTEGER PRIMARY KEY,
+        kind          TEXT NOT NULL,
+        item_id       TEXT NOT NULL,
+        handle        TEXT NOT NULL,
+        session_id    TEXT NOT NULL,
+        project_dir   TEXT,
+        tool_name     TEXT,
+        files         TEXT,          -- each path followed by a newline, after a newline
+        prompt_number INTEGER,
+        title         TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        digest        INTEGER NOT NULL  -- same text, same digest: one search result
+    );
+    CREATE INDEX docs_by_item ON docs (item_id);
+    CREATE INDEX docs_by_handle ON docs (handle);
+    CREATE INDEX docs_by_session ON docs (session_id, created_at);
+    CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
+    INSERT INTO fts (fts, rank) VALUES ('secure-delete', 1);
+";
+
+/// One indexed item as a list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub kind: Kind,
+    pub id: String,
+    pub session_id: String,
+    pub project_dir: Option<String>,
+    pub tool_name: Option<String>,
+    pub files: Vec<String>,
+    pub prompt_number: Option<i64>,
+    pub title: String,
+    pub created_at: String,
+}
+
+pub const ITEM_COLUMNS: &str =
+    "d.kind, d.item_id, d.session_id, d.project_dir, d.tool_name, d.files,
+    d.prompt_number, d.title, d.created_at";
+
+pub fn item(r: &Row) -> rusqlite::Result<Item> {
+    let kind: String = r.get("kind")?;
+    let files: Option<String> = r.get("files")?;
+    Ok(Item {
+        kind: Kind::parse(&kind).unwrap_or(Kind::Observation),
+        id: r.get("item_id")?,
+        session_id: r.get("session_id")?,
+        project_dir: r.get("project_dir")?,
+        tool_name: r.get("tool_name")?,
+        files: files
+            .map(|f| {
+                f.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        prompt_number: r.get("prompt_number")?,
+        title: r.get("title")?,
+        created_at: r.get("created_at")?,
+    })
+}

@@ -23,7 +23,6 @@ mod share;
 mod show;
 mod status;
 pub mod sync;
-mod team;
 mod timeline;
 mod uninstall;
 

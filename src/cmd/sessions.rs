@@ -1,13 +1,12 @@
 //! `sessions`: recent sessions of this project (or all), most recently active first.
 
 use anyhow::{Result, bail};
-use serde_json::{Value, json};
 
 use super::{bounds, nothing_captured, project, scope_hint};
 use crate::cli::Scope;
 use crate::config::Config;
 use crate::emit::Report;
-use crate::recall::Recall;
+use crate::recall::{Recall, whole};
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::read::{SessionFilter, SessionOverview};
 use crate::store::rows::short_id;
@@ -45,7 +44,7 @@ pub fn sessions(scope: &Scope) -> Result<Report> {
     let stdout = if scope.json {
         sessions
             .iter()
-            .map(|s| render::json_line(&to_json(s)))
+            .map(|s| render::json_line(&whole::overview_json(s)))
             .collect()
     } else {
         table(&sessions, &style, project.is_none())
@@ -90,24 +89,4 @@ fn table(sessions: &[SessionOverview], style: &Style, all: bool) -> String {
         table.row(row);
     }
     table.render(style)
-}
-
-/// The documented JSON shape of a session (also the head of `show <session> --json`).
-pub fn to_json(s: &SessionOverview) -> Value {
-    json!({
-        "kind": "session",
-        "id": s.session_id,
-        "short_id": short_id(&s.session_id),
-        "project": s.project_dir,
-        "started_at": s.started_at,
-        "last_at": s.last_at,
-        "ended_at": s.ended_at,
-        "duration_seconds": render::seconds_between(&s.started_at, &s.last_at),
-        "status": s.status,
-        "model": s.model,
-        "prompts": s.prompts,
-        "tool_calls": s.tool_calls,
-        "files_changed": s.files_changed,
-        "first_prompt": s.first_prompt,
-    })
 }

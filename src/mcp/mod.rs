@@ -1,5 +1,6 @@
 //! The Model Context Protocol over stdio: the small protocol layer `claude-mem mcp` serves its
-//! tools through. It knows nothing of the memory; a [`Handler`] supplies the tools.
+//! tools through. The protocol knows nothing of the memory: a [`Handler`] supplies the tools,
+//! and [`memory::Memory`] is ours.
 //!
 //! Written here rather than taken from the official Rust SDK (rmcp 3.11, which does speak
 //! both eras): linked into this binary, the SDK and the async runtime it needs (tokio) made the
@@ -12,6 +13,7 @@
 //! whole before the next line is read. The server ends when stdin ends (the client closed it or
 //! died) or stdout can no longer be written.
 
+pub mod memory;
 pub mod rpc;
 pub mod version;
 

@@ -8,6 +8,10 @@
 //! opens a new one per call sees a database or an index that was deleted or replaced
 //! meanwhile.
 
+pub mod search;
+pub mod team;
+pub mod whole;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};

@@ -9,6 +9,7 @@ mod cmd;
 mod compress;
 mod config;
 mod detach;
+mod doctor;
 mod emit;
 mod fsutil;
 mod given;

@@ -1,105 +1,23 @@
 //! `install-hooks`: registers this binary's hooks in a Claude Code settings file, by absolute
 //! path, merging into whatever the file already holds; and its MCP server with Claude Code.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::claude::{CLAUDE_BIN_VAR, ClaudeCode, Version};
+use crate::claude::{CLAUDE_BIN_VAR, ClaudeCode};
 use crate::cli::SettingsArgs;
 use crate::config::Config;
 use crate::incumbent;
 use crate::render;
-use crate::settings::command::Program;
 use crate::settings::mcp;
-use crate::settings::merge::{self, Change, Registration, Status};
-use crate::settings::{Outcome, Written, settings_path, update};
+use crate::settings::merge::{Change, Status};
+use crate::settings::ours::{self, Registered};
+use crate::settings::{Written, settings_path};
 use crate::store::layout::{self, Settled};
 
 /// The longest line install-hooks prints, but for a command to copy, which stays whole.
 const WIDTH: usize = 100;
-
-/// What we register. SessionStart has no matcher so that every source (startup, resume, clear,
-/// compact) fires it.
-pub(super) const HOOKS: &[(Registration, Option<Version>)] = &[
-    (reg("SessionStart", None, "context"), None),
-    (reg("UserPromptSubmit", None, "prompt"), None),
-    (reg("PostToolUse", Some("*"), "capture"), None),
-    // An event name an older Claude Code does not know made it ignore the whole file; since
-    // 2.1.101 it is only a warning.
-    (
-        reg("PostToolUseFailure", Some("*"), "capture"),
-        Some(Version(2, 1, 101)),
-    ),
-    (reg("Stop", None, "summary"), None),
-    (reg("SessionEnd", None, "cleanup"), None),
-];
-
-const fn reg(
-    event: &'static str,
-    matcher: Option<&'static str>,
-    hook: &'static str,
-) -> Registration {
-    Registration {
-        event,
-        matcher,
-        hook,
-    }
-}
-
-/// What registering our hooks in one file did.
-pub(super) struct Registered {
-    pub outcome: Outcome<Vec<Change>>,
-    /// Hooks not added, with why (the installed Claude Code may not know their event).
-    pub skipped: Vec<(&'static Registration, String)>,
-    pub exe: PathBuf,
-}
-
-/// This binary's absolute path, as the hooks are to run it.
-pub(super) fn this_binary() -> Result<PathBuf> {
-    std::env::current_exe()
-        .and_then(|exe| {
-            if exe.is_absolute() {
-                Ok(exe)
-            } else {
-                exe.canonicalize()
-            }
-        })
-        .context("cannot find the path of the running claude-mem binary")
-}
-
-/// Registers this binary's hooks in the settings file at `path` (what install-hooks does, and
-/// doctor's repair of a stale registration): adds what is missing, repoints what runs another
-/// binary, keeps everything else.
-pub(super) fn register(path: &Path, dry_run: bool, claude: &ClaudeCode) -> Result<Registered> {
-    let exe = this_binary()?;
-    let program = Program::of(&exe)?;
-    let mut wanted = Vec::new();
-    let mut skipped = Vec::new();
-    for (registration, since) in HOOKS {
-        match since.map_or(Ok(()), |since| claude.allows(since)) {
-            Ok(()) => wanted.push(*registration),
-            Err(why) => skipped.push((registration, why)),
-        }
-    }
-    let outcome = update(path, dry_run, true, |root| {
-        // A hook we would not add now but that is already there (registered when a newer
-        // Claude Code was found) is kept, and repointed like the others.
-        let mut registrations = wanted.clone();
-        registrations.extend(
-            skipped
-                .iter()
-                .map(|(registration, _)| **registration)
-                .filter(|registration| merge::is_registered(root, registration)),
-        );
-        merge::install(root, &program, &registrations)
-    })?;
-    Ok(Registered {
-        outcome,
-        skipped,
-        exe,
-    })
-}
 
 pub fn install(args: &SettingsArgs) -> Result<String> {
     let path = settings_path(&args.target())?;
@@ -108,7 +26,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
         outcome,
         skipped,
         exe,
-    } = register(&path, args.dry_run, &claude)?;
+    } = ours::register(&path, args.dry_run, &claude)?;
 
     let mut out = match &outcome.written {
         Written::Unchanged | Written::Missing => format!(
@@ -124,7 +42,7 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
     };
     let dry = matches!(outcome.written, Written::WouldChange { .. });
     // In the order of HOOKS, skipped ones in their place.
-    for (registration, _) in HOOKS {
+    for (registration, _) in ours::HOOKS {
         let change = outcome
             .report
             .iter()
@@ -152,13 +70,13 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             .report
             .iter()
             .filter(|c| {
-                !HOOKS
+                !ours::HOOKS
                     .iter()
                     .any(|(r, _)| r.event == c.event && r.hook == c.hook)
             })
             .map(|change| line(change, dry)),
     );
-    let later = HOOKS
+    let later = ours::HOOKS
         .iter()
         .filter(|(r, _)| skipped.iter().any(|(s, _)| s.event == r.event))
         .find_map(|(_, since)| *since);

@@ -159,3 +159,20 @@ fn confirmed(command: &str, what: &str, question: &str, yes: bool) -> Result<boo
     }
     Ok(emit::confirm(&format!("{what}{question} [y/N] "))?)
 }
+
+/// The policy in one line, for prune and status.
+fn policy_text(policy: &crate::config::Retention) -> String {
+    let payloads = match policy.payload_days {
+        Some(days) => format!("tool calls reduced after {days} idle days"),
+        None => "tool calls kept whole".into(),
+    };
+    let sessions = match policy.keep_days {
+        Some(days) => format!("sessions deleted after {days}"),
+        None => "sessions kept".into(),
+    };
+    let cap = match policy.max_db_bytes {
+        Some(bytes) => format!("cap {}", crate::render::bytes(bytes)),
+        None => "no size cap".into(),
+    };
+    format!("{payloads}, {sessions}, {cap}")
+}

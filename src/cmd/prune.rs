@@ -100,23 +100,6 @@ pub fn prune(args: &PruneArgs) -> Result<Report> {
     Ok(out.into())
 }
 
-/// The policy in one line, for prune and status.
-pub(super) fn policy_text(policy: &Retention) -> String {
-    let payloads = match policy.payload_days {
-        Some(days) => format!("tool calls reduced after {days} idle days"),
-        None => "tool calls kept whole".into(),
-    };
-    let sessions = match policy.keep_days {
-        Some(days) => format!("sessions deleted after {days}"),
-        None => "sessions kept".into(),
-    };
-    let cap = match policy.max_db_bytes {
-        Some(bytes) => format!("cap {}", render::bytes(bytes)),
-        None => "no size cap".into(),
-    };
-    format!("{payloads}, {sessions}, {cap}")
-}
-
 /// What went, or would go, in lines: `verb` is "Deleted" / "Would delete" and so on.
 fn lines(scope: &Scope, report: &retention::Report, dry: bool) -> String {
     let mut out = String::new();
@@ -160,7 +143,7 @@ fn dry_text(
     converts: bool,
     size_before: u64,
 ) -> String {
-    let mut out = format!("Policy: {}.\n", policy_text(policy));
+    let mut out = format!("Policy: {}.\n", super::policy_text(policy));
     out.push_str(&lines(scope, report, true));
     if converts {
         out.push_str(

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde_json::{Value, json};
 
-use super::install::HOOKS;
 use crate::claude::ClaudeCode;
 use crate::compress::pause::{self, Pause};
 use crate::config::{Config, Retention};
@@ -16,6 +15,7 @@ use crate::emit::Report;
 use crate::health::hooks::{self, HookFile, HookState, runs, unquote};
 use crate::health::log::Warnings;
 use crate::render::{self, Color, Style, Table, cell};
+use crate::settings::ours::HOOKS;
 use crate::store::compressed::Spend;
 use crate::store::fts::{Index, IndexInfo};
 use crate::store::read::{Reader, StoreStats};
@@ -115,7 +115,7 @@ fn to_json(s: &Status) -> Value {
             "paused_because": paused.map(|p| p.why),
         },
         "retention": retention_json(&config.retention, s.retention.as_ref()),
-        "sync": super::sync::status_json(config),
+        "sync": crate::sync::status::status_json(config),
         "spill": {"waiting": s.spill.0, "quarantined": s.spill.1},
         "index": {
             "path": config.index_path(),
@@ -186,7 +186,7 @@ fn text(s: &Status, style: &Style) -> String {
             None,
         );
     }
-    if let Some((text, color)) = super::sync::status_line(&s.config, style) {
+    if let Some((text, color)) = crate::sync::status::status_line(&s.config, style) {
         line("sync", text, color);
     }
     data_lines(&mut line, s);
@@ -371,7 +371,7 @@ fn compress_line(
 fn retention_text(policy: &Retention, o: &Outlook, style: &Style) -> String {
     let mut out = format!(
         "{}; live data {}",
-        super::prune::policy_text(policy),
+        super::policy_text(policy),
         render::bytes(o.live_bytes)
     );
     if o.reduce.sessions + o.delete.sessions > 0 {

@@ -12,6 +12,7 @@ mod lock;
 pub mod mcp;
 pub mod merge;
 mod open;
+pub mod ours;
 mod rebase;
 mod replace;
 mod shape;

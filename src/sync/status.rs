@@ -4,8 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use serde_json::{Value, json};
+
 use super::Paths;
+use crate::config::Config;
 use crate::fsutil::{self, Durability};
+use crate::render::{Color, Style};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Status {
@@ -60,4 +64,61 @@ pub fn ended(paths: &Paths, outcome: Result<&str, &str>) {
         }
     }
     write(paths, &status);
+}
+
+/// The `sync` line of `status`: where, and how the last sync went; `None` when not set up.
+pub fn status_line(config: &Config, style: &Style) -> Option<(String, Option<Color>)> {
+    let settings = super::settings(config).ok().flatten()?;
+    let s = read(&Paths::of(config));
+    Some(match (&s.error, &s.failed_at) {
+        (Some(error), Some(at)) => (
+            format!(
+                "{}: failing since {}: {error}",
+                settings.url,
+                style.moment(at)
+            ),
+            Some(Color::Bad),
+        ),
+        _ => (
+            match &s.synced_at {
+                Some(at) => format!("{}: last synced {}", settings.url, style.moment(at)),
+                None => format!("{}: not synced yet (claude-mem sync)", settings.url),
+            },
+            None,
+        ),
+    })
+}
+
+/// The `sync` object of `status --json`.
+pub fn status_json(config: &Config) -> Value {
+    let settings = super::settings(config).ok().flatten();
+    let s = read(&Paths::of(config));
+    json!({
+        "remote": settings.as_ref().map(|s| &s.url),
+        "synced_at": s.synced_at,
+        "error": s.error,
+        "failed_at": s.failed_at,
+    })
+}
+
+/// For `doctor`: `None` when sync is not set up; else how it goes, an error when the last
+/// sync failed.
+pub fn health(config: &Config) -> Option<Result<String, String>> {
+    let settings = match super::settings(config) {
+        Ok(settings) => settings?,
+        Err(err) => return Some(Err(format!("{err:#}"))),
+    };
+    let s = read(&Paths::of(config));
+    let style = Style::plain();
+    Some(match (&s.error, &s.failed_at) {
+        (Some(error), Some(at)) => Err(format!(
+            "the last sync with {} failed ({}): {error}",
+            settings.url,
+            style.moment(at)
+        )),
+        _ => Ok(match &s.synced_at {
+            Some(at) => format!("with {}, last synced {}", settings.url, style.moment(at)),
+            None => format!("with {}, not synced yet", settings.url),
+        }),
+    })
 }

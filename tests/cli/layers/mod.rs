@@ -43,6 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "cold work",
         &[
             "compress",
+            "doctor",
             "health",
             "incumbent",
             "maintain",
@@ -61,6 +62,7 @@ const COLD: &[&str] = &[
     "cli",
     "cmd",
     "compress",
+    "doctor",
     "health",
     "incumbent",
     "maintain",
@@ -141,13 +143,66 @@ fn reached_from_hook(graph: &Graph) -> BTreeMap<String, String> {
     reached
 }
 
+/// `cmd/` is one file per command, each only reading its arguments and wording its answer:
+/// no folder, and no command that reaches into another (what two need is below them, or in
+/// `cmd/mod.rs`).
+#[test]
+fn each_command_is_one_file_that_names_no_other() {
+    let cmd = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
+    let mut files = Vec::new();
+    rust_files(&cmd, &mut files);
+    let commands: BTreeSet<String> = files
+        .iter()
+        .map(|f| f.file_stem().unwrap().to_string_lossy().to_string())
+        .filter(|name| name != "mod")
+        .collect();
+    let mut found = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&cmd).unwrap();
+        if relative.components().count() > 1 {
+            found.push(format!("src/cmd/{} is in a folder", relative.display()));
+            continue;
+        }
+        let words = tokens(&without_tests(&code_only(
+            &std::fs::read_to_string(file).unwrap(),
+        )));
+        let own = file.file_stem().unwrap().to_string_lossy();
+        // `super::x`, `crate::cmd::x`, and the first word of each item of `super::{…}`.
+        let mut named = Vec::new();
+        for i in 2..words.len() {
+            let parent = (words[i - 2] == "super" || words[i - 2] == "cmd") && words[i - 1] == "::";
+            if parent && words[i] == "{" {
+                let group = words[i + 1..].iter().take_while(|w| *w != "}");
+                let mut first = true;
+                for word in group {
+                    if first && is_ident(word) {
+                        named.push(word.clone());
+                    }
+                    first = word == ",";
+                }
+            } else if parent {
+                named.push(words[i].clone());
+            }
+        }
+        for name in named {
+            if commands.contains(&name) && name != own {
+                found.push(format!(
+                    "src/cmd/{} names the command `{name}`",
+                    relative.display()
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 /// The imports that run from a module (chosen by `from`) to a layer above its own.
 fn upward(graph: &Graph, from: impl Fn(&str) -> bool) -> Vec<String> {
     let layer = |module: &str| {
         LAYERS
             .iter()
             .position(|(_, modules)| modules.contains(&module))
-            .unwrap_or_else(|| panic!("src/{module} has no layer in tests/cli/layers.rs"))
+            .unwrap_or_else(|| panic!("src/{module} has no layer in tests/cli/layers/mod.rs"))
     };
     graph
         .iter()

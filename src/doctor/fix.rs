@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::super::install;
 use super::{Check, Repair, Repaired, shown};
 use crate::claude::ClaudeCode;
 use crate::config::Config;
 use crate::render::{self, plural};
 use crate::settings::merge::{self, Status};
+use crate::settings::ours;
 use crate::settings::{Written, update};
 use crate::store::integrity;
 
@@ -141,7 +141,7 @@ fn maintain(config: &Config) -> anyhow::Result<String> {
 
 /// install-hooks' merge on one file.
 fn register(path: &Path, claude: &ClaudeCode) -> anyhow::Result<String> {
-    let done = install::register(path, false, claude)?;
+    let done = ours::register(path, false, claude)?;
     let count = |status: Status| {
         let changes = done.outcome.report.iter();
         changes.filter(|c| c.status == status).count() as i64

@@ -3,13 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::super::install::HOOKS;
 use super::{Check, Repair, Verdict, shown};
 use crate::claude::ClaudeCode;
 use crate::config::Config;
 use crate::health::claude::{Mcp, mcp};
 use crate::health::hooks::{self, HookFile, Runs, Scope, what_runs};
 use crate::render::bytes;
+use crate::settings::ours::HOOKS;
 
 /// One check per settings file that exists (and the user's always): are our hooks there, all
 /// of them, each running an executable claude-mem?

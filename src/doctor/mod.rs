@@ -1,5 +1,5 @@
-//! `doctor`: finds what is broken and says how to fix it, one line per check; `--fix` repairs
-//! what it safely can, says what it did, and checks again.
+//! What `doctor` checks and what `--fix` repairs: each check finds what is broken and says how
+//! to fix it; a repair does what it safely can and says what it did.
 //!
 //! The facts come from `health` (and `store` for the database and the compressor's ledger);
 //! `hooks`, `data` and `compress` judge them (ok, warn, fail, with the fix), `fix` repairs.
@@ -16,12 +16,10 @@ mod hooks;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde_json::{Value, json};
 
 use crate::claude::ClaudeCode;
 use crate::config::Config;
-use crate::emit::Report;
-use crate::render::{self, Color, Style, Table, cell};
+use crate::render::{self, Color};
 use crate::store::integrity::{self, Health};
 
 /// How a check came out.
@@ -33,7 +31,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Ok => "ok",
             Verdict::Warn => "warn",
@@ -41,7 +39,7 @@ impl Verdict {
         }
     }
 
-    fn color(self) -> Color {
+    pub fn color(self) -> Color {
         match self {
             Verdict::Ok => Color::Good,
             Verdict::Warn => Color::Warn,
@@ -123,42 +121,31 @@ pub struct Repaired {
     pub outcome: Result<String, String>,
 }
 
-pub fn doctor(fix: bool, json: bool) -> Result<Report> {
-    let config = Config::from_env();
+/// Every check, and with `fix` the repairs `--fix` made. A repair can uncover another (hooks
+/// taken out of a duplicate file may leave an event unregistered): a second round does what
+/// the first made visible, never the same twice.
+pub fn examine(config: &Config, fix: bool) -> (Vec<Check>, Vec<Repaired>) {
     let claude = ClaudeCode::detect();
-    let mut checks = all(&config, &claude);
+    let mut checks = all(config, &claude);
     let mut repaired = Vec::new();
     if fix {
-        // A repair can uncover another (hooks taken out of a duplicate file may leave an event
-        // unregistered): a second round does what the first made visible, never the same twice.
         let mut tried = Vec::new();
         for _ in 0..2 {
-            let done = fix::repair(&config, &claude, &checks, &mut tried);
+            let done = fix::repair(config, &claude, &checks, &mut tried);
             if done.is_empty() {
                 break;
             }
             repaired.extend(done);
-            checks = all(&config, &claude);
+            checks = all(config, &claude);
         }
     }
-    let failed = checks.iter().any(|c| c.verdict == Verdict::Fail);
-    let stdout = if json {
-        render::json_line(&to_json(&checks, &repaired, fix))
-    } else {
-        text(&checks, &repaired, fix, &Style::detect())
-    };
-    Ok(Report {
-        stdout,
-        // Exit 1 without an error line: the report says what failed.
-        found_nothing: failed,
-        note: None,
-    })
+    (checks, repaired)
 }
 
 /// Every check, in the order they are printed.
 fn all(config: &Config, claude: &ClaudeCode) -> Vec<Check> {
-    let exe = super::install::this_binary().ok();
-    let files = crate::health::hooks::files(config, super::install::HOOKS);
+    let exe = crate::settings::ours::this_binary().ok();
+    let files = crate::health::hooks::files(config, crate::settings::ours::HOOKS);
     let mut checks = vec![data::environment(config)];
     checks.extend(hooks::hook_files(&files, exe.as_deref(), claude));
     checks.extend(hooks::registered_once(&files));
@@ -185,7 +172,7 @@ fn all(config: &Config, claude: &ClaudeCode) -> Vec<Check> {
 /// Sync: how the last one went, when it is set up. A failure is a warning: the memory here
 /// works as before, it only waits to go.
 fn sync(config: &Config) -> Check {
-    match super::sync::health(config) {
+    match crate::sync::status::health(config) {
         None => Check::ok(
             "sync",
             "not set up (claude-mem sync setup <REMOTE>: docs/sync.md)",
@@ -199,103 +186,4 @@ fn sync(config: &Config) -> Check {
 /// A path for display, the home directory as `~`.
 fn shown(path: &Path) -> String {
     render::path(&path.to_string_lossy())
-}
-
-fn text(checks: &[Check], repaired: &[Repaired], fixing: bool, style: &Style) -> String {
-    let mut t = Table::default();
-    for r in repaired {
-        let (label, color, what) = match &r.outcome {
-            Ok(did) => ("fixed", Color::Good, did),
-            Err(why) => ("error", Color::Bad, why),
-        };
-        t.row(vec![
-            cell(label).color(color),
-            cell(r.name),
-            cell(what.as_str()),
-        ]);
-    }
-    for check in checks {
-        let v = check.verdict;
-        t.row(vec![
-            cell(v.as_str()).color(v.color()),
-            cell(check.name).color(Color::Header),
-            cell(check.message.as_str()),
-        ]);
-        for detail in &check.details {
-            t.row(vec![cell(""), cell(""), cell(format!("  {detail}"))]);
-        }
-        if let Some(fix) = check.fix.as_ref().filter(|_| v != Verdict::Ok) {
-            t.row(vec![cell(""), cell(""), cell(format!("fix: {fix}"))]);
-        }
-    }
-    let mut out = t.render(style);
-    out.push_str(&summary(checks, fixing));
-    out
-}
-
-/// The closing line: what is wrong in all, and whether `--fix` would help.
-fn summary(checks: &[Check], fixing: bool) -> String {
-    let count = |v: Verdict| checks.iter().filter(|c| c.verdict == v).count() as i64;
-    let (fails, warns) = (count(Verdict::Fail), count(Verdict::Warn));
-    if fails + warns == 0 {
-        return "All is well.\n".into();
-    }
-    let mut line = match (fails, warns) {
-        (0, w) => format!("Nothing is broken; {}.", render::plural(w, "warning")),
-        (f, 0) => format!("{} failed.", render::plural(f, "check")),
-        (f, w) => format!(
-            "{} failed, {}.",
-            render::plural(f, "check"),
-            render::plural(w, "warning")
-        ),
-    };
-    let repairable = checks
-        .iter()
-        .filter(|c| c.verdict != Verdict::Ok && c.repair.is_some())
-        .count();
-    if repairable > 0 && !fixing {
-        line.push_str(&format!(
-            " `claude-mem doctor --fix` repairs {} of them.",
-            if repairable == 1 {
-                "one".into()
-            } else {
-                repairable.to_string()
-            }
-        ));
-    }
-    line.push('\n');
-    line
-}
-
-fn to_json(checks: &[Check], repaired: &[Repaired], fixing: bool) -> Value {
-    let checks: Vec<Value> = checks
-        .iter()
-        .map(|c| {
-            json!({
-                "check": c.name,
-                "status": c.verdict.as_str(),
-                "message": c.message,
-                "details": c.details,
-                "fix": c.fix.as_ref().filter(|_| c.verdict != Verdict::Ok),
-                "fixable": c.verdict != Verdict::Ok && c.repair.is_some(),
-            })
-        })
-        .collect();
-    let repaired: Vec<Value> = repaired
-        .iter()
-        .map(|r| match &r.outcome {
-            Ok(did) => json!({"check": r.name, "done": did, "error": null}),
-            Err(why) => json!({"check": r.name, "done": null, "error": why}),
-        })
-        .collect();
-    let status = checks
-        .iter()
-        .map(|c| c["status"].as_str().unwrap_or("ok"))
-        .max_by_key(|s| ["ok", "warn", "fail"].iter().position(|v| v == s))
-        .unwrap_or("ok");
-    json!({
-        "status": status,
-        "checks": checks,
-        "fixed": if fixing { Some(repaired) } else { None },
-    })
 }

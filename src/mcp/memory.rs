@@ -114,89 +114,100 @@ impl Handler for Memory {
 }
 
 fn tools() -> Vec<Tool> {
-    vec![
-        Tool {
-            name: "search",
-            title: "Search the memory",
-            description: "Search the memory of earlier Claude Code sessions of this project \
-                (unless told otherwise): the user's prompts, tool calls (commands and their \
-                output, files read and changed, errors), Claude's closing messages, and the \
-                memories and session summaries made of them. Call it before answering about \
-                earlier work, decisions, fixes or conventions of this project (\"how did we\", \
-                \"why is\", \"last time\", \"again\", \"the bug we fixed\"), before redoing an \
-                investigation, and when an error, a failing test or a file may have been dealt \
-                with before. Ask in plain words or a question: results are ranked, best first \
-                (an item holding the query as written, then all its words, then some; common \
-                English words are left out); \"a phrase\" must match in order; merg* matches \
-                words that start so; `session` also finds upsert_session and getSession, `test` \
-                also tests; a misspelt word is searched as the nearest stored one. Answers a \
-                compact index: one line per item with its id, time (UTC), kind (the tool, \
-                `prompt`, `message`, `memory` or `summary`), session, about how many tokens the \
-                whole item costs, and its title. Read the items worth it with `get`, or what \
-                happened around one with `timeline`. Memories and summaries that teammates \
-                shared in the project's .claude-mem/ folder are found too, their lines marked \
-                `team`.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "The words to find."},
-                    "project": {"type": "string", "description": "A project directory (default: the current project)."},
-                    "all_projects": {"type": "boolean", "description": "Search every project."},
-                    "session": {"type": "string", "description": "Only this session (an id)."},
-                    "since": {"type": "string", "description": "Only since then: a duration ago (90s, 30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a date (2026-11-01, local time)."},
-                    "until": {"type": "string", "description": "Only before then: a duration ago, or a date (the whole day included)."},
-                    "tool": {"type": "string", "description": "Only calls of this tool (Bash, Edit, ...)."},
-                    "file": {"type": "string", "description": "Only calls that touched this file (a path, or its end: src/merge.rs)."},
-                    "kind": {"type": "string", "enum": ["prompt", "observation", "message", "memory", "summary"], "description": "Only items of this kind (observation: a tool call; memory: what was fixed, built, changed, learned or decided; summary: a session's)."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX, "description": format!("At most this many results (default {SEARCH_LIMIT}).")},
-                    "offset": {"type": "integer", "minimum": 0, "description": "Skip this many first (the next page)."}
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
-        },
-        Tool {
-            name: "timeline",
-            title: "What happened around an item",
-            description: "The items before and after one, in its session, in time order: \
-                what led to an error and what followed it, or a session from its start (given \
-                a session id). Same lines as `search`; `>` marks the item asked about.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "An item or session id from search, timeline or the session-start context."},
-                    "before": {"type": "integer", "minimum": 0, "maximum": SIDE_MAX, "description": format!("Items before it (default {BEFORE}).")},
-                    "after": {"type": "integer", "minimum": 0, "maximum": SIDE_MAX, "description": format!("Items after it (default {AFTER}).")}
-                },
-                "required": ["id"],
-                "additionalProperties": false
-            }),
-        },
-        Tool {
-            name: "get",
-            title: "Read items whole",
-            description: "Items whole, by id: a tool call with its full input and output (or \
-                error), a prompt with the tool calls of its turn and Claude's closing message, \
-                a message, a memory (its narrative, facts, files and the tool calls it came \
-                from), a summary, or a session with its summary, memories and turns. Fetch only \
-                what the index says is \
-                worth its tokens.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "ids": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "minItems": 1,
-                        "maxItems": GET_MAX,
-                        "description": "Ids from search, timeline or the session-start context."
-                    }
-                },
-                "required": ["ids"],
-                "additionalProperties": false
-            }),
-        },
-    ]
+    vec![search_tool(), timeline_tool(), get_tool()]
+}
+
+/// `search`: a compact index of what matches, best first.
+fn search_tool() -> Tool {
+    Tool {
+        name: "search",
+        title: "Search the memory",
+        description: "Search the memory of earlier Claude Code sessions of this project \
+            (unless told otherwise): the user's prompts, tool calls (commands and their \
+            output, files read and changed, errors), Claude's closing messages, and the \
+            memories and session summaries made of them. Call it before answering about \
+            earlier work, decisions, fixes or conventions of this project (\"how did we\", \
+            \"why is\", \"last time\", \"again\", \"the bug we fixed\"), before redoing an \
+            investigation, and when an error, a failing test or a file may have been dealt \
+            with before. Ask in plain words or a question: results are ranked, best first \
+            (an item holding the query as written, then all its words, then some; common \
+            English words are left out); \"a phrase\" must match in order; merg* matches \
+            words that start so; `session` also finds upsert_session and getSession, `test` \
+            also tests; a misspelt word is searched as the nearest stored one. Answers a \
+            compact index: one line per item with its id, time (UTC), kind (the tool, \
+            `prompt`, `message`, `memory` or `summary`), session, about how many tokens the \
+            whole item costs, and its title. Read the items worth it with `get`, or what \
+            happened around one with `timeline`. Memories and summaries that teammates \
+            shared in the project's .claude-mem/ folder are found too, their lines marked \
+            `team`.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "The words to find."},
+                "project": {"type": "string", "description": "A project directory (default: the current project)."},
+                "all_projects": {"type": "boolean", "description": "Search every project."},
+                "session": {"type": "string", "description": "Only this session (an id)."},
+                "since": {"type": "string", "description": "Only since then: a duration ago (90s, 30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a date (2026-11-01, local time)."},
+                "until": {"type": "string", "description": "Only before then: a duration ago, or a date (the whole day included)."},
+                "tool": {"type": "string", "description": "Only calls of this tool (Bash, Edit, ...)."},
+                "file": {"type": "string", "description": "Only calls that touched this file (a path, or its end: src/merge.rs)."},
+                "kind": {"type": "string", "enum": ["prompt", "observation", "message", "memory", "summary"], "description": "Only items of this kind (observation: a tool call; memory: what was fixed, built, changed, learned or decided; summary: a session's)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX, "description": format!("At most this many results (default {SEARCH_LIMIT}).")},
+                "offset": {"type": "integer", "minimum": 0, "description": "Skip this many first (the next page)."}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// `timeline`: what happened around one item.
+fn timeline_tool() -> Tool {
+    Tool {
+        name: "timeline",
+        title: "What happened around an item",
+        description: "The items before and after one, in its session, in time order: \
+            what led to an error and what followed it, or a session from its start (given \
+            a session id). Same lines as `search`; `>` marks the item asked about.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "An item or session id from search, timeline or the session-start context."},
+                "before": {"type": "integer", "minimum": 0, "maximum": SIDE_MAX, "description": format!("Items before it (default {BEFORE}).")},
+                "after": {"type": "integer", "minimum": 0, "maximum": SIDE_MAX, "description": format!("Items after it (default {AFTER}).")}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// `get`: items whole, by id.
+fn get_tool() -> Tool {
+    Tool {
+        name: "get",
+        title: "Read items whole",
+        description: "Items whole, by id: a tool call with its full input and output (or \
+            error), a prompt with the tool calls of its turn and Claude's closing message, \
+            a message, a memory (its narrative, facts, files and the tool calls it came \
+            from), a summary, or a session with its summary, memories and turns. Fetch only \
+            what the index says is \
+            worth its tokens.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "ids": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": GET_MAX,
+                    "description": "Ids from search, timeline or the session-start context."
+                }
+            },
+            "required": ["ids"],
+            "additionalProperties": false
+        }),
+    }
 }
 
 impl Memory {

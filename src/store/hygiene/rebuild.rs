@@ -116,6 +116,65 @@ mod tests {
             !requested(&conn).unwrap(),
             "a new database asks for no rebuild"
         );
+        write_three_sessions(&conn);
+        conn.execute_batch(
+            "DELETE FROM user_prompts WHERE session_id = 'q'; PRAGMA wal_checkpoint(TRUNCATE);",
+        )
+        .unwrap();
+        assert!(rows_in_file(&path, b'q') > 0, "the test made no old copy");
+        let kept = rowids(&conn);
+        request(&conn).unwrap();
+        assert!(requested(&conn).unwrap());
+
+        let mut conn = conn;
+        rebuild_seen_by_hooks(&mut conn, dir.path());
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+        assert_eq!(rows_in_file(&path, b'q'), 0);
+        let count: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM user_prompts WHERE session_id = 'p'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            rows_in_file(&path, b'p') as i64,
+            count,
+            "what stays is all there"
+        );
+        assert_eq!(rowids(&conn), kept);
+        assert!(!requested(&conn).unwrap());
+        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(files.len(), 3, "no temporary file is left: {files:?}");
+    }
+
+    /// Rebuilds the database `conn` is open on while another writer makes it wait for the
+    /// lock: hooks learn that the rebuild holds it while it does, and only then.
+    fn rebuild_seen_by_hooks(conn: &mut Connection, data_dir: &Path) {
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let during = std::sync::Arc::clone(&seen);
+        let dir = data_dir.to_path_buf();
+        let writer = Connection::open(data_dir.join("memory.db")).unwrap();
+        writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+        conn.busy_handler(Some(move |_| {
+            during.fetch_or(under_way(&dir), std::sync::atomic::Ordering::Relaxed);
+            let _ = writer.execute_batch("ROLLBACK");
+            true
+        }))
+        .unwrap();
+        assert!(!under_way(data_dir));
+        database(conn, data_dir).unwrap();
+        conn.busy_handler(None::<fn(i32) -> bool>).unwrap();
+        assert!(
+            seen.load(std::sync::atomic::Ordering::Relaxed),
+            "no mark while it ran"
+        );
+        assert!(!under_way(data_dir));
+    }
+
+    /// 3,000 prompts of sessions p, q and r in random key order, one in seven rewritten longer.
+    fn write_three_sessions(conn: &Connection) {
         let mut seed = 3u64;
         let mut random = |below: u64| {
             seed = seed
@@ -148,74 +207,24 @@ mod tests {
                 .unwrap();
             }
         }
-        conn.execute_batch(
-            "DELETE FROM user_prompts WHERE session_id = 'q'; PRAGMA wal_checkpoint(TRUNCATE);",
-        )
-        .unwrap();
-        // The rows of a session with a key or a text anywhere in the file: `{n:04}{session}`.
-        let rows_in_file = |session: u8| {
-            let file = std::fs::read(&path).unwrap();
-            let found: std::collections::HashSet<&[u8]> = file
-                .windows(5)
-                .filter(|w| w[4] == session && w[..4].iter().all(u8::is_ascii_digit))
-                .collect();
-            found.len()
-        };
-        let left = || rows_in_file(b'q');
-        assert!(left() > 0, "the test made no old copy");
-        let rowids = |conn: &Connection| -> Vec<(i64, String)> {
-            conn.prepare("SELECT rowid, id FROM user_prompts ORDER BY rowid")
-                .unwrap()
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
-        };
-        let kept = rowids(&conn);
-        request(&conn).unwrap();
-        assert!(requested(&conn).unwrap());
+    }
 
-        // Hooks learn that the rebuild holds the lock while it does, and only then: another
-        // writer makes the rebuild wait for the lock, and lets go as it looks.
-        let mut conn = conn;
-        let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let during = std::sync::Arc::clone(&seen);
-        let data_dir = dir.path().to_path_buf();
-        let writer = Connection::open(&path).unwrap();
-        writer.execute_batch("BEGIN IMMEDIATE").unwrap();
-        conn.busy_handler(Some(move |_| {
-            during.fetch_or(under_way(&data_dir), std::sync::atomic::Ordering::Relaxed);
-            let _ = writer.execute_batch("ROLLBACK");
-            true
-        }))
-        .unwrap();
-        assert!(!under_way(dir.path()));
-        database(&conn, dir.path()).unwrap();
-        conn.busy_handler(None::<fn(i32) -> bool>).unwrap();
-        assert!(
-            seen.load(std::sync::atomic::Ordering::Relaxed),
-            "no mark while it ran"
-        );
-        assert!(!under_way(dir.path()));
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-            .unwrap();
-        assert_eq!(left(), 0);
-        let count = |session: &str| -> i64 {
-            conn.query_row(
-                "SELECT COUNT(*) FROM user_prompts WHERE session_id = ?1",
-                [session],
-                |r| r.get(0),
-            )
+    /// The rows of a session with a key or a text anywhere in the file: `{n:04}{session}`.
+    fn rows_in_file(path: &Path, session: u8) -> usize {
+        let file = std::fs::read(path).unwrap();
+        let found: std::collections::HashSet<&[u8]> = file
+            .windows(5)
+            .filter(|w| w[4] == session && w[..4].iter().all(u8::is_ascii_digit))
+            .collect();
+        found.len()
+    }
+
+    fn rowids(conn: &Connection) -> Vec<(i64, String)> {
+        conn.prepare("SELECT rowid, id FROM user_prompts ORDER BY rowid")
             .unwrap()
-        };
-        assert_eq!(
-            rows_in_file(b'p') as i64,
-            count("p"),
-            "what stays is all there"
-        );
-        assert_eq!(rowids(&conn), kept);
-        assert!(!requested(&conn).unwrap());
-        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(files.len(), 3, "no temporary file is left: {files:?}");
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
     }
 }

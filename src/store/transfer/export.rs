@@ -396,24 +396,7 @@ impl<'a> Importer<'a> {
         }
         let r = self.redactor;
         let inserted = match record {
-            Record::Session(s) => conn.prepare_cached(INSERT_SESSION)?.execute(params![
-                s.session_id,
-                s.project_dir,
-                s.cwd,
-                s.transcript_path,
-                s.source,
-                s.model,
-                s.status,
-                s.prompt_count,
-                s.last_assistant_message
-                    .as_deref()
-                    .map(|m| clean_text(r, m)),
-                s.started_at,
-                s.updated_at,
-                s.ended_at,
-                s.end_reason,
-                s.reduced_at
-            ])?,
+            Record::Session(s) => store_session(conn, r, s)?,
             Record::Prompt(p) => conn.prepare_cached(INSERT_PROMPT)?.execute(params![
                 p.id,
                 p.session_id,
@@ -426,38 +409,8 @@ impl<'a> Importer<'a> {
             Record::PrivateTurn(t) => conn
                 .prepare_cached(INSERT_PRIVATE_TURN)?
                 .execute(params![t.prompt_id, t.session_id, t.created_at])?,
-            Record::Observation(q) | Record::SummaryRequest(q) => {
-                let kind = match record {
-                    Record::SummaryRequest(_) => "summary",
-                    _ => "observation",
-                };
-                conn.prepare_cached(INSERT_QUEUED)?.execute(params![
-                    q.id,
-                    kind,
-                    q.session_id,
-                    q.tool_use_id,
-                    q.prompt_id,
-                    q.prompt_number,
-                    q.event,
-                    q.tool_name,
-                    q.project_dir,
-                    q.files_touched.get(),
-                    clean_payload(r, q.tool_name.as_deref(), q.raw_output.get()),
-                    q.priority,
-                    q.status,
-                    q.attempts,
-                    q.claimed_by,
-                    q.claimed_at,
-                    q.lease_until,
-                    q.last_error.as_deref().map(|e| clean_text(r, e)),
-                    q.payload_bytes,
-                    q.truncated,
-                    q.created_at,
-                    q.updated_at,
-                    q.lease_token,
-                    q.retry_at
-                ])?
-            }
+            Record::Observation(q) => store_queued(conn, r, q, "observation")?,
+            Record::SummaryRequest(q) => store_queued(conn, r, q, "summary")?,
             Record::Event(e) => conn.prepare_cached(INSERT_EVENT)?.execute(params![
                 e.id,
                 e.session_id,
@@ -479,6 +432,59 @@ impl<'a> Importer<'a> {
         }
         Ok(())
     }
+}
+
+/// Stores a session, its last message cleaned; returns whether it was new.
+fn store_session(conn: &Connection, r: &Redactor, s: &Session) -> Result<usize> {
+    Ok(conn.prepare_cached(INSERT_SESSION)?.execute(params![
+        s.session_id,
+        s.project_dir,
+        s.cwd,
+        s.transcript_path,
+        s.source,
+        s.model,
+        s.status,
+        s.prompt_count,
+        s.last_assistant_message
+            .as_deref()
+            .map(|m| clean_text(r, m)),
+        s.started_at,
+        s.updated_at,
+        s.ended_at,
+        s.end_reason,
+        s.reduced_at
+    ])?)
+}
+
+/// Stores a queue item (`kind` observation or summary), its payload and error cleaned;
+/// returns whether it was new.
+fn store_queued(conn: &Connection, r: &Redactor, q: &QueueItem, kind: &str) -> Result<usize> {
+    Ok(conn.prepare_cached(INSERT_QUEUED)?.execute(params![
+        q.id,
+        kind,
+        q.session_id,
+        q.tool_use_id,
+        q.prompt_id,
+        q.prompt_number,
+        q.event,
+        q.tool_name,
+        q.project_dir,
+        q.files_touched.get(),
+        clean_payload(r, q.tool_name.as_deref(), q.raw_output.get()),
+        q.priority,
+        q.status,
+        q.attempts,
+        q.claimed_by,
+        q.claimed_at,
+        q.lease_until,
+        q.last_error.as_deref().map(|e| clean_text(r, e)),
+        q.payload_bytes,
+        q.truncated,
+        q.created_at,
+        q.updated_at,
+        q.lease_token,
+        q.retry_at
+    ])?)
 }
 
 /// Stores a memory, cleaned ([`cleaned_memory`]); returns whether it was new.

@@ -20,6 +20,35 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
     if notes.is_empty() || search.session.is_some() || search.tool.is_some() {
         return Ok(Vec::new());
     }
+    let conn = index(notes)?;
+    let (candidates, mut found) = candidates(&conn, search)?;
+    let mut hits = Vec::new();
+    let weights = rank::rarity(&conn, &search.query)?;
+    for ranked in rank::rank(&search.query, &weights, candidates)
+        .into_iter()
+        .skip(search.offset)
+        .take(search.limit)
+    {
+        let (Some(note), Some((snippet, matches))) = (
+            usize::try_from(ranked.id).ok().and_then(|n| notes.get(n)),
+            found.remove(&ranked.id),
+        ) else {
+            continue;
+        };
+        hits.push(Hit {
+            item: item(note, project),
+            snippet,
+            matches,
+            score: ranked.bm25,
+            count: 1,
+            standing: ranked.standing,
+        });
+    }
+    Ok(hits)
+}
+
+/// The notes in an index of their own, in memory, each under its place in `notes`.
+fn index(notes: &[Note]) -> Result<Connection> {
     let conn = Connection::open_in_memory()?;
     tokenizer::register(&conn)?;
     rank::register(&conn)?;
@@ -43,12 +72,20 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
         }
     }
     conn.execute_batch("COMMIT")?;
+    Ok(conn)
+}
+
+/// A matched note's snippet and the byte ranges of it that matched.
+type Shown = (String, Vec<(usize, usize)>);
+
+/// The notes that match the search, to be ranked as our own items are (see `rank.rs`), so that
+/// both lists merge into one order; each note is its own result (a note's text is not a
+/// repeat of another's). With each, by its id, what a result shows of it.
+fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, HashMap<i64, Shown>)> {
     let file = search.file.as_deref().map(|f| {
         let f = f.trim_start_matches("./").trim_start_matches('/');
         format!("/{f}\n")
     });
-    // Ranked as our own items are (see `rank.rs`), so that both lists merge into one order;
-    // each note is its own result (a note's text is not a repeat of another's).
     let mut stmt = conn.prepare(&format!(
         "SELECT n.id, bm25(fts, {WEIGHTS}) AS score, cmem_matched(fts), n.kind, n.created_at,
                 highlight(fts, 0, char(2), char(3)) AS head,
@@ -61,7 +98,7 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
             AND (?5 IS NULL OR n.kind = ?5)"
     ))?;
     let now = chrono::Utc::now();
-    let mut found: HashMap<i64, (String, Vec<(usize, usize)>)> = HashMap::new();
+    let mut found: HashMap<i64, Shown> = HashMap::new();
     let mut candidates = Vec::new();
     let rows = stmt.query_map(
         params![
@@ -93,29 +130,7 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
         found.insert(candidate.id, shown);
         candidates.push(candidate);
     }
-    let mut hits = Vec::new();
-    let weights = rank::rarity(&conn, &search.query)?;
-    for ranked in rank::rank(&search.query, &weights, candidates)
-        .into_iter()
-        .skip(search.offset)
-        .take(search.limit)
-    {
-        let (Some(note), Some((snippet, matches))) = (
-            usize::try_from(ranked.id).ok().and_then(|n| notes.get(n)),
-            found.remove(&ranked.id),
-        ) else {
-            continue;
-        };
-        hits.push(Hit {
-            item: item(note, project),
-            snippet,
-            matches,
-            score: ranked.bm25,
-            count: 1,
-            standing: ranked.standing,
-        });
-    }
-    Ok(hits)
+    Ok((candidates, found))
 }
 
 /// A note's Markdown as the words worth finding: without its headings (`## Facts` in every

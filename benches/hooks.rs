@@ -140,7 +140,38 @@ fn run() -> Result<bool> {
         Path::new(env!("CARGO_BIN_EXE_claude-mem")),
         "claude-mem",
     )?;
+    let inputs = inputs(dir, &hook_bin)?;
+    let mut cases = vec![Case {
+        args: &[],
+        data_dir: dir.join("data-floor"),
+        ..Case::new(
+            "floor: empty fn main",
+            &floor_bin,
+            &inputs.bash_1k,
+            Expect::Exit,
+        )
+    }];
+    cases.extend(hook_cases(&inputs, "", &hook_bin)?);
+    for (label, bin) in compared()? {
+        let bin = install(dir, &bin, &slug(&label))?;
+        cases.extend(hook_cases(&inputs, &format!(" [{label}]"), &bin)?);
+    }
+    let mut counter = 0u64;
+    prepare(&mut cases, &inputs, &mut counter)?;
+    time_rounds(&mut cases, rounds, &mut counter)?;
+    for case in &cases {
+        check_after(case)?;
+    }
+    let mut bursts = bursts(dir, &hook_bin)?;
+    let burst_inputs = burst::inputs(dir, &fs::read(&inputs.bash_1k)?, ID_PLACEHOLDER)?;
+    burst::run(&mut bursts, dir, &burst_inputs)?;
+    let cases_ok = report(&cases, rounds, &floor_note);
+    let bursts_ok = burst::report(&bursts, median(&cases[0].samples));
+    Ok(cases_ok && bursts_ok)
+}
 
+/// Writes the event files, and makes the recall database with `bin`.
+fn inputs(dir: &Path, bin: &Path) -> Result<Inputs> {
     let five = 5 * 1024 * 1024;
     let inputs = Inputs {
         dir: dir.to_path_buf(),
@@ -160,45 +191,37 @@ fn run() -> Result<bool> {
         prompt: PathBuf::new(),
         recall_data: PathBuf::new(),
     };
-    let recall_data = recall_database(dir, &hook_bin)?;
-    let inputs = Inputs {
+    let recall_data = recall_database(dir, bin)?;
+    Ok(Inputs {
         prompt: write_event(dir, "prompt.json", &prompt_event())?,
         recall_data,
         ..inputs
-    };
-    let mut cases = vec![Case {
-        args: &[],
-        data_dir: dir.join("data-floor"),
-        ..Case::new(
-            "floor: empty fn main",
-            &floor_bin,
-            &inputs.bash_1k,
-            Expect::Exit,
-        )
-    }];
-    cases.extend(hook_cases(&inputs, "", &hook_bin)?);
-    for (label, bin) in compared()? {
-        let bin = install(dir, &bin, &slug(&label))?;
-        cases.extend(hook_cases(&inputs, &format!(" [{label}]"), &bin)?);
-    }
+    })
+}
 
-    let null = File::options().write(true).open("/dev/null")?;
-    let mut counter = 0u64;
-    for case in &mut cases {
+/// Gives each case its data and the place of its tool_use_id, and runs it once: the first run
+/// creates the database, which is not what the budgets are about, and shows that the case does
+/// what it says (exit 0, right stdout, silent stderr).
+fn prepare(cases: &mut [Case], inputs: &Inputs, counter: &mut u64) -> Result<()> {
+    for case in cases {
         if case.expect_prompt() {
             copy_data(&inputs.recall_data, &case.data_dir)?;
         }
         if matches!(case.expect, Expect::Row { .. } | Expect::Prompt { .. }) {
             case.id_at = Some(find(&fs::read(&case.input)?, ID_PLACEHOLDER.as_bytes())?);
         }
-        // The first run creates the database, which is not what the budgets are about; it also
-        // shows the case does what it says (exit 0, right stdout, silent stderr).
-        verify(case, &mut counter)?;
+        verify(case, counter)?;
         if case.rows_before > 0 {
             prefill(&case.data_dir)?;
         }
     }
+    Ok(())
+}
 
+/// The warm-up and the timed rounds, each running every case once in a shuffled order (the
+/// big ones every [`BIG_EVERY`] rounds).
+fn time_rounds(cases: &mut [Case], rounds: usize, counter: &mut u64) -> Result<()> {
+    let null = File::options().write(true).open("/dev/null")?;
     let mut rng = SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos() as u64 | 1;
     let mut order: Vec<usize> = (0..cases.len()).collect();
     for round in 0..WARMUP_ROUNDS + rounds {
@@ -208,7 +231,7 @@ fn run() -> Result<bool> {
             if case.big && round % BIG_EVERY != 0 {
                 continue;
             }
-            let took = time_once(case, &null, &mut counter)?;
+            let took = time_once(case, &null, counter)?;
             if round >= WARMUP_ROUNDS {
                 case.samples.push(took.as_secs_f64() * 1000.0);
             }
@@ -217,25 +240,23 @@ fn run() -> Result<bool> {
             }
         }
     }
-    for case in &cases {
-        check_after(case)?;
-    }
+    Ok(())
+}
+
+/// A burst for the binary under test, and one for each compared build (the copy the rounds
+/// ran).
+fn bursts(dir: &Path, hook_bin: &Path) -> Result<Vec<burst::Burst>> {
     let mut bursts = vec![burst::Burst::new(
         &format!("burst of {} captures", burst::HOOKS),
-        &hook_bin,
+        hook_bin,
         true,
     )];
     for (label, _) in compared()? {
         let name = format!("burst of {} captures [{label}]", burst::HOOKS);
-        // The copy the rounds ran.
         let bin = dir.join(format!("bin-{}", slug(&label)));
         bursts.push(burst::Burst::new(&name, &bin, false));
     }
-    let burst_inputs = burst::inputs(dir, &fs::read(&inputs.bash_1k)?, ID_PLACEHOLDER)?;
-    burst::run(&mut bursts, dir, &burst_inputs)?;
-    let cases_ok = report(&cases, rounds, &floor_note);
-    let bursts_ok = burst::report(&bursts, median(&cases[0].samples));
-    Ok(cases_ok && bursts_ok)
+    Ok(bursts)
 }
 
 /// The event files, each written once; every capture case gets its own copy because it
@@ -290,31 +311,74 @@ impl Case {
 /// The hook cases for one build of the binary; `label` tells compared builds apart and turns
 /// the budgets off.
 fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
-    let own = |budget: f64| label.is_empty().then_some(budget);
-    let row = |truncated| Expect::Row {
-        truncated: label.is_empty().then_some(truncated),
-    };
-    let copy = |input: &Path, case: &str| -> Result<PathBuf> {
-        let to = inputs
+    let build = Build { inputs, label, bin };
+    let mut cases = small_cases(&build)?;
+    cases.extend(big_cases(&build)?);
+    cases.extend(prompt_cases(&build)?);
+    for case in &mut cases {
+        case.name.push_str(label);
+        case.data_dir = inputs.dir.join(format!("data-{}", slug(&case.name)));
+    }
+    Ok(cases)
+}
+
+/// One build of the binary, whose cases are being made.
+struct Build<'a> {
+    inputs: &'a Inputs,
+    /// Empty for the binary under test, which alone has budgets.
+    label: &'a str,
+    bin: &'a Path,
+}
+
+impl Build<'_> {
+    fn own(&self, budget: f64) -> Option<f64> {
+        self.label.is_empty().then_some(budget)
+    }
+
+    /// A copy of `input` for one case: each rewrites the tool_use_id of its own in place.
+    fn copy(&self, input: &Path, case: &str) -> Result<PathBuf> {
+        let to = self
+            .inputs
             .dir
-            .join(format!("{}.json", slug(&format!("{case}{label}"))));
+            .join(format!("{}.json", slug(&format!("{case}{}", self.label))));
         fs::copy(input, &to)?;
         Ok(to)
-    };
-    let capture = |name: &str, input: &Path, case: &str, truncated: bool| -> Result<Case> {
-        Ok(Case::new(name, bin, &copy(input, case)?, row(truncated)))
-    };
-    let big = |case: Case, budget: Option<f64>| Case {
-        big: true,
-        budget,
-        ..case
-    };
-    let mut cases = vec![
+    }
+
+    /// A capture of `input`, a new row each run (`truncated` checked for this build only).
+    fn capture(&self, name: &str, input: &Path, case: &str, truncated: bool) -> Result<Case> {
+        let expect = Expect::Row {
+            truncated: self.label.is_empty().then_some(truncated),
+        };
+        Ok(Case::new(name, self.bin, &self.copy(input, case)?, expect))
+    }
+
+    /// The prompt about the planted work, on a copy of the recall database.
+    fn prompt(&self, name: &str, case: &str, recalls: bool) -> Result<Case> {
+        let expect = Expect::Prompt {
+            recalls: self.label.is_empty().then_some(recalls),
+        };
+        Ok(Case {
+            args: &["hook", "prompt"],
+            ..Case::new(
+                name,
+                self.bin,
+                &self.copy(&self.inputs.prompt, case)?,
+                expect,
+            )
+        })
+    }
+}
+
+/// The no-ops and the 1 KB captures.
+fn small_cases(b: &Build) -> Result<Vec<Case>> {
+    let inputs = b.inputs;
+    Ok(vec![
         Case {
-            budget: own(NOOP_BUDGET),
+            budget: b.own(NOOP_BUDGET),
             ..Case::new(
                 "no-op: TodoWrite (skipped tool)",
-                bin,
+                b.bin,
                 &inputs.todo_1k,
                 Expect::Nothing,
             )
@@ -323,18 +387,18 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
             env: vec![("CLAUDE_MEM_DISABLED", "1".into())],
             ..Case::new(
                 "no-op: CLAUDE_MEM_DISABLED=1",
-                bin,
+                b.bin,
                 &inputs.bash_1k,
                 Expect::Nothing,
             )
         },
         Case {
-            budget: own(CAPTURE_1K_BUDGET),
-            ..capture("capture 1 KB Bash", &inputs.bash_1k, "1k", false)?
+            budget: b.own(CAPTURE_1K_BUDGET),
+            ..b.capture("capture 1 KB Bash", &inputs.bash_1k, "1k", false)?
         },
         Case {
             rows_before: PREFILL_ROWS,
-            ..capture(
+            ..b.capture(
                 "capture 1 KB, 10k rows in db",
                 &inputs.bash_1k,
                 "10k",
@@ -342,8 +406,8 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
             )?
         },
         Case {
-            budget: own(CAPTURE_1K_BUDGET),
-            ..capture(
+            budget: b.own(CAPTURE_1K_BUDGET),
+            ..b.capture(
                 "capture 1 KB with secrets",
                 &inputs.secrets_1k,
                 "1ks",
@@ -351,47 +415,60 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
             )?
         },
         Case {
-            budget: own(CAPTURE_1K_BUDGET),
-            ..capture(
+            budget: b.own(CAPTURE_1K_BUDGET),
+            ..b.capture(
                 "capture 1 KB with a <private> tag",
                 &inputs.private_1k,
                 "1kp",
                 false,
             )?
         },
+    ])
+}
+
+/// The 5 MB captures, run every [`BIG_EVERY`] rounds.
+fn big_cases(b: &Build) -> Result<Vec<Case>> {
+    let inputs = b.inputs;
+    let big = |case: Case, budget: Option<f64>| Case {
+        big: true,
+        budget,
+        ..case
+    };
+    let own = b.own(CAPTURE_5M_BUDGET);
+    Ok(vec![
         big(
-            capture("capture 5 MB Read, lean", &inputs.read_5m, "5m", false)?,
-            own(CAPTURE_5M_BUDGET),
+            b.capture("capture 5 MB Read, lean", &inputs.read_5m, "5m", false)?,
+            own,
         ),
         big(
-            capture(
+            b.capture(
                 "capture 5 MB Read with secrets",
                 &inputs.secrets_5m,
                 "5ms",
                 false,
             )?,
-            own(CAPTURE_5M_BUDGET),
+            own,
         ),
         big(
-            capture(
+            b.capture(
                 "capture 5 MB Bash with secrets",
                 &inputs.bash_secrets_5m,
                 "5mb",
                 false,
             )?,
-            own(CAPTURE_5M_BUDGET),
+            own,
         ),
         big(
-            capture(
+            b.capture(
                 "capture 5 MB MCP, capped at 1 MiB",
                 &inputs.mcp_5m,
                 "5mc",
                 true,
             )?,
-            own(CAPTURE_5M_BUDGET),
+            own,
         ),
         big(
-            capture(
+            b.capture(
                 "capture 5 MB Read with a <private> tag",
                 &inputs.private_5m,
                 "5mp",
@@ -402,7 +479,7 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
         big(
             Case {
                 env: vec![("CLAUDE_MEM_MAX_PAYLOAD_BYTES", "0".into())],
-                ..capture(
+                ..b.capture(
                     "capture 5 MB MCP whole (no cap)",
                     &inputs.mcp_5m,
                     "5mw",
@@ -411,35 +488,24 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
             },
             None,
         ),
-    ];
-    let prompt = |name: &str, case: &str, recalls: bool| -> Result<Case> {
-        Ok(Case {
-            args: &["hook", "prompt"],
-            ..Case::new(
-                name,
-                bin,
-                &copy(&inputs.prompt, case)?,
-                Expect::Prompt {
-                    recalls: label.is_empty().then_some(recalls),
-                },
-            )
-        })
-    };
-    cases.push(Case {
-        budget_p95: label
-            .is_empty()
-            .then_some((RECALL_P95_BUDGET, RECALL_P95_MS)),
-        ..prompt("prompt with recall, 100k captures", "pr", true)?
-    });
-    cases.push(Case {
-        env: vec![("CLAUDE_MEM_RECALL", "0".into())],
-        ..prompt("prompt, recall off, 100k captures", "po", false)?
-    });
-    for case in &mut cases {
-        case.name.push_str(label);
-        case.data_dir = inputs.dir.join(format!("data-{}", slug(&case.name)));
-    }
-    Ok(cases)
+    ])
+}
+
+/// The prompt hook on the 100,000-capture database, with recall and without.
+fn prompt_cases(b: &Build) -> Result<Vec<Case>> {
+    Ok(vec![
+        Case {
+            budget_p95: b
+                .label
+                .is_empty()
+                .then_some((RECALL_P95_BUDGET, RECALL_P95_MS)),
+            ..b.prompt("prompt with recall, 100k captures", "pr", true)?
+        },
+        Case {
+            env: vec![("CLAUDE_MEM_RECALL", "0".into())],
+            ..b.prompt("prompt, recall off, 100k captures", "po", false)?
+        },
+    ])
 }
 
 /// The floor binary and how it was made. `/bin/true` is a C program with a different start-up,

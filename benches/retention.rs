@@ -11,7 +11,7 @@
 mod corpus;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,6 +38,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// A line of the report: the command, how long it took, notes.
+type Row = (String, Duration, String);
+
 fn run() -> Result<()> {
     let sessions = match std::env::var("RECALL_BENCH_SESSIONS") {
         Ok(n) => n.parse()?,
@@ -58,18 +61,33 @@ fn run() -> Result<()> {
         mib(&base.join("memory-index.db")),
         indexed.as_secs_f64()
     );
-    let copy = |name: &str| -> Result<std::path::PathBuf> {
+    // Each on a copy of its own, made when its turn comes and removed after it.
+    let copy = |name: &str| -> Result<PathBuf> {
         let to = tmp.path().join(name);
         copy_dir(&base, &to)?;
         Ok(to)
     };
-    let mut rows: Vec<(String, Duration, String)> = Vec::new();
+    let mut rows = prune_export_import(bin, &copy("prune")?, tmp.path())?;
+    rows.push(prune_before_v7(bin, &copy("old")?)?);
+    rows.push(maintain_slice(bin, &copy("slice")?)?);
+    rows.extend(forgets(bin, &copy("forget")?, &made.last_session)?);
+    rows.extend(scrubs(bin, &copy("scrub")?)?);
 
-    let a = copy("prune")?;
-    let (took, _) = must(bin, &a, &["prune", "--dry-run"])?;
+    println!("{:<36} {:>9}  notes", "command", "seconds");
+    for (name, took, notes) in rows {
+        println!("{name:<36} {:>9.2}  {notes}", took.as_secs_f64());
+    }
+    Ok(())
+}
+
+/// prune (dry run, with a hook capturing meanwhile, again), a search after it, and an export
+/// of what is left imported into a fresh data dir.
+fn prune_export_import(bin: &Path, a: &Path, tmp: &Path) -> Result<Vec<Row>> {
+    let mut rows: Vec<Row> = Vec::new();
+    let (took, _) = must(bin, a, &["prune", "--dry-run"])?;
     rows.push(("prune --dry-run".into(), took, String::new()));
     let before = mib(&a.join("memory.db"));
-    let (took, out, probe) = probed(bin, &a, &["prune"])?;
+    let (took, out, probe) = probed(bin, a, &["prune"])?;
     rows.push((
         "prune (reduces 2/3 of the calls)".into(),
         took,
@@ -79,14 +97,14 @@ fn run() -> Result<()> {
             first_line(&out)
         ),
     ));
-    let (took, _) = must(bin, &a, &["prune"])?;
+    let (took, _) = must(bin, a, &["prune"])?;
     rows.push(("prune again (nothing due)".into(), took, String::new()));
-    let (took, _) = timed(bin, &a, &["search", "cargo", "test"])?;
+    let (took, _) = timed(bin, a, &["search", "cargo", "test"])?;
     rows.push(("search after prune".into(), took, String::new()));
-    let file = tmp.path().join("export.jsonl");
-    let (took, _) = must(bin, &a, &["export", "--all", "-o", file.to_str().unwrap()])?;
+    let file = tmp.join("export.jsonl");
+    let (took, _) = must(bin, a, &["export", "--all", "-o", file.to_str().unwrap()])?;
     rows.push(("export --all".into(), took, mib(&file)));
-    let fresh = tmp.path().join("imported");
+    let fresh = tmp.join("imported");
     let (took, out) = must(bin, &fresh, &["import", file.to_str().unwrap()])?;
     rows.push((
         "import into a fresh data dir".into(),
@@ -94,14 +112,17 @@ fn run() -> Result<()> {
         first_line(&out),
     ));
     remove(&fresh)?;
-    remove(&a)?;
+    remove(a)?;
+    Ok(rows)
+}
 
-    let b = copy("old")?;
+/// prune of a database made before v7: no incremental vacuum, so prune converts it.
+fn prune_before_v7(bin: &Path, b: &Path) -> Result<Row> {
     Connection::open(b.join("memory.db"))?
         .execute_batch("PRAGMA auto_vacuum = NONE; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")?;
     let before = mib(&b.join("memory.db"));
-    let (took, out, probe) = probed(bin, &b, &["prune"])?;
-    rows.push((
+    let (took, out, probe) = probed(bin, b, &["prune"])?;
+    let row = (
         "prune of a database made before v7".into(),
         took,
         format!(
@@ -109,56 +130,60 @@ fn run() -> Result<()> {
             mib(&b.join("memory.db")),
             converted(&out)
         ),
-    ));
-    remove(&b)?;
+    );
+    remove(b)?;
+    Ok(row)
+}
 
-    let c = copy("slice")?;
-    let (took, out) = must(bin, &c, &["maintain"])?;
-    rows.push((
+/// One slice of retention, as the maintenance process runs it.
+fn maintain_slice(bin: &Path, c: &Path) -> Result<Row> {
+    let (took, out) = must(bin, c, &["maintain"])?;
+    remove(c)?;
+    Ok((
         "maintain (one retention slice)".into(),
         took,
         out.lines().nth(1).unwrap_or("").to_string(),
-    ));
-    remove(&c)?;
+    ))
+}
 
-    let d = copy("forget")?;
-    let session = made.last_session.as_str();
-    let (took, out) = must(bin, &d, &["forget", session, "--yes"])?;
+/// forget of a session, of a sixth of the corpus and of the last week, with searches after.
+fn forgets(bin: &Path, d: &Path, session: &str) -> Result<Vec<Row>> {
+    let mut rows: Vec<Row> = Vec::new();
+    let (took, out) = must(bin, d, &["forget", session, "--yes"])?;
     rows.push(("forget <session>".into(), took, first_line(&out)));
-    let (took, _) = timed(bin, &d, &["search", "database is locked"])?;
+    let (took, _) = timed(bin, d, &["search", "database is locked"])?;
     rows.push(("search after it".into(), took, String::new()));
-    let (took, out, probe) = probed(bin, &d, &["forget", "--project", PROJECTS[1], "--yes"])?;
+    let (took, out, probe) = probed(bin, d, &["forget", "--project", PROJECTS[1], "--yes"])?;
     rows.push((
         "forget --project (a sixth)".into(),
         took,
         format!("{probe}; {}", first_line(&out)),
     ));
-    let (took, out) = must(bin, &d, &["forget", "--all", "--since", "7d", "--yes"])?;
+    let (took, out) = must(bin, d, &["forget", "--all", "--since", "7d", "--yes"])?;
     rows.push(("forget --all --since 7d".into(), took, first_line(&out)));
-    let (took, _) = timed(bin, &d, &["search", "database is locked"])?;
+    let (took, _) = timed(bin, d, &["search", "database is locked"])?;
     rows.push(("search after them".into(), took, String::new()));
-    remove(&d)?;
+    remove(d)?;
+    Ok(rows)
+}
 
-    let g = copy("scrub")?;
-    let (took, _) = must(bin, &g, &["scrub", "--dry-run"])?;
+/// scrub (dry run, then of 100 secrets planted in prompts).
+fn scrubs(bin: &Path, g: &Path) -> Result<Vec<Row>> {
+    let mut rows: Vec<Row> = Vec::new();
+    let (took, _) = must(bin, g, &["scrub", "--dry-run"])?;
     rows.push(("scrub --dry-run".into(), took, String::new()));
     Connection::open(g.join("memory.db"))?.execute_batch(
         "UPDATE user_prompts SET prompt_text = prompt_text ||
              ' with ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i' WHERE rowid % 100 = 0;
          PRAGMA wal_checkpoint(TRUNCATE);",
     )?;
-    let (took, out, probe) = probed(bin, &g, &["scrub"])?;
+    let (took, out, probe) = probed(bin, g, &["scrub"])?;
     rows.push((
         "scrub (100 secrets planted)".into(),
         took,
         format!("{probe}; {}", first_line(&out)),
     ));
-
-    println!("{:<36} {:>9}  notes", "command", "seconds");
-    for (name, took, notes) in rows {
-        println!("{name:<36} {:>9.2}  {notes}", took.as_secs_f64());
-    }
-    Ok(())
+    Ok(rows)
 }
 
 /// What a hook capturing every 50 ms saw while a command ran.

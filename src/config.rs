@@ -172,51 +172,14 @@ impl Config {
 
     pub fn from_env() -> Config {
         let mut warnings = Vec::new();
-        let home = || dirs::home_dir().unwrap_or_else(env::temp_dir);
-        let (data_dir, legacy_dir) = match non_empty("CLAUDE_MEM_DATA_DIR") {
-            Some(dir) => (PathBuf::from(&dir), PathBuf::from(dir)),
-            None => (
-                dirs::data_dir()
-                    .unwrap_or_else(|| home().join(".local").join("share"))
-                    .join("claude-mem"),
-                home().join(".claude-mem"),
-            ),
-        };
-        let skip_tools = match env::var("CLAUDE_MEM_SKIP_TOOLS") {
-            Ok(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(String::from)
-                .collect(),
-            Err(_) => DEFAULT_SKIP_TOOLS.iter().map(|t| t.to_string()).collect(),
-        };
+        let (data_dir, legacy_dir) = data_dirs();
         let max_payload_bytes = match number("CLAUDE_MEM_MAX_PAYLOAD_BYTES", &mut warnings) {
             Some(0) => None,
             Some(n) => Some(n as usize),
             None => Some(DEFAULT_MAX_PAYLOAD_BYTES),
         };
-        let synchronous_full = match non_empty("CLAUDE_MEM_SYNCHRONOUS") {
-            None => false,
-            Some(v) if v.eq_ignore_ascii_case("normal") => false,
-            Some(v) if v.eq_ignore_ascii_case("full") => true,
-            Some(v) => {
-                warnings.push(format!(
-                    "CLAUDE_MEM_SYNCHRONOUS={v:?} is neither NORMAL nor FULL; using NORMAL"
-                ));
-                false
-            }
-        };
-        let wait_budget = number("CLAUDE_MEM_WAIT_MS", &mut warnings)
-            .map(|ms| {
-                if ms > MAX_WAIT_BUDGET.as_millis() as u64 {
-                    warnings.push(format!(
-                        "CLAUDE_MEM_WAIT_MS={ms} is over a minute; using 60000"
-                    ));
-                }
-                Duration::from_millis(ms).min(MAX_WAIT_BUDGET)
-            })
-            .unwrap_or(DEFAULT_WAIT_BUDGET);
+        let synchronous_full = synchronous_full(&mut warnings);
+        let wait_budget = wait_budget(&mut warnings);
         let context_chars = number("CLAUDE_MEM_CONTEXT_CHARS", &mut warnings)
             .map(|n| (n as usize).min(9_500))
             .unwrap_or(DEFAULT_CONTEXT_CHARS);
@@ -233,19 +196,12 @@ impl Config {
         let compress = compress(&mut warnings);
         let retention = Retention::from_env(&mut warnings);
         let sync_interval = sync_interval(&mut warnings);
-        let home = dirs::home_dir();
-        let exclude = non_empty("CLAUDE_MEM_EXCLUDE")
-            .unwrap_or_default()
-            .split(',')
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| DirGlob::new(p, home.as_deref()))
-            .collect();
         Config {
             data_dir,
             legacy_dir,
             disabled: flag("CLAUDE_MEM_DISABLED"),
             debug: flag("CLAUDE_MEM_DEBUG"),
-            skip_tools,
+            skip_tools: skip_tools(),
             max_payload_bytes,
             synchronous_full,
             wait_budget,
@@ -258,7 +214,7 @@ impl Config {
             recall: !off("CLAUDE_MEM_RECALL"),
             recall_chars,
             redactor,
-            exclude,
+            exclude: exclude(),
             compress,
             retention,
             sync_interval,
@@ -412,6 +368,74 @@ impl Config {
     pub fn excludes(&self, project: &str) -> bool {
         self.exclude.iter().any(|glob| glob.covers(project))
     }
+}
+
+/// The data dir and where releases before the layout change kept their files: both
+/// `CLAUDE_MEM_DATA_DIR` when it is set.
+fn data_dirs() -> (PathBuf, PathBuf) {
+    let home = || dirs::home_dir().unwrap_or_else(env::temp_dir);
+    match non_empty("CLAUDE_MEM_DATA_DIR") {
+        Some(dir) => (PathBuf::from(&dir), PathBuf::from(dir)),
+        None => (
+            dirs::data_dir()
+                .unwrap_or_else(|| home().join(".local").join("share"))
+                .join("claude-mem"),
+            home().join(".claude-mem"),
+        ),
+    }
+}
+
+/// `CLAUDE_MEM_SKIP_TOOLS`, a comma-separated list (set and empty: no tool is skipped).
+fn skip_tools() -> Vec<String> {
+    match env::var("CLAUDE_MEM_SKIP_TOOLS") {
+        Ok(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .collect(),
+        Err(_) => DEFAULT_SKIP_TOOLS.iter().map(|t| t.to_string()).collect(),
+    }
+}
+
+/// `CLAUDE_MEM_SYNCHRONOUS`: NORMAL (the default) or FULL.
+fn synchronous_full(warnings: &mut Vec<String>) -> bool {
+    match non_empty("CLAUDE_MEM_SYNCHRONOUS") {
+        None => false,
+        Some(v) if v.eq_ignore_ascii_case("normal") => false,
+        Some(v) if v.eq_ignore_ascii_case("full") => true,
+        Some(v) => {
+            warnings.push(format!(
+                "CLAUDE_MEM_SYNCHRONOUS={v:?} is neither NORMAL nor FULL; using NORMAL"
+            ));
+            false
+        }
+    }
+}
+
+/// `CLAUDE_MEM_WAIT_MS`, at most a minute: a hook holds Claude Code up while it waits.
+fn wait_budget(warnings: &mut Vec<String>) -> Duration {
+    number("CLAUDE_MEM_WAIT_MS", warnings)
+        .map(|ms| {
+            if ms > MAX_WAIT_BUDGET.as_millis() as u64 {
+                warnings.push(format!(
+                    "CLAUDE_MEM_WAIT_MS={ms} is over a minute; using 60000"
+                ));
+            }
+            Duration::from_millis(ms).min(MAX_WAIT_BUDGET)
+        })
+        .unwrap_or(DEFAULT_WAIT_BUDGET)
+}
+
+/// `CLAUDE_MEM_EXCLUDE`: comma-separated project directories (globs, `~` for home).
+fn exclude() -> Vec<DirGlob> {
+    let home = dirs::home_dir();
+    non_empty("CLAUDE_MEM_EXCLUDE")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| DirGlob::new(p, home.as_deref()))
+        .collect()
 }
 
 fn compress(warnings: &mut Vec<String>) -> Compress {

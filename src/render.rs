@@ -1,13 +1,17 @@
 //! How the read commands look, in the habits of ripgrep, fd and atuin: aligned columns,
 //! relative times and colour on a terminal (never with `NO_COLOR`), plain stable text in a
 //! pipe, and JSON for programs. Pure: it builds strings; `emit` writes them.
+//!
+//! Columns and lines are measured in the columns a terminal gives the text (its display
+//! width, UAX #11: a CJK character takes two, a combining mark none), not in characters.
 
 use chrono::{DateTime, Local, Utc};
 use serde_json::Value;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 pub use crate::clock::parse_time;
 use crate::emit;
-use crate::text::clean;
+use crate::text::{clean, flat};
 pub use crate::text::{count, one_line, plural};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,8 +148,8 @@ impl Style {
     }
 }
 
-/// Rows of cells; every column but the last is padded to its widest cell, so the last (free
-/// text) never ends in spaces.
+/// Rows of cells; every column but the last is padded to its widest cell (in display width),
+/// so the last (free text) never ends in spaces.
 #[derive(Debug, Default)]
 pub struct Table {
     rows: Vec<Vec<Cell>>,
@@ -190,7 +194,7 @@ impl Table {
                 self.rows
                     .iter()
                     .filter_map(|r| r.get(c))
-                    .map(|cell| cell.text.chars().count())
+                    .map(|cell| cell.text.width())
                     .max()
                     .unwrap_or(0)
             })
@@ -202,7 +206,7 @@ impl Table {
                 if c > 0 {
                     line.push_str("  ");
                 }
-                let pad = " ".repeat(widths[c] - cell.text.chars().count());
+                let pad = " ".repeat(widths[c] - cell.text.width());
                 let last = c + 1 == row.len();
                 let text = match cell.color {
                     Some(color) => style.paint(&cell.text, color),
@@ -221,9 +225,10 @@ impl Table {
     }
 }
 
-/// `text` in lines of at most `width` characters, the first after `first`, the others after
-/// `rest` (each prefix with its own trailing space, if any), each line ending in a newline. Lines break between words, never inside a `quoted
-/// command` (a word or command longer than the line gets one of its own).
+/// `text` in lines of at most `width` columns, the first after `first`, the others after
+/// `rest` (each prefix with its own trailing space, if any), each line ending in a newline.
+/// Lines break between words, never inside a `quoted command` (a word or command longer than
+/// the line gets one of its own).
 pub fn wrap(first: &str, text: &str, rest: &str, width: usize) -> String {
     let mut words: Vec<String> = Vec::new();
     let mut open = false;
@@ -241,7 +246,7 @@ pub fn wrap(first: &str, text: &str, rest: &str, width: usize) -> String {
     let mut line = first.to_string();
     let mut empty = true;
     for word in words {
-        let fits = line.chars().count() + 1 + word.chars().count() <= width;
+        let fits = line.width() + 1 + word.width() <= width;
         if !empty && !fits {
             out.push_str(line.trim_end());
             out.push('\n');
@@ -257,6 +262,26 @@ pub fn wrap(first: &str, text: &str, rest: &str, width: usize) -> String {
     out.push_str(line.trim_end());
     out.push('\n');
     out
+}
+
+/// `text` as one line of at most `columns` columns of a terminal, control sequences removed:
+/// a cell of a table. (`one_line` bounds characters, for what is kept or read by a program.)
+pub fn fit(text: &str, columns: usize) -> String {
+    let flat = flat(text);
+    if flat.width() <= columns {
+        return flat;
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for c in flat.chars() {
+        used += c.width().unwrap_or(0);
+        if used + 1 > columns {
+            break;
+        }
+        cut.push(c);
+    }
+    cut.push('…');
+    cut
 }
 
 /// A length of time: "45s", "12m", "1h05m", "3d4h".
@@ -404,6 +429,32 @@ mod tests {
             coloured.starts_with("\u{1b}[33ma\u{1b}[0m  "),
             "{coloured:?}"
         );
+    }
+
+    #[test]
+    fn columns_line_up_by_display_width_not_characters() {
+        let mut table = Table::default();
+        // Two columns each: wide characters (CJK, an emoji), then a letter and its combining
+        // accent (one column for two characters).
+        for first in ["日本", "🦀x", "e\u{301}abc", "abcd"] {
+            table.row(vec![cell(first), cell("|")]);
+        }
+        assert_eq!(
+            table.render(&style(false, false)),
+            "日本  |\n🦀x   |\ne\u{301}abc  |\nabcd  |\n"
+        );
+    }
+
+    #[test]
+    fn wide_text_wraps_and_is_cut_by_the_columns_it_takes() {
+        // 12 characters, 24 columns: two lines of 10 columns, a third of 4.
+        let text = "設定 ファイル を 読む 前に 確認";
+        let wrapped = wrap("", text, "", 10);
+        assert_eq!(wrapped, "設定\nファイル\nを 読む\n前に 確認\n");
+        assert_eq!(fit("日本語のテキスト", 7), "日本語…");
+        assert_eq!(fit("日本語", 6), "日本語");
+        assert_eq!(fit("abc\n  def", 7), "abc def");
+        assert_eq!(fit("abcdefgh", 5), "abcd…");
     }
 
     #[test]

@@ -5,13 +5,18 @@
 
 /// `text` as one line of at most `max` characters, control sequences removed.
 pub fn one_line(text: &str, max: usize) -> String {
-    let flat = clean(text).split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = flat(text);
     if flat.chars().count() <= max {
         return flat;
     }
     let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
     cut.push('…');
     cut
+}
+
+/// `text` as one line, its runs of white space one space each, control sequences removed.
+pub fn flat(text: &str) -> String {
+    clean(text).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A count with thousands separators: "100,000".

@@ -97,24 +97,7 @@ pub fn wait_for_maintenance(data: &Path) {
 
 /// Creates the schema with one real hook, then fills it.
 pub fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
-    let mut hook = Command::new(bin)
-        .args(["hook", "context"])
-        .env_clear()
-        .env("CLAUDE_MEM_DATA_DIR", data)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()?;
-    let start = json!({"session_id": "bench-setup", "cwd": PROJECTS[0],
-                       "hook_event_name": "SessionStart", "source": "startup"});
-    std::io::Write::write_all(
-        hook.stdin.as_mut().ok_or("no stdin")?,
-        start.to_string().as_bytes(),
-    )?;
-    hook.wait()?;
-    // With no index yet, that hook started the maintenance process to build one: it must not
-    // run into the rows written next, nor into what a bench times or copies after.
-    wait_for_maintenance(data);
-
+    create_schema(bin, data)?;
     let mut conn = Connection::open(data.join("memory.db"))?;
     let tx = conn.transaction()?;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -147,74 +130,8 @@ pub fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
             ],
         )?;
         for p in 0..PROMPTS_PER_SESSION {
-            at += 20_000;
-            let prompt_id = id(&mut rng, at);
-            tx.execute(
-                "INSERT INTO user_prompts (id, session_id, prompt_id, prompt_number, prompt_text,
-                     created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    id(&mut rng, at),
-                    session_id,
-                    prompt_id,
-                    p as i64 + 1,
-                    prompt(&mut rng),
-                    ts(at)
-                ],
-            )?;
-            made.prompts += 1;
-            for c in 0..CALLS_PER_PROMPT {
-                at += 3_000 + (rng.next() % 5_000) as i64;
-                let (tool, input, response) = call(&mut rng, project, c);
-                let files = match input.get("file_path") {
-                    Some(path) => json!([path]).to_string(),
-                    None => "[]".into(),
-                };
-                let raw = json!({"tool_input": input, "tool_response": response,
-                                 "project_dir": project, "cwd": project})
-                .to_string();
-                let capture_id = id(&mut rng, at);
-                tx.execute(
-                    "INSERT INTO pending_queue (id, session_id, tool_use_id, prompt_id,
-                         prompt_number, event, tool_name, project_dir, raw_output, files_touched,
-                         priority, payload_bytes, created_at, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, 'PostToolUse', ?6, ?7, ?8, ?9, 1, ?10, ?11, ?11)",
-                    params![
-                        capture_id,
-                        session_id,
-                        format!("toolu_{:020x}", rng.next()),
-                        prompt_id,
-                        p as i64 + 1,
-                        tool,
-                        project,
-                        raw,
-                        files,
-                        raw.len() as i64,
-                        ts(at)
-                    ],
-                )?;
-                made.captures += 1;
-                made.last_capture = capture_id;
-            }
-            at += 5_000;
-            let message = message(&mut rng);
-            tx.execute(
-                "INSERT INTO pending_queue (id, kind, session_id, prompt_id, prompt_number, event,
-                     project_dir, raw_output, priority, payload_bytes, created_at, updated_at)
-                 VALUES (?1, 'summary', ?2, ?3, ?4, 'Stop', ?5, ?6, 1, ?7, ?8, ?8)",
-                params![
-                    id(&mut rng, at),
-                    session_id,
-                    prompt_id,
-                    p as i64 + 1,
-                    project,
-                    json!({"last_assistant_message": message, "prompt_number": p + 1,
-                           "project_dir": project})
-                    .to_string(),
-                    message.len() as i64,
-                    ts(at)
-                ],
-            )?;
-            made.messages += 1;
+            let turn = (session_id.as_str(), project, p as i64 + 1);
+            at = insert_turn(&tx, &mut rng, &mut made, turn, at)?;
         }
         tx.execute(
             "UPDATE sessions SET updated_at = ?2, ended_at = ?2, end_reason = 'other'
@@ -228,6 +145,132 @@ pub fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
     tx.commit()?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(made)
+}
+
+/// Runs one SessionStart hook on the empty data dir, which creates the database.
+fn create_schema(bin: &Path, data: &Path) -> Result<()> {
+    let mut hook = Command::new(bin)
+        .args(["hook", "context"])
+        .env_clear()
+        .env("CLAUDE_MEM_DATA_DIR", data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    let start = json!({"session_id": "bench-setup", "cwd": PROJECTS[0],
+                       "hook_event_name": "SessionStart", "source": "startup"});
+    std::io::Write::write_all(
+        hook.stdin.as_mut().ok_or("no stdin")?,
+        start.to_string().as_bytes(),
+    )?;
+    hook.wait()?;
+    // With no index yet, that hook started the maintenance process to build one: it must not
+    // run into the rows written next, nor into what a bench times or copies after.
+    wait_for_maintenance(data);
+    Ok(())
+}
+
+/// Where a turn's rows go.
+struct Turn<'a> {
+    session_id: &'a str,
+    project: &'a str,
+    prompt_id: String,
+    number: i64,
+}
+
+/// Turn `number` of a session in `project`, from `at` on: its prompt, its tool calls with
+/// their answers, Claude's closing message. Returns the time of the last.
+fn insert_turn(
+    tx: &rusqlite::Transaction,
+    rng: &mut Rng,
+    made: &mut Made,
+    (session_id, project, number): (&str, &str, i64),
+    mut at: i64,
+) -> Result<i64> {
+    at += 20_000;
+    let turn = Turn {
+        session_id,
+        project,
+        prompt_id: id(rng, at),
+        number,
+    };
+    tx.execute(
+        "INSERT INTO user_prompts (id, session_id, prompt_id, prompt_number, prompt_text,
+             created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            id(rng, at),
+            turn.session_id,
+            turn.prompt_id,
+            turn.number,
+            prompt(rng),
+            ts(at)
+        ],
+    )?;
+    made.prompts += 1;
+    for c in 0..CALLS_PER_PROMPT {
+        at += 3_000 + (rng.next() % 5_000) as i64;
+        made.last_capture = insert_call(tx, rng, &turn, c, at)?;
+        made.captures += 1;
+    }
+    at += 5_000;
+    let message = message(rng);
+    tx.execute(
+        "INSERT INTO pending_queue (id, kind, session_id, prompt_id, prompt_number, event,
+             project_dir, raw_output, priority, payload_bytes, created_at, updated_at)
+         VALUES (?1, 'summary', ?2, ?3, ?4, 'Stop', ?5, ?6, 1, ?7, ?8, ?8)",
+        params![
+            id(rng, at),
+            turn.session_id,
+            turn.prompt_id,
+            turn.number,
+            turn.project,
+            json!({"last_assistant_message": message, "prompt_number": turn.number,
+                   "project_dir": turn.project})
+            .to_string(),
+            message.len() as i64,
+            ts(at)
+        ],
+    )?;
+    made.messages += 1;
+    Ok(at)
+}
+
+/// The `c`th tool call of a turn, at `at`; its capture's id.
+fn insert_call(
+    tx: &rusqlite::Transaction,
+    rng: &mut Rng,
+    turn: &Turn,
+    c: usize,
+    at: i64,
+) -> Result<String> {
+    let (tool, input, response) = call(rng, turn.project, c);
+    let files = match input.get("file_path") {
+        Some(path) => json!([path]).to_string(),
+        None => "[]".into(),
+    };
+    let raw = json!({"tool_input": input, "tool_response": response,
+                     "project_dir": turn.project, "cwd": turn.project})
+    .to_string();
+    let capture_id = id(rng, at);
+    tx.execute(
+        "INSERT INTO pending_queue (id, session_id, tool_use_id, prompt_id,
+             prompt_number, event, tool_name, project_dir, raw_output, files_touched,
+             priority, payload_bytes, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'PostToolUse', ?6, ?7, ?8, ?9, 1, ?10, ?11, ?11)",
+        params![
+            capture_id,
+            turn.session_id,
+            format!("toolu_{:020x}", rng.next()),
+            turn.prompt_id,
+            turn.number,
+            tool,
+            turn.project,
+            raw,
+            files,
+            raw.len() as i64,
+            ts(at)
+        ],
+    )?;
+    Ok(capture_id)
 }
 
 pub fn ts(ms: i64) -> String {

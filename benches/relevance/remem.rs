@@ -25,13 +25,35 @@ pub fn read(path: &Path) -> Result<Set> {
             .ok_or("a memory without project")?;
         by_project.entry(project).or_default().push((i, memory));
     }
+    let (lines, docs, keys) = import(&by_project, corpus.len());
+    let queries = golden["queries"]
+        .as_array()
+        .ok_or("golden.json has no queries")?
+        .iter()
+        .map(|q| query(q, corpus, &keys))
+        .collect::<Result<_>>()?;
+    Ok(Set {
+        name: "remem golden",
+        load: Load::Import(lines.join("\n") + "\n"),
+        docs,
+        queries,
+        unit: Unit::Turn,
+        projects: by_project.keys().map(|p| project_dir(p)).collect(),
+    })
+}
+
+/// The export lines that bring the memories in (a header, then each project's session and
+/// its memories, one a turn), the docs they make, and the key of each memory of the corpus.
+fn import(
+    by_project: &BTreeMap<&str, Vec<(usize, &Value)>>,
+    memories_in_corpus: usize,
+) -> (Vec<String>, Vec<Doc>, Vec<String>) {
     let header = json!({"format": "claude-mem/1", "exported_at": "2026-01-01T00:00:00.000Z",
                         "claude_mem": "relevance-bench", "filters": {}});
     let mut lines = vec![header.to_string()];
     let mut docs = Vec::new();
-    // Where each memory of the corpus went: its key.
-    let mut keys = vec![String::new(); corpus.len()];
-    for (project, memories) in &by_project {
+    let mut keys = vec![String::new(); memories_in_corpus];
+    for (project, memories) in by_project {
         let dir = project_dir(project);
         let session = session_id(&format!("remem/{project}"));
         let started = at(memories.first().map(|(i, m)| (*i, *m)));
@@ -66,47 +88,37 @@ pub fn read(path: &Path) -> Result<Set> {
             keys[*i] = key;
         }
     }
-    let mut queries = Vec::new();
-    for q in golden["queries"]
-        .as_array()
-        .ok_or("golden.json has no queries")?
-    {
-        let project = q["project"].as_str().ok_or("a query without project")?;
-        let mut gold = Vec::new();
-        for evidence in q["evidence_refs"].as_array().into_iter().flatten() {
-            let found = corpus
-                .iter()
-                .position(|m| match evidence["topic_key"].as_str() {
-                    Some(topic) => m["topic_key"].as_str() == Some(topic),
-                    None => {
-                        m["project"].as_str() == Some(project)
-                            && evidence["text_contains"].as_str().is_some_and(|t| {
-                                m["content"].as_str().is_some_and(|c| c.contains(t))
-                            })
-                    }
-                });
-            gold.push(
-                keys[found.ok_or_else(|| format!("{q}: its evidence is not in the corpus"))?]
-                    .clone(),
-            );
-        }
-        queries.push(Query {
-            project: project_dir(project),
-            text: q["query"]
-                .as_str()
-                .ok_or("a query without text")?
-                .to_string(),
-            gold,
-            slice: q["slice"].as_str().unwrap_or("other").to_string(),
-        });
+    (lines, docs, keys)
+}
+
+/// A query of the golden set, its evidence as the keys of the memories it names.
+fn query(q: &Value, corpus: &[Value], keys: &[String]) -> Result<Query> {
+    let project = q["project"].as_str().ok_or("a query without project")?;
+    let mut gold = Vec::new();
+    for evidence in q["evidence_refs"].as_array().into_iter().flatten() {
+        let found = corpus
+            .iter()
+            .position(|m| match evidence["topic_key"].as_str() {
+                Some(topic) => m["topic_key"].as_str() == Some(topic),
+                None => {
+                    m["project"].as_str() == Some(project)
+                        && evidence["text_contains"]
+                            .as_str()
+                            .is_some_and(|t| m["content"].as_str().is_some_and(|c| c.contains(t)))
+                }
+            });
+        gold.push(
+            keys[found.ok_or_else(|| format!("{q}: its evidence is not in the corpus"))?].clone(),
+        );
     }
-    Ok(Set {
-        name: "remem golden",
-        load: Load::Import(lines.join("\n") + "\n"),
-        docs,
-        queries,
-        unit: Unit::Turn,
-        projects: by_project.keys().map(|p| project_dir(p)).collect(),
+    Ok(Query {
+        project: project_dir(project),
+        text: q["query"]
+            .as_str()
+            .ok_or("a query without text")?
+            .to_string(),
+        gold,
+        slice: q["slice"].as_str().unwrap_or("other").to_string(),
     })
 }
 

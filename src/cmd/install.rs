@@ -11,9 +11,9 @@ use crate::config::Config;
 use crate::incumbent;
 use crate::render;
 use crate::settings::mcp;
-use crate::settings::merge::{Change, Status};
+use crate::settings::merge::{Change, Registration, Status};
 use crate::settings::ours::{self, Registered};
-use crate::settings::{Written, settings_path};
+use crate::settings::{Outcome, Written, settings_path};
 use crate::store::layout::{self, Settled};
 
 /// The longest line install-hooks prints, but for a command to copy, which stays whole.
@@ -28,7 +28,20 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
         exe,
     } = ours::register(&path, args.dry_run, &claude)?;
 
-    let mut out = match &outcome.written {
+    let mut out = headline(&outcome.written, &path);
+    out.push_str(&hook_lines(&outcome, &skipped));
+    out.push_str(&to_add_later(&skipped, &claude));
+    out.push_str(&format!("Binary: {}\n", exe.display()));
+    out.extend(outcome.split_links_note(&path));
+    out.push_str(&after_writing(&outcome.written));
+    out.push_str(&data_notes(args.dry_run)?);
+    out.push_str(&mcp_server(args, &claude, &exe));
+    Ok(out)
+}
+
+/// The first line: what became of the settings file.
+fn headline(written: &Written, path: &Path) -> String {
+    match written {
         Written::Unchanged | Written::Missing => format!(
             "claude-mem hooks are already installed in {}; nothing changed.\n",
             path.display()
@@ -39,9 +52,14 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             "Dry run: nothing was written. Installing would change {} like this:\n{diff}\n",
             path.display()
         ),
-    };
+    }
+}
+
+/// A line a hook: in the order of HOOKS, skipped ones in their place with why, then handlers
+/// of ours on events this version does not register (repointed all the same).
+fn hook_lines(outcome: &Outcome<Vec<Change>>, skipped: &[(&Registration, String)]) -> String {
     let dry = matches!(outcome.written, Written::WouldChange { .. });
-    // In the order of HOOKS, skipped ones in their place.
+    let mut out = String::new();
     for (registration, _) in ours::HOOKS {
         let change = outcome
             .report
@@ -64,7 +82,6 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             (None, None) => {}
         }
     }
-    // Handlers of ours on events this version does not register, repointed all the same.
     out.extend(
         outcome
             .report
@@ -76,46 +93,48 @@ pub fn install(args: &SettingsArgs) -> Result<String> {
             })
             .map(|change| line(change, dry)),
     );
+    out
+}
+
+/// How to add a skipped hook later: the Claude Code it needs, then install-hooks again.
+fn to_add_later(skipped: &[(&Registration, String)], claude: &ClaudeCode) -> String {
     let later = ours::HOOKS
         .iter()
         .filter(|(r, _)| skipped.iter().any(|(s, _)| s.event == r.event))
         .find_map(|(_, since)| *since);
-    if let Some(since) = later {
-        out.push_str(&render::wrap(
-            "  ",
-            &format!(
-                "To add it later: {}, then run `claude-mem install-hooks` again or \
-                 `claude-mem doctor --fix`.",
-                claude.to_allow(since)
-            ),
-            "  ",
-            WIDTH,
-        ));
-    }
-    out.push_str(&format!("Binary: {}\n", exe.display()));
-    out.extend(outcome.split_links_note(&path));
-    let written = match &outcome.written {
+    let Some(since) = later else {
+        return String::new();
+    };
+    render::wrap(
+        "  ",
+        &format!(
+            "To add it later: {}, then run `claude-mem install-hooks` again or \
+             `claude-mem doctor --fix`.",
+            claude.to_allow(since)
+        ),
+        "  ",
+        WIDTH,
+    )
+}
+
+/// Where the file as it was is kept, and that Claude Code picks the change up, once written.
+fn after_writing(written: &Written) -> String {
+    let mut out = String::new();
+    match written {
+        Written::Unchanged | Written::Missing | Written::WouldChange { .. } => return out,
         Written::Replaced {
             backup: Some(backup),
-        } => {
-            out.push_str(&format!(
-                "The file as it was before is kept in {}\n",
-                backup.display()
-            ));
-            true
-        }
-        Written::Unchanged | Written::Missing | Written::WouldChange { .. } => false,
-        _ => true,
-    };
-    if written {
-        out.push_str(
-            "Claude Code picks the hooks up by itself (it reloads its settings files while it\n\
-             runs); a session that does not show them needs a restart.\n",
-        );
+        } => out.push_str(&format!(
+            "The file as it was before is kept in {}\n",
+            backup.display()
+        )),
+        _ => {}
     }
-    out.push_str(&data_notes(args.dry_run)?);
-    out.push_str(&mcp_server(args, &claude, &exe));
-    Ok(out)
+    out.push_str(
+        "Claude Code picks the hooks up by itself (it reloads its settings files while it\n\
+         runs); a session that does not show them needs a restart.\n",
+    );
+    out
 }
 
 /// Registers the MCP server with Claude Code and says what happened (lines of at most 100

@@ -121,8 +121,7 @@ fn lines(hits: &[Hit], team: &HashSet<String>, style: &Style, all: bool) -> Stri
     let mut table = Table::default();
     for hit in hits {
         let item = &hit.item;
-        let mut what =
-            render::one_line(item.tool_name.as_deref().unwrap_or(item.kind.as_str()), 24);
+        let mut what = render::fit(item.tool_name.as_deref().unwrap_or(item.kind.as_str()), 24);
         if team.contains(&item.id) {
             what.push_str(&format!(" ({})", team::SOURCE));
         }

@@ -82,7 +82,7 @@ fn table(sessions: &[SessionOverview], style: &Style, all: bool) -> String {
         if all {
             row.push(cell(render::path(s.project_dir.as_deref().unwrap_or("-"))));
         }
-        row.push(cell(render::one_line(
+        row.push(cell(render::fit(
             s.first_prompt.as_deref().unwrap_or(""),
             120,
         )));

@@ -25,16 +25,8 @@ use crate::team::{Note, NoteKind, write};
 pub fn share(args: &ShareArgs) -> Result<Report> {
     let config = Config::from_env();
     let recall = Recall::open(&config)?.ok_or_else(|| anyhow!(no_database(&config)))?;
-    let project = recall
-        .project(args.project.as_deref(), false)?
-        .ok_or_else(|| anyhow!("share needs a project"))?;
+    let project = shared_project(&recall, args)?;
     let root = Path::new(&project);
-    if !root.is_dir() {
-        bail!(
-            "the project {project} is not a folder here: run share in the project, or name it \
-             with --project"
-        );
-    }
     let origin = recall
         .reader()
         .store_id()?
@@ -52,8 +44,6 @@ pub fn share(args: &ShareArgs) -> Result<Report> {
         .filter(|n| is_file_id(&n.id))
         .collect();
     let skipped = memories.len() + summaries.len() - notes.len();
-    let shared = |kind| notes.iter().filter(|n| n.kind == kind).count() as i64;
-    let (m, s) = (shared(NoteKind::Memory), shared(NoteKind::Summary));
     if notes.is_empty() && crate::team::read::folder(root).is_none() {
         let line = format!(
             "nothing to share in {project}: it has no memories or summaries yet (claude-mem \
@@ -66,6 +56,33 @@ pub fn share(args: &ShareArgs) -> Result<Report> {
         ));
     }
     let done = write::share(root, &notes, &origin, args.dry_run)?;
+    Ok(shared(args, &project, &notes, skipped, &done))
+}
+
+/// The project to share: the one asked for, or the one here, a folder on this machine.
+fn shared_project(recall: &Recall, args: &ShareArgs) -> Result<String> {
+    let project = recall
+        .project(args.project.as_deref(), false)?
+        .ok_or_else(|| anyhow!("share needs a project"))?;
+    if !Path::new(&project).is_dir() {
+        bail!(
+            "the project {project} is not a folder here: run share in the project, or name it \
+             with --project"
+        );
+    }
+    Ok(project)
+}
+
+/// What share did (or would do), as a line or as JSON.
+fn shared(
+    args: &ShareArgs,
+    project: &str,
+    notes: &[Note],
+    skipped: usize,
+    done: &write::Outcome,
+) -> Report {
+    let shared = |kind| notes.iter().filter(|n| n.kind == kind).count() as i64;
+    let (m, s) = (shared(NoteKind::Memory), shared(NoteKind::Summary));
     let verb = if args.dry_run {
         "would share"
     } else {
@@ -104,7 +121,7 @@ pub fn share(args: &ShareArgs) -> Result<Report> {
         "skipped": skipped,
         "dry_run": args.dry_run,
     });
-    Ok(answer(args, &line, &value))
+    answer(args, &line, &value)
 }
 
 fn answer(args: &ShareArgs, line: &str, value: &serde_json::Value) -> Report {

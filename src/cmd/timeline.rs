@@ -71,8 +71,8 @@ fn lines(items: &[Item], anchor: &str, style: &Style) -> String {
             cell(marker).color(Color::Match),
             cell(style.clock(&item.created_at)).color(Color::Time),
             cell(short_id(&item.id)).color(Color::Id),
-            cell(render::one_line(&what, 24)).color(Color::Tool),
-            cell(render::one_line(&title, 160)),
+            cell(render::fit(&what, 24)).color(Color::Tool),
+            cell(render::fit(&title, 160)),
         ]);
     }
     table.render(style)

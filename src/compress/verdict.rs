@@ -49,62 +49,9 @@ pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
         estimated: true,
         ..Usage::default()
     };
-    let judged = |verdict, usage, model, outcome, error: Option<String>| Judged {
-        verdict,
-        usage,
-        model,
-        outcome,
-        error,
-        called: true,
-    };
     let reply = match reply {
-        Err(Failure::Unavailable(why)) => {
-            return Judged {
-                called: false,
-                ..judged(
-                    Verdict::GiveBack(Cause::Unavailable, why.clone()),
-                    Usage::default(),
-                    None,
-                    "unavailable",
-                    Some(why),
-                )
-            };
-        }
-        Err(Failure::Timeout) => {
-            let why = format!(
-                "the model gave no answer within {} s",
-                asked.timeout.as_secs()
-            );
-            return judged(
-                Verdict::Fail(why.clone()),
-                estimated,
-                None,
-                "timeout",
-                Some(why),
-            );
-        }
-        // Its last words may say that it never reached a model (it spent nothing then).
-        // Otherwise it may have died mid-answer: what it spent is not known, so the estimate
-        // counts, as for a timeout.
-        Err(Failure::Broken(why)) => {
-            if let Some(cause) = cause::of_error(&why, None) {
-                return judged(
-                    Verdict::GiveBack(cause, why.clone()),
-                    Usage::default(),
-                    None,
-                    "unreachable",
-                    Some(why),
-                );
-            }
-            return judged(
-                Verdict::Fail(format!("the model program failed: {why}")),
-                estimated,
-                None,
-                "failed",
-                Some(why),
-            );
-        }
         Ok(reply) => reply,
+        Err(failure) => return failed(failure, &asked, estimated),
     };
     let usage = reply.usage.clone().unwrap_or(estimated);
     let model = reply.model.clone();
@@ -116,7 +63,7 @@ pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
                 "failed",
             ),
         };
-        return judged(verdict, usage, model, outcome, Some(error));
+        return Judged::called(verdict, usage, model, outcome, Some(error));
     }
     let checked = reply
         .answer
@@ -124,14 +71,82 @@ pub fn judge(reply: Result<Reply, Failure>, asked: Asked) -> Judged {
         .ok_or_else(|| "the model gave no structured answer".to_string())
         .and_then(|value| answer::check(value, asked.items, asked.wants_summary));
     match checked {
-        Ok(answer) => judged(Verdict::Store(answer), usage, model, "stored", None),
-        Err(why) => judged(
+        Ok(answer) => Judged::called(Verdict::Store(answer), usage, model, "stored", None),
+        Err(why) => Judged::called(
             Verdict::Fail(format!("invalid answer: {why}")),
             usage,
             model,
             "invalid",
             Some(why),
         ),
+    }
+}
+
+/// A call that brought no reply: the model program could not run, took too long or broke.
+fn failed(failure: Failure, asked: &Asked, estimated: Usage) -> Judged {
+    match failure {
+        Failure::Unavailable(why) => Judged {
+            called: false,
+            ..Judged::called(
+                Verdict::GiveBack(Cause::Unavailable, why.clone()),
+                Usage::default(),
+                None,
+                "unavailable",
+                Some(why),
+            )
+        },
+        Failure::Timeout => {
+            let why = format!(
+                "the model gave no answer within {} s",
+                asked.timeout.as_secs()
+            );
+            Judged::called(
+                Verdict::Fail(why.clone()),
+                estimated,
+                None,
+                "timeout",
+                Some(why),
+            )
+        }
+        // Its last words may say that it never reached a model (it spent nothing then).
+        // Otherwise it may have died mid-answer: what it spent is not known, so the estimate
+        // counts, as for a timeout.
+        Failure::Broken(why) => match cause::of_error(&why, None) {
+            Some(cause) => Judged::called(
+                Verdict::GiveBack(cause, why.clone()),
+                Usage::default(),
+                None,
+                "unreachable",
+                Some(why),
+            ),
+            None => Judged::called(
+                Verdict::Fail(format!("the model program failed: {why}")),
+                estimated,
+                None,
+                "failed",
+                Some(why),
+            ),
+        },
+    }
+}
+
+impl Judged {
+    /// The verdict on a call that reached (or may have reached) a model.
+    fn called(
+        verdict: Verdict,
+        usage: Usage,
+        model: Option<String>,
+        outcome: &'static str,
+        error: Option<String>,
+    ) -> Judged {
+        Judged {
+            verdict,
+            usage,
+            model,
+            outcome,
+            error,
+            called: true,
+        }
     }
 }
 

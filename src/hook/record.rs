@@ -12,7 +12,7 @@
 //! seconds (see `store::rebuilding::under_way`): waiting would cost the whole budget.
 
 use std::panic::{self, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -38,113 +38,138 @@ pub struct Recorded {
 /// Applies `write` within the wait budget, taking in `slice` of the spill backlog first; on
 /// failure keeps it in the spill folder.
 pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Recorded {
+    if let Some((why, expected)) = not_now(config) {
+        return keep(config, write, log, &why, expected);
+    }
+    let mut kept: Option<PathBuf> = None;
+    match write_within_budget(config, write, log, slice, &mut kept) {
+        Ok((store, backlog)) => {
+            if let Some(path) = kept {
+                let _ = std::fs::remove_file(path);
+            }
+            after(config, &store, &backlog);
+            Recorded {
+                problem: piling(&backlog),
+                store: Some(store),
+            }
+        }
+        Err(failure) => match kept {
+            Some(path) => kept_before_waiting(log, &failure, &path),
+            None => keep(config, write, log, &failure, Expected::No),
+        },
+    }
+}
+
+/// Why the database is not to be opened at all now, for a write kept in the spill folder at
+/// once: opening it would cost the whole budget, or move files under someone else's feet.
+fn not_now(config: &Config) -> Option<(anyhow::Error, Expected)> {
     if layout::pending(config) {
         detach::maintain(config);
         let why = anyhow::anyhow!(
             "the data dir is being set up (files of an earlier release may have to move first)"
         );
-        return keep(config, write, log, &why, Expected::Yes);
+        return Some((why, Expected::Yes));
     }
     if store::rebuilding::under_way(&config.data_dir) {
-        return keep(
-            config,
-            write,
-            log,
-            &anyhow::anyhow!(
-                "a rebuild holds it (forget, scrub or maintenance); kept without waiting"
-            ),
-            Expected::Yes,
+        let why = anyhow::anyhow!(
+            "a rebuild holds it (forget, scrub or maintenance); kept without waiting"
         );
+        return Some((why, Expected::Yes));
     }
     if store::wal_bytes(config) > store::WAL_OPEN_MAX {
         detach::maintain(config);
-        return keep(
-            config,
-            write,
-            log,
-            &anyhow::anyhow!(
-                "the WAL is too large to open now (a reader held it); the maintenance process is shrinking it"
-            ),
-            Expected::No,
+        let why = anyhow::anyhow!(
+            "the WAL is too large to open now (a reader held it); the maintenance process is shrinking it"
         );
+        return Some((why, Expected::No));
     }
+    None
+}
+
+/// Tries the write until it is in, it fails for another reason than a busy database, or the
+/// budget is spent. The first busy answer keeps the write in the spill folder (its path in
+/// `kept`) before this run waits, so that a kill while waiting loses nothing.
+fn write_within_budget(
+    config: &Config,
+    write: &Write,
+    log: &Log,
+    slice: Slice,
+    kept: &mut Option<PathBuf>,
+) -> anyhow::Result<(Store, Backlog)> {
     let deadline = Instant::now() + config.wait_budget;
-    let mut kept: Option<PathBuf> = None;
     let mut attempt = 0u32;
-    let failure = loop {
+    loop {
         attempt += 1;
-        let wait = kept.is_some();
-        // A panic in SQLite or here must not cost the event: it is spilled like any failure.
-        let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            let mut store = Store::open(config, deadline)?;
-            // Only a run that has to wait pays for the spill file, and then waits its turn.
-            if wait {
-                wait_and_apply(&mut store, config, write, deadline)?;
-            } else {
-                store.wait_until(Instant::now())?;
-                store.apply(write)?;
-            }
-            let backlog = take_in(&mut store, config, log, slice);
-            anyhow::Ok((store, backlog))
-        }))
-        .unwrap_or_else(|_| {
-            Err(anyhow::anyhow!(
-                "a panic while writing (see the line above)"
-            ))
-        });
-        match result {
-            Ok((store, backlog)) => {
-                if let Some(path) = kept {
-                    let _ = std::fs::remove_file(path);
+        let err = match write_once(config, write, log, slice, deadline, kept.is_some()) {
+            Err(err) if store::is_busy(&err) => err,
+            done => return done,
+        };
+        if kept.is_none() {
+            match spill::keep(config, write, Durability::Kill) {
+                Ok(k) => {
+                    *kept = Some(k.path);
+                    continue;
                 }
-                after(config, &store, &backlog);
-                let problem = piling(&backlog);
-                return Recorded {
-                    store: Some(store),
-                    problem,
-                };
-            }
-            Err(err) if store::is_busy(&err) => {
-                if kept.is_none() {
-                    match spill::keep(config, write, Durability::Kill) {
-                        Ok(k) => {
-                            kept = Some(k.path);
-                            continue;
-                        }
-                        Err(spill_err) => log.important(
-                            "WARN",
-                            &format!("could not keep the event before waiting: {spill_err:#}"),
-                        ),
-                    };
-                }
-                // A brand-new database can refuse at once (switching to WAL takes an exclusive
-                // lock that the busy timeout does not cover): retry, jittered, within the budget.
-                let pause = jitter(attempt);
-                if Instant::now() + pause >= deadline {
-                    break err;
-                }
-                thread::sleep(pause);
-            }
-            Err(err) => break err,
-        }
-    };
-    match kept {
-        Some(path) => {
-            // The copy kept before waiting now is the event: make it last a power loss too.
-            fsutil::sync_file(&path);
-            log.important(
-                "WARN",
-                &format!(
-                    "database unavailable ({failure:#}); event kept in {} for a later run",
-                    path.display()
+                Err(spill_err) => log.important(
+                    "WARN",
+                    &format!("could not keep the event before waiting: {spill_err:#}"),
                 ),
-            );
-            Recorded {
-                store: None,
-                problem: refused(&failure, &path),
-            }
+            };
         }
-        None => keep(config, write, log, &failure, Expected::No),
+        // A brand-new database can refuse at once (switching to WAL takes an exclusive
+        // lock that the busy timeout does not cover): retry, jittered, within the budget.
+        let pause = jitter(attempt);
+        if Instant::now() + pause >= deadline {
+            return Err(err);
+        }
+        thread::sleep(pause);
+    }
+}
+
+/// One attempt: open, apply `write` (after waiting its turn when `wait`, the write already
+/// kept), then take in a slice of the backlog.
+fn write_once(
+    config: &Config,
+    write: &Write,
+    log: &Log,
+    slice: Slice,
+    deadline: Instant,
+    wait: bool,
+) -> anyhow::Result<(Store, Backlog)> {
+    // A panic in SQLite or here must not cost the event: it is spilled like any failure.
+    panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut store = Store::open(config, deadline)?;
+        // Only a run that has to wait pays for the spill file, and then waits its turn.
+        if wait {
+            wait_and_apply(&mut store, config, write, deadline)?;
+        } else {
+            store.wait_until(Instant::now())?;
+            store.apply(write)?;
+        }
+        let backlog = take_in(&mut store, config, log, slice);
+        anyhow::Ok((store, backlog))
+    }))
+    .unwrap_or_else(|_| {
+        Err(anyhow::anyhow!(
+            "a panic while writing (see the line above)"
+        ))
+    })
+}
+
+/// The write kept before waiting, when waiting did not get it in: that copy now is the event.
+fn kept_before_waiting(log: &Log, failure: &anyhow::Error, path: &Path) -> Recorded {
+    // Make it last a power loss too.
+    fsutil::sync_file(path);
+    log.important(
+        "WARN",
+        &format!(
+            "database unavailable ({failure:#}); event kept in {} for a later run",
+            path.display()
+        ),
+    );
+    Recorded {
+        store: None,
+        problem: refused(failure, path),
     }
 }
 
@@ -262,7 +287,7 @@ fn after(config: &Config, store: &Store, backlog: &Backlog) {
     }
 }
 
-fn refused(failure: &anyhow::Error, kept: &std::path::Path) -> Option<Problem> {
+fn refused(failure: &anyhow::Error, kept: &Path) -> Option<Problem> {
     store::is_refused(failure).then(|| Problem::Refused {
         why: short_reason(failure),
         kept_in: kept.parent().unwrap_or(kept).to_path_buf(),

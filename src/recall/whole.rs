@@ -172,12 +172,8 @@ fn turn_text(turn: &Turn, project: Option<&str>, style: &Style) -> String {
             cell("   "),
             cell(short_id(&call.id)).color(Color::Id),
             cell(style.clock(&call.created_at)).color(Color::Time),
-            cell(render::one_line(&tool, 40)).color(if call.failed {
-                Color::Bad
-            } else {
-                Color::Tool
-            }),
-            cell(render::one_line(within(&call.title, project), 160)),
+            cell(render::fit(&tool, 40)).color(if call.failed { Color::Bad } else { Color::Tool }),
+            cell(render::fit(within(&call.title, project), 160)),
         ]);
     }
     out.push_str(&table.render(style));
@@ -377,7 +373,7 @@ fn compressed_text(memories: &[Memory], summary: Option<&Summary>, style: &Style
                 cell("  "),
                 cell(short_id(&m.id)).color(Color::Id),
                 cell(m.kind.clone()).color(Color::Tool),
-                cell(render::one_line(&m.title, 160)),
+                cell(render::fit(&m.title, 160)),
             ]);
         }
         out.push_str(&table.render(style));

@@ -93,6 +93,42 @@ impl<T> Outcome<T> {
     }
 }
 
+/// The versions of theirs that could not stay, to merge into ours, and since when: while there
+/// are any, rounds go on for longer (see [`ATTEMPTS_CARRYING`]).
+#[derive(Default)]
+struct Carrying {
+    carried: Carried,
+    /// When the first of them was dropped.
+    since: Option<Instant>,
+}
+
+impl Carrying {
+    /// Whether another round may start after `rounds`.
+    fn go_on(&self, rounds: usize) -> bool {
+        match self.since {
+            None => rounds < ATTEMPTS,
+            Some(since) => rounds < ATTEMPTS_CARRYING || since.elapsed() < CARRYING_FOR,
+        }
+    }
+
+    /// Remembers what `dropped`, a version of theirs that could not stay, changed from `base`.
+    fn add(&mut self, base: &[u8], dropped: &[u8]) {
+        self.carried.add(base, dropped);
+        if !self.carried.is_empty() {
+            self.since.get_or_insert_with(Instant::now);
+        }
+    }
+}
+
+/// A dry run's answer: the diff from `before` to `after` a real run would write.
+fn would_change(path: &Path, before: &[u8], after: &[u8]) -> Written {
+    let old = String::from_utf8_lossy(before);
+    let new = String::from_utf8_lossy(after);
+    Written::WouldChange {
+        diff: diff::unified(&path.display().to_string(), &old, &new),
+    }
+}
+
 /// Applies `edit` to the settings file at `path`. A missing file is created only when `create`
 /// is set; otherwise `edit` runs on an empty object and nothing is written.
 pub fn update<T>(
@@ -106,70 +142,36 @@ pub fn update<T>(
     let mut earlier: Option<Outcome<T>> = None;
     // Made at most once, by the first round that gets as far as writing.
     let mut backup = None;
-    let mut carried = Carried::default();
-    // When the first version of theirs that could not stay was dropped.
-    let mut carrying_since: Option<Instant> = None;
-    let go_on = |rounds: usize, since: Option<Instant>| match since {
-        None => rounds < ATTEMPTS,
-        Some(since) => rounds < ATTEMPTS_CARRYING || since.elapsed() < CARRYING_FOR,
-    };
+    let mut carrying = Carrying::default();
     let mut rounds = 0;
-    while go_on(rounds, carrying_since) {
+    while carrying.go_on(rounds) {
         rounds += 1;
-        let before = settled_read(&target).with_context(unchanged)?;
-        let links = before.as_ref().map_or(1, |b| b.links);
-        if before.is_none() && !create {
-            let report = edit(&mut Map::new()).with_context(unchanged)?;
-            let written = Written::Missing;
-            return Ok(Outcome {
-                written,
+        let carried = &carrying.carried;
+        let edited = edited(
+            path,
+            &target,
+            dry_run,
+            create,
+            &mut edit,
+            carried,
+            &mut earlier,
+        )?;
+        let (before, after, report, links) = match edited {
+            Edited::Done(outcome) => return Ok(outcome),
+            Edited::Again => continue,
+            Edited::Change {
+                before,
+                after,
                 report,
                 links,
-            });
-        }
-        let bytes = before.as_ref().map_or(&[][..], |b| &b.bytes);
-        let document = match Document::parse(bytes) {
-            Ok(document) => document,
-            // Half a write of someone else's, unless it holds still.
-            Err(_) if read_later(&target)? != before => continue,
-            Err(err) => return Err(err).with_context(unchanged),
+            } => (before, after, report, links),
         };
-        let mut root = document.root.clone();
-        carried.apply(&mut root);
-        let report = edit(&mut root).with_context(unchanged)?;
-        let after = document.render(&root);
-        if after == document.render(&document.root) {
-            // After an earlier round wrote the file, finding nothing left to do means that
-            // write stands: report it, not "unchanged".
-            let written = Written::Unchanged;
-            return Ok(earlier.unwrap_or(Outcome {
-                written,
-                report,
-                links,
-            }));
-        }
-        document::check_numbers(bytes).with_context(unchanged)?;
-        if dry_run {
-            let old = String::from_utf8_lossy(bytes);
-            let new = String::from_utf8_lossy(&after);
-            let diff = diff::unified(&path.display().to_string(), &old, &new);
-            let written = Written::WouldChange { diff };
-            return Ok(Outcome {
-                written,
-                report,
-                links,
-            });
-        }
-
         let first = earlier.is_none();
         let replaced = replace_once(path, &target, before.as_ref(), &after, first, &mut backup)
             .with_context(unchanged)?;
         if let Replaced::Raced { dropped } = replaced {
             if let Some(dropped) = dropped {
-                carried.add(bytes, &dropped);
-                if !carried.is_empty() {
-                    carrying_since.get_or_insert_with(Instant::now);
-                }
+                carrying.add(before.as_ref().map_or(&[][..], |b| &b.bytes), &dropped);
             }
             continue;
         }
@@ -196,6 +198,83 @@ pub fn update<T>(
          writing it); run the command again",
         path.display()
     )
+}
+
+/// What one round's read and edit of the file came to.
+enum Edited<T> {
+    /// Nothing to write: the update ends with this.
+    Done(Outcome<T>),
+    /// The file read is half of someone else's write: read it again.
+    Again,
+    /// The file as read (`None`: there is none) and as the edit makes it.
+    Change {
+        before: Option<Snapshot>,
+        after: Vec<u8>,
+        report: T,
+        links: u64,
+    },
+}
+
+/// Reads the file at `target` and applies what versions of theirs changed, then `edit`. The
+/// update ends here on a missing file that is not to be created, on an edit that changes
+/// nothing, and on a dry run.
+fn edited<T>(
+    path: &Path,
+    target: &Path,
+    dry_run: bool,
+    create: bool,
+    edit: &mut impl FnMut(&mut Map<String, Value>) -> Result<T>,
+    carried: &Carried,
+    earlier: &mut Option<Outcome<T>>,
+) -> Result<Edited<T>> {
+    let unchanged = || format!("left {} unchanged", path.display());
+    let before = settled_read(target).with_context(unchanged)?;
+    let links = before.as_ref().map_or(1, |b| b.links);
+    if before.is_none() && !create {
+        let report = edit(&mut Map::new()).with_context(unchanged)?;
+        let written = Written::Missing;
+        return Ok(Edited::Done(Outcome {
+            written,
+            report,
+            links,
+        }));
+    }
+    let bytes = before.as_ref().map_or(&[][..], |b| &b.bytes);
+    let document = match Document::parse(bytes) {
+        Ok(document) => document,
+        // Half a write of someone else's, unless it holds still.
+        Err(_) if read_later(target)? != before => return Ok(Edited::Again),
+        Err(err) => return Err(err).with_context(unchanged),
+    };
+    let mut root = document.root.clone();
+    carried.apply(&mut root);
+    let report = edit(&mut root).with_context(unchanged)?;
+    let after = document.render(&root);
+    if after == document.render(&document.root) {
+        // After an earlier round wrote the file, finding nothing left to do means that
+        // write stands: report it, not "unchanged".
+        let written = Written::Unchanged;
+        return Ok(Edited::Done(earlier.take().unwrap_or(Outcome {
+            written,
+            report,
+            links,
+        })));
+    }
+    document::check_numbers(bytes).with_context(unchanged)?;
+    if dry_run {
+        let written = would_change(path, bytes, &after);
+        return Ok(Edited::Done(Outcome {
+            written,
+            report,
+            links,
+        }));
+    }
+    Ok(Edited::Change {
+        before,
+        after,
+        report,
+        links,
+    })
 }
 
 /// Puts `after` in place of the file that `before` saw, under our lock. `Raced` when the file

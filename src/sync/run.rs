@@ -316,13 +316,48 @@ impl Sync<'_> {
 
     /// Pushes what is new here, and this machine's chunks written again, on top of `tip`.
     fn push(&self, layout: &Layout, tip: &str, moved: &mut Moved) -> Result<()> {
+        let Some(mut outbox) = self.outbox(layout)? else {
+            return Ok(());
+        };
+        let mut new = self.write_new(&outbox)?;
+        let emptied = self.write_again(&outbox, &mut new.chunks)?;
+        for seq in &emptied {
+            outbox.mine.remove(seq);
+        }
+        outbox.mine.extend(new.chunks.iter().cloned());
+        let tree = layout.tree(self.git, None, &self.me, &outbox.mine)?;
+        // A new history when chunks were written again: the branch no longer reaches their
+        // older versions.
+        let parent = outbox.rewrite.is_empty().then_some(tip);
+        let commit = self.git.commit(&tree, parent)?;
+        self.git
+            .push(self.url, &commit, Some(tip))
+            .map_err(|err| anyhow!("cannot push to {}: {err:#}", self.url))?;
+        outgoing::pushed(
+            self.conn,
+            &Pushed {
+                sent: &new.sent,
+                announced: &new.announced,
+                chunks: &new.chunks,
+                emptied: &emptied,
+                next_seq: new.next_seq,
+            },
+        )?;
+        moved.sent = new.counts;
+        moved.announced = new.announced.len() as i64;
+        moved.rewritten = outbox.rewrite.len();
+        Ok(())
+    }
+
+    /// What there is to push; `None` when nothing, and the remote holds this machine's chunks
+    /// as they are here.
+    fn outbox(&self, layout: &Layout) -> Result<Option<Outbox>> {
         let conn = self.conn;
-        let redactor = &self.config.redactor;
         let next_seq: i64 = state::meta(conn, "next_seq")?
             .and_then(|n| n.parse().ok())
             .unwrap_or(1);
         let table = state::chunks(conn)?;
-        let mut mine: BTreeMap<i64, String> = table
+        let mine: BTreeMap<i64, String> = table
             .iter()
             .map(|(seq, blob, _)| (*seq, blob.clone()))
             .collect();
@@ -352,53 +387,72 @@ impl Sync<'_> {
             );
         }
         let on_remote = layout.machines.get(&self.me).cloned().unwrap_or_default();
-        if vanished.is_empty()
+        let nothing = vanished.is_empty()
             && resend.is_empty()
             && fresh.is_empty()
             && rewrite.is_empty()
-            && on_remote == mine
-        {
-            return Ok(());
-        }
-        let mut seq = next_seq;
-        let mut writer = Writer::new(&self.me, seq)?;
-        let (mut sent, mut announced, mut written) = (Vec::new(), Vec::new(), Vec::new());
-        let mut counts = Counts::default();
-        let mut roll = |writer: &mut Writer, seq: &mut i64, force: bool| -> Result<()> {
+            && on_remote == mine;
+        Ok((!nothing).then_some(Outbox {
+            next_seq,
+            mine,
+            vanished,
+            rewrite,
+            resend,
+            fresh,
+        }))
+    }
+
+    /// The new chunks: deletions first, then the records sent again and the new ones, a
+    /// chunk sealed each time one is full.
+    fn write_new(&self, outbox: &Outbox) -> Result<NewChunks> {
+        let mut new = NewChunks {
+            next_seq: outbox.next_seq,
+            ..NewChunks::default()
+        };
+        let mut writer = Writer::new(&self.me, new.next_seq)?;
+        let roll = |writer: &mut Writer, new: &mut NewChunks, force: bool| -> Result<()> {
             if writer.lines > 0 && (force || writer.full()) {
-                let full = std::mem::replace(writer, Writer::new(&self.me, *seq + 1)?);
-                written.push((*seq, self.seal(full, *seq)?));
-                *seq += 1;
+                let seq = new.next_seq;
+                let full = std::mem::replace(writer, Writer::new(&self.me, seq + 1)?);
+                new.chunks.push((seq, self.seal(full, seq)?));
+                new.next_seq += 1;
             }
             Ok(())
         };
-        for (table, id, _) in &vanished {
+        for (table, id, _) in &outbox.vanished {
             writer.gone(*table, id)?;
-            announced.push((*table, id.clone(), seq));
-            roll(&mut writer, &mut seq, false)?;
+            new.announced.push((*table, id.clone(), new.next_seq));
+            roll(&mut writer, &mut new, false)?;
         }
-        for (table, id) in resend.iter().chain(&fresh) {
-            let Some(out) = outgoing::out(conn, redactor, *table, id)? else {
+        let redactor = &self.config.redactor;
+        for (table, id) in outbox.resend.iter().chain(&outbox.fresh) {
+            let Some(out) = outgoing::out(self.conn, redactor, *table, id)? else {
                 continue;
             };
             writer.record(&out.record)?;
-            export::tally(&mut counts, &out.record);
-            sent.push((out.table, out.id, out.ver, seq));
-            roll(&mut writer, &mut seq, false)?;
+            export::tally(&mut new.counts, &out.record);
+            new.sent.push((out.table, out.id, out.ver, new.next_seq));
+            roll(&mut writer, &mut new, false)?;
         }
-        roll(&mut writer, &mut seq, true)?;
-        // What left or moved on: not in the chunks written again.
-        let leaving: HashSet<(Table, String)> = vanished
+        roll(&mut writer, &mut new, true)?;
+        Ok(new)
+    }
+
+    /// Writes this machine's chunks to rewrite again, without what left or moved on, adding
+    /// them to `chunks`; the chunks left with nothing, which are not written.
+    fn write_again(&self, outbox: &Outbox, chunks: &mut Vec<(i64, String)>) -> Result<Vec<i64>> {
+        let leaving: HashSet<(Table, String)> = outbox
+            .vanished
             .iter()
             .map(|(table, id, _)| (*table, id.clone()))
-            .chain(resend.iter().cloned())
+            .chain(outbox.resend.iter().cloned())
             .collect();
         let mut emptied = Vec::new();
-        for old in &rewrite {
-            let (records, gone) = outgoing::chunk_lines(conn, redactor, *old, &leaving)?;
+        for old in &outbox.rewrite {
+            let (records, gone) =
+                outgoing::chunk_lines(self.conn, &self.config.redactor, *old, &leaving)?;
             if records.is_empty() && gone.is_empty() {
                 emptied.push(*old);
-                mine.remove(old);
                 continue;
             }
             let mut again = Writer::new(&self.me, *old)?;
@@ -408,33 +462,36 @@ impl Sync<'_> {
             for out in &records {
                 again.record(&out.record)?;
             }
-            let blob = self.seal(again, *old)?;
-            written.push((*old, blob));
+            chunks.push((*old, self.seal(again, *old)?));
         }
-        mine.extend(written.iter().cloned());
-        let tree = layout.tree(self.git, None, &self.me, &mine)?;
-        // A new history when chunks were written again: the branch no longer reaches their
-        // older versions.
-        let parent = rewrite.is_empty().then_some(tip);
-        let commit = self.git.commit(&tree, parent)?;
-        self.git
-            .push(self.url, &commit, Some(tip))
-            .map_err(|err| anyhow!("cannot push to {}: {err:#}", self.url))?;
-        outgoing::pushed(
-            conn,
-            &Pushed {
-                sent: &sent,
-                announced: &announced,
-                chunks: &written,
-                emptied: &emptied,
-                next_seq: seq,
-            },
-        )?;
-        moved.sent = counts;
-        moved.announced = announced.len() as i64;
-        moved.rewritten = rewrite.len();
-        Ok(())
+        Ok(emptied)
     }
+}
+
+/// What a push sends, read before anything is written.
+struct Outbox {
+    next_seq: i64,
+    /// This machine's chunks as the sync state records them: number and blob.
+    mine: BTreeMap<i64, String>,
+    /// Records deleted here: table, id, and this machine's chunk that holds their line.
+    vanished: Vec<(Table, String, Option<i64>)>,
+    /// This machine's chunks to write again: marked dirty, or holding a deleted record.
+    rewrite: BTreeSet<i64>,
+    /// Records sent before that changed since (sessions) or were numbered since (captures).
+    resend: Vec<(Table, String)>,
+    fresh: Vec<(Table, String)>,
+}
+
+/// The chunks a push writes, and what they hold, for the state once the push landed.
+#[derive(Default)]
+struct NewChunks {
+    sent: Vec<(Table, String, Option<String>, i64)>,
+    announced: Vec<(Table, String, i64)>,
+    /// Number and blob of each chunk written (new ones, then the ones written again).
+    chunks: Vec<(i64, String)>,
+    counts: Counts,
+    /// The number of the next new chunk.
+    next_seq: i64,
 }
 
 /// A pause of 50 to 560 ms before trying again, so that machines that collided do not collide

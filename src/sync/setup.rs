@@ -56,14 +56,7 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
         .map_err(|err| anyhow::anyhow!("cannot reach {url}: {err:#}"))?;
     let (remote, outcome, key) = match (tip, key) {
         (None, None) => {
-            let mut remote = [0u8; 16];
-            key::random(&mut remote)?;
-            let key = Key::generate(&remote)?;
-            let header = git.write_blob(&chunk::seal_header(&key, &remote)?)?;
-            let tree = Layout::default().tree(&git, Some(&header), "", &Default::default())?;
-            let commit = git.commit(&tree, None)?;
-            git.push(url, &commit, None)
-                .map_err(|err| anyhow::anyhow!("cannot push to {url}: {err:#}"))?;
+            let (remote, key) = start(&git, url)?;
             let token = key.token();
             (remote, Joined::Started { token }, key)
         }
@@ -72,44 +65,68 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
              key was made for, or leave out --key to start syncing with {url}"
         ),
         (Some(tip), given) => {
-            let layout = Layout::read(&git, &tip)?;
-            let header = match &layout.header {
-                Some(id) => git.blobs(&[id.as_str()])?.remove(id.as_str()),
-                None => None,
-            };
-            let Some((remote, header)) = header.and_then(|h| Some((chunk::header_remote(&h)?, h)))
-            else {
-                bail!(
-                    "{url} has a claude-mem branch that is not claude-mem sync data; left untouched"
-                );
-            };
-            let Some(key) = given else {
-                bail!(
-                    "{url} already holds claude-mem sync data: give its key with --key (`claude-mem \
-                     sync key` prints it on a machine that syncs with it)"
-                );
-            };
-            if !key.made_for(&remote) {
-                bail!(
-                    "this key was made for another remote (remote {}…), not {url} (remote {}…): \
-                     nothing was imported, {url} is unchanged",
-                    key::hex(&key.remote),
-                    key::hex(&remote[..key::REMOTE_PREFIX])
-                );
-            }
-            if !chunk::opens_header(&key, &header) {
-                bail!(
-                    "the key does not open {url}'s data (the key names this remote, but it is \
-                     not its key, or its header was changed): nothing was imported, {url} is \
-                     unchanged"
-                );
-            }
+            let (remote, key) = join(&git, url, &tip, given)?;
             (remote, Joined::Existing, key)
         }
     };
+    keep(&paths, url, &remote, &key)?;
+    Ok(outcome)
+}
+
+/// Starts sync data on a remote that has none: a new remote id and key, and the header
+/// pushed.
+fn start(git: &Git, url: &str) -> Result<([u8; 16], Key)> {
+    let mut remote = [0u8; 16];
+    key::random(&mut remote)?;
+    let key = Key::generate(&remote)?;
+    let header = git.write_blob(&chunk::seal_header(&key, &remote)?)?;
+    let tree = Layout::default().tree(git, Some(&header), "", &Default::default())?;
+    let commit = git.commit(&tree, None)?;
+    git.push(url, &commit, None)
+        .map_err(|err| anyhow::anyhow!("cannot push to {url}: {err:#}"))?;
+    Ok((remote, key))
+}
+
+/// The remote id of sync data at `tip`, and the key `given`, once the key is known to be
+/// this remote's: made for it, and opening its header.
+fn join(git: &Git, url: &str, tip: &str, given: Option<Key>) -> Result<([u8; 16], Key)> {
+    let layout = Layout::read(git, tip)?;
+    let header = match &layout.header {
+        Some(id) => git.blobs(&[id.as_str()])?.remove(id.as_str()),
+        None => None,
+    };
+    let Some((remote, header)) = header.and_then(|h| Some((chunk::header_remote(&h)?, h))) else {
+        bail!("{url} has a claude-mem branch that is not claude-mem sync data; left untouched");
+    };
+    let Some(key) = given else {
+        bail!(
+            "{url} already holds claude-mem sync data: give its key with --key (`claude-mem \
+             sync key` prints it on a machine that syncs with it)"
+        );
+    };
+    if !key.made_for(&remote) {
+        bail!(
+            "this key was made for another remote (remote {}…), not {url} (remote {}…): \
+             nothing was imported, {url} is unchanged",
+            key::hex(&key.remote),
+            key::hex(&remote[..key::REMOTE_PREFIX])
+        );
+    }
+    if !chunk::opens_header(&key, &header) {
+        bail!(
+            "the key does not open {url}'s data (the key names this remote, but it is \
+             not its key, or its header was changed): nothing was imported, {url} is \
+             unchanged"
+        );
+    }
+    Ok((remote, key))
+}
+
+/// Keeps the remote's key and settings on this machine.
+fn keep(paths: &Paths, url: &str, remote: &[u8; 16], key: &Key) -> Result<()> {
     let settings = Settings {
         url: url.to_string(),
-        remote: key::hex(&remote),
+        remote: key::hex(remote),
     };
     fsutil::write_atomic(
         &paths.dir,
@@ -126,7 +143,7 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
         Durability::PowerLoss,
     )
     .context("cannot keep the sync settings")?;
-    Ok(outcome)
+    Ok(())
 }
 
 /// Forgets the remote here: settings, key, state and repository. Returns the remote it was.

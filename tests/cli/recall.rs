@@ -1095,6 +1095,40 @@ fn sessions_lists_recent_work_of_the_project() {
     assert!(stdout(&all).contains("/home/dev/shop"), "{all:?}");
 }
 
+/// Regression: tables padded cells by characters, so a project named in CJK (two columns a
+/// character on a terminal) pushed the columns after it out of line.
+#[test]
+fn table_columns_line_up_by_the_width_text_takes_on_screen() {
+    let env = Env::new();
+    let projects = ["/home/dev/shop", "/home/dev/お店", "/home/dev/cafe\u{301}"];
+    for (n, project) in projects.iter().enumerate() {
+        let session = format!("7c1f3a52-94d0-4c1e-b7a2-{n}f0e9d3c8a71");
+        let prompt = json!({"session_id": session, "cwd": project,
+                            "hook_event_name": "UserPromptSubmit", "prompt_id": "p-1",
+                            "prompt": "設定ファイルを直して"});
+        assert_ack(&env.hook("prompt", prompt.to_string().as_bytes()));
+    }
+    let out = env.command().args(["sessions", "--all"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    // The columns a line takes before its first request: wide characters (the only ones here
+    // are kana and kanji) take two, `e` and its combining accent one.
+    let columns = |line: &str| -> usize {
+        let before = &line[..line.find("設定").unwrap_or_else(|| panic!("{text}"))];
+        before
+            .chars()
+            .map(|c| match c {
+                '\u{3040}'..='\u{9fff}' => 2,
+                '\u{300}'..='\u{36f}' => 0,
+                _ => 1,
+            })
+            .sum()
+    };
+    let starts: Vec<usize> = text.lines().map(columns).collect();
+    assert!(starts.iter().all(|&s| s == starts[0]), "{starts:?}\n{text}");
+}
+
 #[test]
 fn timeline_shows_the_items_around_one() {
     let env = Env::new();

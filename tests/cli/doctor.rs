@@ -461,7 +461,7 @@ fn data_open_to_other_users_fails_and_fix_closes_it() {
     assert_eq!(status(&report, "data", ""), "ok");
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_file_of_another_user_in_the_data_dir_fails_and_is_not_touched() {
     if !harness::require_root("giving a file to another user") {

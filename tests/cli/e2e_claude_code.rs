@@ -6,10 +6,13 @@
 //! time limits that leave a complete session in the database, and that the memory we hand back
 //! (at the next session start, and with a prompt about earlier work) really reaches the model.
 //!
-//! The CLI comes from `harness::claude_cli`: `CLAUDE_MEM_E2E_CLAUDE` (CI sets it; then it must
-//! work), else a pinned npm install cached under `target/e2e/`. Where it cannot be installed
-//! (no npm, no network, Windows) the test prints why and passes as skipped, or fails under
-//! `CLAUDE_MEM_TEST_REQUIRE_ALL=1` (see `harness::require`).
+//! The CLI comes from `harness::claude_cli`: `CLAUDE_MEM_E2E_CLAUDE` (`.ci/run` sets it; then it
+//! must work), else the pinned install under `target/e2e/`, which `CLAUDE_MEM_E2E_INSTALL=1`
+//! makes from npm when it is missing. Without either the test says why and how to run it, and
+//! passes as skipped, or fails under `CLAUDE_MEM_TEST_REQUIRE_ALL=1` (see `harness::require`).
+//! Unix only: on Windows Claude Code runs hooks and its Bash tool through another shell, which
+//! nothing here has checked.
+#![cfg(unix)]
 // The timings and the failure diagnostics are for the person reading the test output.
 #![allow(clippy::print_stderr)]
 
@@ -56,22 +59,39 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     // Claude Code reports the project dir resolved; so must we, or a /tmp symlink (macOS)
     // would make the comparison fail for the wrong reason.
     let project = project.canonicalize().unwrap();
-    let data_dir = env.data_dir.clone();
     let mock = MockApi::start(Duration::from_secs(600)).unwrap();
     let _diagnostics = Diagnostics {
         root: env.root.path().to_path_buf(),
         home: env.home(),
-        data_dir: data_dir.clone(),
+        data_dir: env.data_dir.clone(),
     };
     let run = Run {
         claude,
         env,
-        project: project.clone(),
+        project,
         base_url: mock.base_url(),
     };
 
     install_hooks(&run);
+    let first = first_session(&run, &mock);
 
+    // Between sessions, what a user's machine does: the maintenance process the first
+    // session's end started brings the search index up to date. Recall never waits for it.
+    wait_for_the_index(&run);
+
+    second_session(&run, &mock, &first);
+
+    assert_small_talk_recalls_nothing(&run, &mock);
+    assert_a_refused_database_is_told_once(&run, &mock);
+    // Nothing the hooks started outlives the sandbox.
+    run.env.wait_for_maintenance();
+}
+
+/// The first session: a Bash call and a Write in a project with no history, answered; the
+/// tools really ran, no context was handed, and the database holds the session as it went.
+/// The session, and how many requests the mock had by its end.
+fn first_session(run: &Run, mock: &MockApi) -> (Session, usize) {
+    let project = &run.project;
     let written = project.join(WRITTEN_FILE);
     mock.set_script(vec![
         Reply::ToolUse {
@@ -105,17 +125,16 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
         "a project without history got a context block"
     );
 
-    let db = Connection::open(data_dir.join("memory.db")).unwrap();
-    assert_first_session(&db, &first.session_id, &project, &written);
-    drop(db);
+    let db = Connection::open(run.env.data_dir.join("memory.db")).unwrap();
+    assert_first_session(&db, &first.session_id, project, &written);
+    (first, first_requests.len())
+}
 
-    // Between sessions, what a user's machine does: the maintenance process the first
-    // session's end started brings the search index up to date. Recall never waits for it.
-    wait_for_the_index(&run);
-
-    // The second session, about the first one's work: its prompt gets the Write back
-    // (per-prompt recall), and the model asks the memory through the MCP server install-hooks
-    // registered, and Claude Code hands it the answer.
+/// The second session, about the work of `first` (the mock's requests `before` its end): its
+/// prompt gets the Write back (per-prompt recall), the model asks the memory through the MCP
+/// server install-hooks registered, and Claude Code hands it the answer; the context names the
+/// first session by its short id and points at the MCP tools; the session ends closed.
+fn second_session(run: &Run, mock: &MockApi, (first, before): &(Session, usize)) {
     // Claude Code defers MCP tools: the model loads the tool by name first (ToolSearch), as
     // it is told to, then calls it.
     mock.set_script(vec![
@@ -134,7 +153,7 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     let second = run.session("second", RECALL_PROMPT);
     assert_ne!(second.session_id, first.session_id);
     assert_eq!(second.answer, SECOND_ANSWER);
-    let second_requests = &mock.requests()[first_requests.len()..];
+    let second_requests = &mock.requests()[*before..];
     let main_turns = || {
         second_requests
             .iter()
@@ -163,9 +182,9 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
             .any(|r| r.has_text_with(&["<claude-mem-context>", &first.session_id])),
         "the context names sessions by short ids"
     );
-    assert_recall_reached_the_model(second_requests, &data_dir);
-    assert_memory_reached_the_model(second_requests, &data_dir);
-    let db = Connection::open(data_dir.join("memory.db")).unwrap();
+    assert_recall_reached_the_model(second_requests, &run.env.data_dir);
+    assert_memory_reached_the_model(second_requests, &run.env.data_dir);
+    let db = Connection::open(run.env.data_dir.join("memory.db")).unwrap();
     let status: String = db
         .query_row(
             "SELECT status FROM sessions WHERE session_id = ?1",
@@ -174,12 +193,6 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
         )
         .unwrap();
     assert_eq!(status, "closed", "the second session was not closed");
-    drop(db);
-
-    assert_small_talk_recalls_nothing(&run, &mock);
-    assert_a_refused_database_is_told_once(&run, &mock);
-    // Nothing the hooks started outlives the sandbox.
-    run.env.wait_for_maintenance();
 }
 
 /// Waits until the search index holds every row of the database: the maintenance process a
@@ -457,6 +470,13 @@ fn assert_first_session(db: &Connection, session_id: &str, project: &Path, writt
         [json!({"prompt_number": 1, "prompt_text": FIRST_PROMPT, "prompt_id": prompt_id})]
     );
 
+    assert_its_tool_calls(db, session_id, &prompt_id, written);
+    assert_its_summary_request_and_events(db, session_id, &prompt_id);
+}
+
+/// Both tool calls of the first session captured, linked to its prompt `prompt_id`, with
+/// their input and the file the Write touched.
+fn assert_its_tool_calls(db: &Connection, session_id: &str, prompt_id: &Value, written: &Path) {
     let observations = table(
         db,
         "SELECT tool_name, tool_use_id, event, prompt_id, status,
@@ -494,7 +514,10 @@ fn assert_first_session(db: &Connection, session_id: &str, project: &Path, writt
         json!([written]),
         "files_touched of the Write capture"
     );
+}
 
+/// The request to summarize the first session's turn, and its lifecycle events in order.
+fn assert_its_summary_request_and_events(db: &Connection, session_id: &str, prompt_id: &Value) {
     let summaries = table(
         db,
         "SELECT prompt_id, status,
@@ -600,7 +623,7 @@ impl Run {
     /// `program` with none of the developer's environment (their API key, CLAUDE_CONFIG_DIR,
     /// CLAUDE_MEM_* settings), and with everything that would make the CLI call out turned off.
     fn scrubbed(&self, program: &Path) -> Command {
-        // The queue stays as the session left it (CLAUDE_MEM_COMPRESS=off: tests/cli/compress.rs
+        // The queue stays as the session left it (CLAUDE_MEM_COMPRESS=off: tests/cli/compress/
         // drives compression).
         let mut cmd = self.env.command_of(program);
         cmd.env("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")

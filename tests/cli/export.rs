@@ -265,55 +265,78 @@ fn an_export_is_a_header_then_one_record_a_line_filtered_like_search() {
     }
 }
 
-#[test]
-fn a_newer_format_or_a_bad_line_is_refused_and_nothing_is_stored() {
-    let source = Env::new();
-    memory(&source);
-    let good = ok(&run(&source, &["export", "--all"]));
-    let lines: Vec<&str> = good.lines().collect();
-    let dir = source.root.path();
-    let write = |name: &str, text: String| -> PathBuf {
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    };
-    let with_line = |n: usize, line: &str| {
-        let mut changed = lines.clone();
-        changed[n - 1] = line;
-        changed.join("\n")
-    };
-    let cases = [
+/// `text` written as `name` in `dir`; its path.
+fn write_in(dir: &Path, name: &str, text: String) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The export `lines` with line `n` (from 1) replaced by `line`.
+fn with_line(lines: &[&str], n: usize, line: &str) -> String {
+    let mut changed = lines.to_vec();
+    changed[n - 1] = line;
+    changed.join("\n")
+}
+
+/// Exports (made from the good one's `lines`, in `dir`) whose header or line is not one this
+/// release reads, each with what the refusal says.
+fn bad_formats_and_lines(lines: &[&str], dir: &Path) -> Vec<(PathBuf, &'static str)> {
+    vec![
         (
-            write("newer.jsonl", with_line(1, r#"{"format":"claude-mem/2"}"#)),
+            write_in(
+                dir,
+                "newer.jsonl",
+                with_line(lines, 1, r#"{"format":"claude-mem/2"}"#),
+            ),
             "newer than this claude-mem reads (claude-mem/1): upgrade claude-mem",
         ),
         (
-            write("other.jsonl", "{\"hello\": 1}\n".into()),
+            write_in(dir, "other.jsonl", "{\"hello\": 1}\n".into()),
             "not a claude-mem export",
         ),
-        (write("empty.jsonl", String::new()), "is empty"),
+        (write_in(dir, "empty.jsonl", String::new()), "is empty"),
         (
-            write("torn.jsonl", with_line(3, r#"{"type":"prompt","id":"x","#)),
+            write_in(
+                dir,
+                "torn.jsonl",
+                with_line(lines, 3, r#"{"type":"prompt","id":"x","#),
+            ),
             "line 3: ",
         ),
         (
-            write(
+            write_in(
+                dir,
                 "missing.jsonl",
-                with_line(4, r#"{"type":"prompt","id":"x"}"#),
+                with_line(lines, 4, r#"{"type":"prompt","id":"x"}"#),
             ),
             "line 4: missing field",
         ),
         (
-            write(
+            write_in(
+                dir,
                 "unknown.jsonl",
-                with_line(5, r#"{"type":"widget","id":"x"}"#),
+                with_line(lines, 5, r#"{"type":"widget","id":"x"}"#),
             ),
             "line 5: a record of type \"widget\"",
         ),
+    ]
+}
+
+/// Exports whose records are well formed but hold a value no record may hold, each with what
+/// the refusal says.
+fn bad_values(lines: &[&str], dir: &Path) -> Vec<(PathBuf, &'static str)> {
+    let observation = lines
+        .iter()
+        .find(|l| l.contains("\"type\":\"observation\""))
+        .unwrap();
+    vec![
         (
-            write(
+            write_in(
+                dir,
                 "memory.jsonl",
                 with_line(
+                    lines,
                     2,
                     &memory_record(json!({"origin": "elsewhere"})).to_string(),
                 ),
@@ -321,21 +344,25 @@ fn a_newer_format_or_a_bad_line_is_refused_and_nothing_is_stored() {
             "line 2: origin cannot be \"elsewhere\"",
         ),
         (
-            write(
+            write_in(
+                dir,
                 "facts.jsonl",
-                with_line(2, &memory_record(json!({"facts": "one fact"})).to_string()),
+                with_line(
+                    lines,
+                    2,
+                    &memory_record(json!({"facts": "one fact"})).to_string(),
+                ),
             ),
             "line 2: facts must be an array of strings",
         ),
         (
-            write(
+            write_in(
+                dir,
                 "priority.jsonl",
                 with_line(
+                    lines,
                     lines.len(),
-                    &lines
-                        .iter()
-                        .find(|l| l.contains("\"type\":\"observation\""))
-                        .unwrap()
+                    &observation
                         .replace("\"priority\":0", "\"priority\":7")
                         .replace("\"priority\":1", "\"priority\":7")
                         .replace("\"priority\":2", "\"priority\":7"),
@@ -343,7 +370,18 @@ fn a_newer_format_or_a_bad_line_is_refused_and_nothing_is_stored() {
             ),
             "priority cannot be 7",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn a_newer_format_or_a_bad_line_is_refused_and_nothing_is_stored() {
+    let source = Env::new();
+    memory(&source);
+    let good = ok(&run(&source, &["export", "--all"]));
+    let lines: Vec<&str> = good.lines().collect();
+    let dir = source.root.path();
+    let mut cases = bad_formats_and_lines(&lines, dir);
+    cases.extend(bad_values(&lines, dir));
     let fresh = Env::new();
     let before = rows(&source);
     for (file, says) in &cases {

@@ -3,6 +3,7 @@
 //! spill folder, quarantine, reserve, private marks); on a terminal it asks first.
 
 use std::path::Path;
+#[cfg(target_os = "linux")]
 use std::process::{Output, Stdio};
 
 use crate::harness::memory::*;
@@ -664,29 +665,16 @@ fn hooks_do_not_wait_their_budget_while_a_rebuild_holds_the_database() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_forget_that_cannot_rebuild_says_what_remains_and_how_to_finish() {
-    if !is_root() {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("skipped: mounting a small file system needs root");
-        }
-        return;
-    }
     let base = Env::new();
     let disk = base.root.path().join("disk");
     std::fs::create_dir(&disk).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
-        .arg(&disk)
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(mounted, "could not mount a tmpfs");
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(disk.clone());
+    let Some(_unmount) = require_tmpfs(
+        &disk,
+        "8m",
+        "mounting a small file system for the full-disk case",
+    ) else {
+        return;
+    };
     let env = Env {
         data_dir: disk.join("data"),
         ..base

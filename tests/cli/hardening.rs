@@ -4,7 +4,7 @@
 //! give files to `nobody`), and say so when skipped (see `harness::require`).
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -49,6 +49,7 @@ fn mkfifo(path: &Path) {
 
 /// A spill file as an attacker would plant it: a summary request whose message tells Claude to
 /// run something.
+#[cfg(target_os = "linux")]
 fn planted_spill_file(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     let write = json!({"format": 1, "write": {
@@ -63,7 +64,7 @@ fn planted_spill_file(dir: &Path) {
     .unwrap();
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_fallback_folder_planted_by_another_user_is_never_read() {
     if !require_root("planting a folder as another user") {
@@ -111,6 +112,7 @@ fn a_fallback_folder_planted_by_another_user_is_never_read() {
 }
 
 /// The names this and earlier releases gave the fallback folder of `env`'s data dir.
+#[cfg(target_os = "linux")]
 fn fallback_names(env: &Env) -> Vec<String> {
     let key = env.data_dir.to_string_lossy();
     let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -136,14 +138,10 @@ fn a_fifo_a_symlink_or_a_huge_file_in_the_spill_folder_never_hangs_or_floods_a_h
     let huge = std::fs::File::create(spill.join(name(3))).unwrap();
     huge.set_len(3 << 30).unwrap();
     drop(huge);
-    let started = Instant::now();
+    // Within `HANG`; that it costs a hook no more than a capture does is the hooks bench's
+    // (benches/hooks/held.rs).
     let out = hook_in_time(&env, "capture", &capture("second"));
     assert_ack(&out);
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "took {:?}",
-        started.elapsed()
-    );
     assert_eq!(
         env.count("SELECT COUNT(*) FROM pending_queue WHERE tool_use_id = 'second'"),
         1
@@ -172,7 +170,7 @@ fn a_fifo_a_symlink_or_a_huge_file_in_the_spill_folder_never_hangs_or_floods_a_h
 
 /// Regression: a data dir refused as another user's still got a `memory.log` of ours (the
 /// hook's line about the refusal), created inside it.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_data_dir_of_another_user_gets_no_file_of_ours() {
     use std::os::unix::fs::PermissionsExt;
@@ -190,7 +188,7 @@ fn a_data_dir_of_another_user_gets_no_file_of_ours() {
     for args in [&["status"][..], &["search", "c1"][..], &["sessions"][..]] {
         let _ = env.command().args(args).output().unwrap();
     }
-    assert_eq!(files_in(&env.data_dir), Vec::<PathBuf>::new());
+    assert_eq!(files_in(&env.data_dir), Vec::<std::path::PathBuf>::new());
     let fallback = env.fallback_files();
     let log = fallback.iter().find(|p| p.ends_with("memory.log")).unwrap();
     assert!(
@@ -340,21 +338,16 @@ fn a_file_size_limit_is_a_write_error_not_a_death() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_loses_no_event_in_silence() {
-    if !require_root("mounting a small file system for the full-disk case") {
-        return;
-    }
     let env = Env::new();
     let disk = env.root.path().join("disk");
     std::fs::create_dir(&disk).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
-        .arg(&disk)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !require((!mounted).then(|| "could not mount a tmpfs".to_string())) {
+    let Some(_unmount) = require_tmpfs(
+        &disk,
+        "16m",
+        "mounting a small file system for the full-disk case",
+    ) else {
         return;
-    }
-    let _unmount = Unmount(disk.clone());
+    };
     std::fs::create_dir(disk.join("tmp")).unwrap();
     let env = Env {
         data_dir: disk.join("data"),
@@ -404,14 +397,6 @@ fn a_full_disk_loses_no_event_in_silence() {
         huge == 100 || told == 1,
         "{huge} of 100 large events kept; told {told} times"
     );
-}
-
-struct Unmount(PathBuf);
-
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
 }
 
 // ---- 3. Never in Claude's way ----

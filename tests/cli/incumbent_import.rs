@@ -122,34 +122,9 @@ fn our_shop_session(env: &Env) {
     assert_ack(&env.hook("context", start.to_string().as_bytes()));
 }
 
-#[test]
-fn its_memory_comes_over_once_cleaned_and_its_file_is_only_read() {
-    let env = Env::default_data_dir();
-    our_shop_session(&env);
-    let (path, conn) = incumbent_db(&env, "schema-v13.sql");
-    current(&conn);
-    drop(conn);
-    let before = std::fs::read(&path).unwrap();
-    let names_before = files_in(path.parent().unwrap());
-
-    let out = import(&env, &["--from-claude-mem"]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        stdout(&out),
-        format!(
-            "Imported from thedotmack/claude-mem ({}): 2 sessions, 3 prompts, 3 memories, \
-             1 summary.\n",
-            path.display()
-        )
-    );
-    assert!(out.stderr.is_empty(), "{out:?}");
-
-    // Their file and folder are as they were.
-    assert_eq!(std::fs::read(&path).unwrap(), before);
-    assert_eq!(files_in(path.parent().unwrap()), names_before);
-
-    // As we would have stored it: their project name is our project's path where one is known,
-    // private parts are gone, secrets redacted, their extra columns kept.
+/// What came over, as we would have stored it: their project name is our project's path where
+/// one is known, private parts are gone, secrets redacted, their extra columns kept.
+fn assert_stored_as_we_would_have_stored_it(env: &Env) {
     let db = env.db();
     let (project, model, extra): (String, String, String) = db
         .query_row(
@@ -179,14 +154,16 @@ fn its_memory_comes_over_once_cleaned_and_its_file_is_only_read() {
         )
         .unwrap();
     assert!(!prompt.contains("salary"), "{prompt}");
-    let everything = everything_on_disk(&env);
+    let everything = everything_on_disk(env);
     assert!(!contains(&everything, TOKEN), "the token reached our files");
     assert!(
         !contains(&everything, "my salary"),
         "a private part reached our files"
     );
+}
 
-    // It is found as our own memory is.
+/// What came over is found as our own memory is.
+fn assert_found_as_our_own_memory_is(env: &Env) {
     let search = env
         .command()
         .args(["search", "frozen", "clock", "--all"])
@@ -200,7 +177,38 @@ fn its_memory_comes_over_once_cleaned_and_its_file_is_only_read() {
     );
     let show = env.command().args(["show", SHOP]).output().unwrap();
     assert!(stdout(&show).contains("clocks drift"), "{}", stdout(&show));
+}
 
+#[test]
+fn its_memory_comes_over_once_cleaned_and_its_file_is_only_read() {
+    let env = Env::default_data_dir();
+    our_shop_session(&env);
+    let (path, conn) = incumbent_db(&env, "schema-v13.sql");
+    current(&conn);
+    drop(conn);
+    let before = std::fs::read(&path).unwrap();
+    let names_before = files_in(path.parent().unwrap());
+
+    let out = import(&env, &["--from-claude-mem"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "Imported from thedotmack/claude-mem ({}): 2 sessions, 3 prompts, 3 memories, \
+             1 summary.\n",
+            path.display()
+        )
+    );
+    assert!(out.stderr.is_empty(), "{out:?}");
+
+    // Their file and folder are as they were.
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(files_in(path.parent().unwrap()), names_before);
+
+    assert_stored_as_we_would_have_stored_it(&env);
+    assert_found_as_our_own_memory_is(&env);
+
+    let db = env.db();
     // Twice stores once.
     let tables = "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM user_prompts),
                          (SELECT COUNT(*) FROM memories), (SELECT COUNT(*) FROM summaries)";

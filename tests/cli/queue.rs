@@ -751,7 +751,9 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
     succeeded(&answer(&env, "ack", &token(&items), &ids(&items), &[]));
 }
 
-/// The example consumer of docs/queue.md, run as it is printed there.
+/// The example consumer of docs/queue.md, run as it is printed there. (Unix only: it finds
+/// `claude-mem` on a PATH joined with `:`, and runs `python3`.)
+#[cfg(unix)]
 #[test]
 fn the_documented_example_consumer_drains_the_queue() {
     let doc =

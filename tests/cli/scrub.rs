@@ -35,21 +35,23 @@ fn nowhere(env: &Env, secret: &str) {
     );
 }
 
-#[test]
-fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
-    let env = Env::new();
-    session(&env, A, PROJECT, &["kappa"]);
+/// A call whose command holds [`ACME`], which only a pattern the user adds later finds.
+fn acme_call(id: &str) -> Vec<u8> {
+    event(
+        "PostToolUse",
+        A,
+        PROJECT,
+        json!({"prompt_id": "acme", "tool_name": "Bash", "tool_use_id": id,
+               "tool_input": {"command": format!("deploy {ACME} lambdacmd")},
+               "tool_response": {"stdout": "deployed", "stderr": ""}}),
+    )
+}
+
+/// Secrets stored under older rules, in every place a row holds text, in the search index,
+/// and in an event waiting in the spill folder.
+fn stored_under_older_rules(env: &Env) {
+    session(env, A, PROJECT, &["kappa"]);
     // Captured by the hooks before the user added the pattern that finds it.
-    let acme_call = |id: &str| {
-        event(
-            "PostToolUse",
-            A,
-            PROJECT,
-            json!({"prompt_id": "acme", "tool_name": "Bash", "tool_use_id": id,
-                   "tool_input": {"command": format!("deploy {ACME} lambdacmd")},
-                   "tool_response": {"stdout": "deployed", "stderr": ""}}),
-        )
-    };
     assert_ack(&env.hook("capture", &acme_call("acme-1")));
     // Written by an earlier release whose rules let them through.
     env.db()
@@ -69,12 +71,42 @@ fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
         ))
         .unwrap();
     // The index holds them too, and an event with one waits in the spill folder.
-    assert_eq!(found(&env, "omegaword"), ["prompt"]);
-    assert_eq!(found(&env, "lambdacmd"), ["Bash"]);
+    assert_eq!(found(env, "omegaword"), ["prompt"]);
+    assert_eq!(found(env, "lambdacmd"), ["Bash"]);
     drop(env.spill_captures(&[acme_call("acme-2")]));
     for secret in [TOKEN, ACME, ENV_FILE] {
         assert!(!files_holding(&env.data_dir, secret).is_empty(), "{secret}");
     }
+}
+
+/// After a scrub, what held a secret is found as before by the rest of its text, and holds
+/// the secret's mark instead.
+fn assert_found_by_the_rest_of_their_text(env: &Env) {
+    assert_eq!(found(env, "omegaword"), ["prompt"]);
+    // The two calls hold the same text once redacted: one result, standing for both.
+    assert_eq!(found(env, "lambdacmd"), ["Bash"]);
+    let out = run(env, &["search", "--all", "--json", "lambdacmd"]);
+    let hit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hit["count"], 2, "{hit}");
+    let stored: String = env
+        .db()
+        .query_row(
+            "SELECT prompt_text FROM user_prompts WHERE prompt_number = 9",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, "deploy omegaword with [REDACTED:github-token] now");
+    assert!(contains(
+        &std::fs::read(env.db_path()).unwrap(),
+        "[REDACTED:secret-file]"
+    ));
+}
+
+#[test]
+fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
+    let env = Env::new();
+    stored_under_older_rules(&env);
 
     let dry = ok(&scrub(&env, &["--dry-run"]));
     assert!(
@@ -102,26 +134,7 @@ fn secrets_stored_under_older_rules_are_redacted_and_gone_from_every_file() {
         env.spilled().is_empty(),
         "the spilled event was scrubbed in the database"
     );
-    // Found as before by the rest of their text.
-    assert_eq!(found(&env, "omegaword"), ["prompt"]);
-    // The two calls hold the same text once redacted: one result, standing for both.
-    assert_eq!(found(&env, "lambdacmd"), ["Bash"]);
-    let out = run(&env, &["search", "--all", "--json", "lambdacmd"]);
-    let hit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(hit["count"], 2, "{hit}");
-    let stored: String = env
-        .db()
-        .query_row(
-            "SELECT prompt_text FROM user_prompts WHERE prompt_number = 9",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(stored, "deploy omegaword with [REDACTED:github-token] now");
-    assert!(contains(
-        &std::fs::read(env.db_path()).unwrap(),
-        "[REDACTED:secret-file]"
-    ));
+    assert_found_by_the_rest_of_their_text(&env);
 
     assert!(
         ok(&scrub(&env, &[])).starts_with("Nothing to scrub"),

@@ -308,7 +308,7 @@ impl Cells {
         }
     }
 
-    /// Their text at `at` as we would have stored it (see [`clean`]).
+    /// Their text at `at` as we would have stored it (see [`crate::privacy::clean_text`]).
     fn clean(&self, config: &Config, at: usize) -> Option<String> {
         self.text(at)
             .map(|t| crate::privacy::clean_text(&config.redactor, &t).into_owned())

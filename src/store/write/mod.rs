@@ -122,7 +122,7 @@ impl Store {
         })
     }
 
-    /// Applies one write in one IMMEDIATE transaction (see [`write::apply`]).
+    /// Applies one write in one IMMEDIATE transaction (see [`apply::apply`]).
     pub fn apply(&mut self, write: &Write) -> Result<()> {
         self.apply_locked(write, || {})
     }

@@ -1,7 +1,10 @@
-//! The real Claude Code CLI the tests drive: the one `CLAUDE_MEM_E2E_CLAUDE` names (CI sets
-//! it; then it must work), else a pinned npm install cached under `target/e2e/`, made once for
-//! all the tests that need it. Where it cannot be installed (no npm, no network, Windows)
-//! `find` says why and the test passes as skipped, or fails under `require::REQUIRE_ALL`.
+//! The real Claude Code CLI the tests drive: the one `CLAUDE_MEM_E2E_CLAUDE` names (`.ci/run`
+//! installs the pinned release and sets it; then it must work), else the pinned release
+//! installed under `target/e2e/`. A plain `cargo test` touches no network: the install (about
+//! 175 MB from npm) is made only when asked, with `CLAUDE_MEM_E2E_INSTALL=1`, once for all the
+//! tests that need it. Without the CLI, or where it cannot be installed (no npm, no network),
+//! `find` says which test, why, and how to run it, and the test passes as skipped, or fails
+//! under `require::REQUIRE_ALL`.
 // The install notices are for the person reading the test output.
 #![allow(clippy::print_stderr)]
 
@@ -19,6 +22,9 @@ pub use super::wait::wait_or_kill;
 pub const CLAUDE_CODE_VERSION: &str = "2.1.330";
 /// Path of a `claude` executable to use instead of the cached install; set, it must work.
 const CLAUDE_VAR: &str = "CLAUDE_MEM_E2E_CLAUDE";
+/// Set to 1, a missing cached install is made from npm (the network, 175 MB); unset, the tests
+/// that need it skip.
+const INSTALL_VAR: &str = "CLAUDE_MEM_E2E_INSTALL";
 /// A first install downloads about 175 MB (11 s here); from npm's cache it takes seconds.
 const INSTALL_LIMIT: Duration = Duration::from_secs(240);
 
@@ -28,7 +34,10 @@ pub fn find() -> Option<PathBuf> {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let found = FOUND.get_or_init(locate);
     let missing = found.as_ref().err().map(|why| {
-        format!("no real Claude Code CLI: {why}. Set {CLAUDE_VAR}=/path/to/claude to run it")
+        format!(
+            "no real Claude Code CLI: {why}. To run it: {INSTALL_VAR}=1 cargo test installs \
+             it from npm (about 175 MB), or {CLAUDE_VAR}=/path/to/claude names one"
+        )
     });
     super::require(missing)
         .then(|| found.clone().ok())
@@ -44,12 +53,15 @@ fn locate() -> Result<PathBuf, String> {
         eprintln!("e2e: Claude Code {version} from {CLAUDE_VAR}");
         return Ok(path);
     }
-    if cfg!(windows) {
-        // Hook commands and the Bash tool go through a different shell there; unverified.
-        return Err("not checked on Windows yet".into());
-    }
     let dir = cache_dir();
     let claude = dir.join("node_modules/.bin/claude");
+    if !claude.exists() && env::var_os(INSTALL_VAR).is_none_or(|v| v != "1") {
+        // Installed through a staging folder renamed into place: no half install is found.
+        return Err(format!(
+            "Claude Code {CLAUDE_CODE_VERSION} is not installed in {}",
+            dir.display()
+        ));
+    }
     // Another test run (or `.ci/run`) may be installing it this moment: take turns.
     let _turn = install_lock(&dir)?;
     if !claude.exists() {
@@ -100,8 +112,8 @@ fn install_lock(_dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Where the tests install the pinned CLI themselves. (`.ci/run` installs it under
-/// `target/e2e/` and names it in `CLAUDE_MEM_E2E_CLAUDE`.)
+/// Where the pinned CLI is installed, by the tests when asked or by `.ci/run` (which also
+/// names it in `CLAUDE_MEM_E2E_CLAUDE`): `target/<host tuple>/e2e/`.
 fn cache_dir() -> PathBuf {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
     target

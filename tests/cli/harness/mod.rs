@@ -5,15 +5,19 @@
 //! wait with (`wait`), what they need from the machine (`require`), the real Claude Code CLI
 //! and a mock of its API, and the sessions the hygiene tests record (`memory`).
 
+// Only the tests that drive the real CLI use these, and they are Unix's: Claude Code runs its
+// hooks and Bash tool through another shell on Windows, which no test here has checked.
+#[cfg(unix)]
 pub mod claude_cli;
 pub mod memory;
+#[cfg(unix)]
 pub mod mock_api;
 pub mod require;
 pub mod wait;
 
-#[cfg(unix)]
-pub use require::require_root;
 pub use require::{require, require_program};
+#[cfg(target_os = "linux")]
+pub use require::{require_root, require_tmpfs};
 pub use wait::{wait_or_kill, wait_until};
 
 use std::io::Write;

@@ -4,6 +4,8 @@
 //! `.ci/run`), a missing tool fails the test instead, so that a skip cannot hide there.
 
 use std::io::Write as _;
+#[cfg(target_os = "linux")]
+use std::path::{Path, PathBuf};
 
 /// Set to 1, a test that lacks what it needs fails instead of passing as skipped.
 pub const REQUIRE_ALL: &str = "CLAUDE_MEM_TEST_REQUIRE_ALL";
@@ -43,8 +45,39 @@ pub fn require_program(program: &str) -> bool {
 }
 
 /// Whether the tests run as root, which `doing` needs (giving files to another user,
-/// mounting a file system, making a device node). CI runs as root.
-#[cfg(unix)]
+/// mounting a file system, making a device node). CI runs the tests as root on Linux. The
+/// tests that need it are Linux's only (compiled out elsewhere, so that a run that requires
+/// everything can hold on macOS too): they run other users' processes with util-linux's
+/// `setpriv`, give files to uid 65534, mount a tmpfs and make Linux's `/dev/null` node.
+#[cfg(target_os = "linux")]
 pub fn require_root(doing: &str) -> bool {
     require((!super::is_root()).then(|| format!("{doing} needs root")))
+}
+
+/// A small tmpfs of `size` (as mount's `size=`, e.g. "8m") mounted on the empty folder `dir`
+/// for `doing`, unmounted when the guard is dropped; `None` (skipped, see [`require`]) when
+/// the tests do not run as root or the mount fails (a container without the right to mount).
+#[cfg(target_os = "linux")]
+pub fn require_tmpfs(dir: &Path, size: &str, doing: &str) -> Option<Unmount> {
+    if !require_root(doing) {
+        return None;
+    }
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    let why = || format!("{doing}: could not mount a tmpfs on {}", dir.display());
+    require((!mounted).then(why)).then(|| Unmount(dir.to_path_buf()))
+}
+
+/// A mount of [`require_tmpfs`]; unmounts it when dropped, whether the test passed or not.
+#[cfg(target_os = "linux")]
+pub struct Unmount(PathBuf);
+
+#[cfg(target_os = "linux")]
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
 }

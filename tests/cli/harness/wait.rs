@@ -5,6 +5,7 @@
 
 use std::fmt::Display;
 use std::io;
+#[cfg(target_os = "linux")]
 use std::path::Path;
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};

@@ -10,7 +10,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{NEW_CLAUDE, Sandbox, path_arg, read_fixture, stderr};
-use crate::harness::require_root;
 
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
@@ -75,10 +74,11 @@ fn a_fifo_socket_or_directory_as_the_settings_file_is_refused_at_once() {
 }
 
 /// A device node (made here, as root only: replacing the real /dev/null is what this stops).
+#[cfg(target_os = "linux")]
 #[test]
 fn a_device_node_as_the_settings_file_is_refused_and_stays_a_device() {
     // Only root can make a device node; without one there is nothing to test here.
-    if !require_root("making a device node") {
+    if !crate::harness::require_root("making a device node") {
         return;
     }
     let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);

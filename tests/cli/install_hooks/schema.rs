@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Keywords that carry no constraint here.
 const ANNOTATIONS: &[&str] = &[
@@ -89,7 +89,6 @@ impl Schema {
             }
             return;
         };
-        let mut fail = |message: String| errors.push(format!("{at}: {message}"));
         if let Some(Value::String(reference)) = schema.get("$ref") {
             let target = self
                 .root
@@ -97,99 +96,96 @@ impl Schema {
                 .unwrap_or_else(|| panic!("unresolvable $ref {reference}"));
             let mut inner = Vec::new();
             self.check(target, value, at, &mut inner);
-            inner.into_iter().for_each(&mut fail);
+            errors.extend(inner.into_iter().map(|message| format!("{at}: {message}")));
         }
-        if let Some(types) = schema.get("type") {
-            let types: Vec<&str> = match types {
-                Value::String(t) => vec![t.as_str()],
-                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-                _ => vec![],
-            };
-            if !types.iter().any(|t| has_type(value, t)) {
-                fail(format!("expected {types:?}, found {value}"));
-            }
-        }
-        if let Some(Value::Array(allowed)) = schema.get("enum")
-            && !allowed.contains(value)
-        {
-            fail(format!("{value} is not one of {allowed:?}"));
-        }
-        if let Some(constant) = schema.get("const")
-            && constant != value
-        {
-            fail(format!("{value} is not {constant}"));
-        }
-        if let (Some(s), Some(min)) = (value.as_str(), schema.get("minLength"))
-            && (s.chars().count() as u64) < min.as_u64().unwrap_or(0)
-        {
-            fail(format!("{value} is shorter than {min}"));
-        }
-        if let (Some(s), Some(max)) = (value.as_str(), schema.get("maxLength"))
-            && s.chars().count() as u64 > max.as_u64().unwrap_or(u64::MAX)
-        {
-            fail(format!("{value} is longer than {max}"));
-        }
-        if let Some(n) = value.as_f64() {
-            let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
-            if bound("minimum").is_some_and(|m| n < m)
-                || bound("maximum").is_some_and(|m| n > m)
-                || bound("exclusiveMinimum").is_some_and(|m| n <= m)
-                || bound("exclusiveMaximum").is_some_and(|m| n >= m)
-            {
-                fail(format!("{n} is out of range"));
-            }
+        for message in value_errors(schema, value) {
+            errors.push(format!("{at}: {message}"));
         }
         if let Some(object) = value.as_object() {
-            if let Some(Value::Array(required)) = schema.get("required") {
-                for key in required.iter().filter_map(Value::as_str) {
-                    if !object.contains_key(key) {
-                        fail(format!("missing required key {key:?}"));
-                    }
-                }
-            }
-            let properties = schema.get("properties").and_then(Value::as_object);
-            for (key, child) in object {
-                let path = format!("{at}/{key}");
-                if let Some(names) = schema.get("propertyNames") {
-                    self.check(names, &Value::String(key.clone()), &path, errors);
-                }
-                match (
-                    properties.and_then(|p| p.get(key)),
-                    schema.get("additionalProperties"),
-                ) {
-                    (Some(sub), _) => self.check(sub, child, &path, errors),
-                    (None, Some(additional)) => self.check(additional, child, &path, errors),
-                    (None, None) => {}
-                }
-            }
+            self.check_object(schema, object, at, errors);
         }
         if let Some(items) = value.as_array() {
-            if let Some(sub) = schema.get("items") {
-                for (i, item) in items.iter().enumerate() {
-                    self.check(sub, item, &format!("{at}/{i}"), errors);
+            self.check_array(schema, items, at, errors);
+        }
+        self.check_combinations(schema, value, at, errors);
+    }
+
+    /// `required`, and each key against `propertyNames` and its schema in `properties`, or
+    /// else `additionalProperties`.
+    fn check_object(
+        &self,
+        schema: &Map<String, Value>,
+        object: &Map<String, Value>,
+        at: &str,
+        errors: &mut Vec<String>,
+    ) {
+        if let Some(Value::Array(required)) = schema.get("required") {
+            for key in required.iter().filter_map(Value::as_str) {
+                if !object.contains_key(key) {
+                    errors.push(format!("{at}: missing required key {key:?}"));
                 }
             }
-            let count = items.len() as u64;
-            if schema
-                .get("minItems")
-                .and_then(Value::as_u64)
-                .is_some_and(|m| count < m)
-                || schema
-                    .get("maxItems")
-                    .and_then(Value::as_u64)
-                    .is_some_and(|m| count > m)
-            {
-                errors.push(format!("{at}: {count} items is out of range"));
+        }
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (key, child) in object {
+            let path = format!("{at}/{key}");
+            if let Some(names) = schema.get("propertyNames") {
+                self.check(names, &Value::String(key.clone()), &path, errors);
             }
-            if schema.get("uniqueItems") == Some(&Value::Bool(true))
-                && items
-                    .iter()
-                    .enumerate()
-                    .any(|(i, x)| items[..i].contains(x))
-            {
-                errors.push(format!("{at}: items are not unique"));
+            match (
+                properties.and_then(|p| p.get(key)),
+                schema.get("additionalProperties"),
+            ) {
+                (Some(sub), _) => self.check(sub, child, &path, errors),
+                (None, Some(additional)) => self.check(additional, child, &path, errors),
+                (None, None) => {}
             }
         }
+    }
+
+    /// Each item against `items`, then `minItems`, `maxItems` and `uniqueItems`.
+    fn check_array(
+        &self,
+        schema: &Map<String, Value>,
+        items: &[Value],
+        at: &str,
+        errors: &mut Vec<String>,
+    ) {
+        if let Some(sub) = schema.get("items") {
+            for (i, item) in items.iter().enumerate() {
+                self.check(sub, item, &format!("{at}/{i}"), errors);
+            }
+        }
+        let count = items.len() as u64;
+        if schema
+            .get("minItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| count < m)
+            || schema
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| count > m)
+        {
+            errors.push(format!("{at}: {count} items is out of range"));
+        }
+        if schema.get("uniqueItems") == Some(&Value::Bool(true))
+            && items
+                .iter()
+                .enumerate()
+                .any(|(i, x)| items[..i].contains(x))
+        {
+            errors.push(format!("{at}: items are not unique"));
+        }
+    }
+
+    /// `allOf`, `anyOf`, `oneOf` and `not`.
+    fn check_combinations(
+        &self,
+        schema: &Map<String, Value>,
+        value: &Value,
+        at: &str,
+        errors: &mut Vec<String>,
+    ) {
         let passes = |sub: &Value| {
             let mut inner = Vec::new();
             self.check(sub, value, at, &mut inner);
@@ -216,6 +212,53 @@ impl Schema {
             errors.push(format!("{at}: matches a `not` schema"));
         }
     }
+}
+
+/// What `value` itself breaks of `schema` (`type`, `enum`, `const`, the lengths of a string,
+/// the range of a number), each said without its place.
+fn value_errors(schema: &Map<String, Value>, value: &Value) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Some(types) = schema.get("type") {
+        let types: Vec<&str> = match types {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        if !types.iter().any(|t| has_type(value, t)) {
+            errors.push(format!("expected {types:?}, found {value}"));
+        }
+    }
+    if let Some(Value::Array(allowed)) = schema.get("enum")
+        && !allowed.contains(value)
+    {
+        errors.push(format!("{value} is not one of {allowed:?}"));
+    }
+    if let Some(constant) = schema.get("const")
+        && constant != value
+    {
+        errors.push(format!("{value} is not {constant}"));
+    }
+    if let (Some(s), Some(min)) = (value.as_str(), schema.get("minLength"))
+        && (s.chars().count() as u64) < min.as_u64().unwrap_or(0)
+    {
+        errors.push(format!("{value} is shorter than {min}"));
+    }
+    if let (Some(s), Some(max)) = (value.as_str(), schema.get("maxLength"))
+        && s.chars().count() as u64 > max.as_u64().unwrap_or(u64::MAX)
+    {
+        errors.push(format!("{value} is longer than {max}"));
+    }
+    if let Some(n) = value.as_f64() {
+        let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+        if bound("minimum").is_some_and(|m| n < m)
+            || bound("maximum").is_some_and(|m| n > m)
+            || bound("exclusiveMinimum").is_some_and(|m| n <= m)
+            || bound("exclusiveMaximum").is_some_and(|m| n >= m)
+        {
+            errors.push(format!("{n} is out of range"));
+        }
+    }
+    errors
 }
 
 fn has_type(value: &Value, t: &str) -> bool {

@@ -60,7 +60,7 @@ pub fn under_way(data_dir: &Path) -> bool {
     path.exists() && fsutil::open_ours(&path, Access::Read).is_ok_and(|f| fsutil::held(&f))
 }
 
-/// Remembers in the database that it must be rebuilt, until [`database`] has done it.
+/// Remembers in the database that it must be rebuilt, until [`database`](crate::store::rebuild::database) has done it.
 pub fn request(conn: &Connection) -> Result<()> {
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, '1')",

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "foundation",
         &[
+            "child",
             "claude",
             "clock",
             "emit",

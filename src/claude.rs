@@ -10,10 +10,11 @@
 //! out, and running install-hooks again later adds it.
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::child::{self, Failed, Pipes};
 
 /// Names the claude executable to ask, instead of looking on PATH.
 pub const CLAUDE_BIN_VAR: &str = "CLAUDE_MEM_CLAUDE_BIN";
@@ -142,121 +143,60 @@ fn is_executable(path: &Path) -> bool {
 }
 
 fn ask_version(claude: &Path) -> Result<Version, String> {
-    let mut child = spawn_version(claude).map_err(|err| format!("it does not run: {err}"))?;
-    let mut stdout = child.stdout.take().expect("stdout was piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.by_ref().take(64 * 1024).read_to_string(&mut text);
-        text
-    });
-    let deadline = Instant::now() + VERSION_TIMEOUT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`--version` gave no answer within {} s",
-                    VERSION_TIMEOUT.as_secs()
-                ));
-            }
+    let mut command = Command::new(claude);
+    command.arg("--version").env("DISABLE_AUTOUPDATER", "1");
+    let pipes = Pipes {
+        stdout: Some(64 << 10),
+        ..Pipes::default()
+    };
+    let text = match child::run(command, pipes, VERSION_TIMEOUT) {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(Failed::Start(err)) => return Err(format!("it does not run: {err}")),
+        Err(Failed::Timeout) => {
+            return Err(format!(
+                "`--version` gave no answer within {} s",
+                VERSION_TIMEOUT.as_secs()
+            ));
         }
-    }
-    let text = reader.join().unwrap_or_default();
+        Err(Failed::Wait(err)) => {
+            return Err(format!("`--version` could not be waited for: {err}"));
+        }
+        Err(Failed::Held(status)) => {
+            return Err(format!(
+                "`--version` exited ({status}) but left a process holding its output"
+            ));
+        }
+    };
     Version::find(&text).ok_or_else(|| {
         let first = text.lines().next().unwrap_or("").trim();
         format!("`--version` printed {first:?}")
     })
 }
 
-/// Starts `claude --version`. A program being replaced (an update in progress) refuses to start
-/// for a moment with "Text file busy": that is worth two more tries, not a wrong answer.
-fn spawn_version(claude: &Path) -> std::io::Result<std::process::Child> {
-    let mut tries = 0;
-    loop {
-        let spawned = Command::new(claude)
-            .arg("--version")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn();
-        match spawned {
-            Err(err) if is_text_busy(&err) && tries < 2 => {
-                tries += 1;
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            other => return other,
-        }
-    }
-}
-
-#[cfg(unix)]
-fn is_text_busy(err: &std::io::Error) -> bool {
-    err.raw_os_error() == Some(libc::ETXTBSY)
-}
-
-#[cfg(not(unix))]
-fn is_text_busy(_err: &std::io::Error) -> bool {
-    false
-}
-
 /// Runs `claude args…`; its stdout when it succeeds, else what it said (stderr's first line).
 pub fn run(claude: &Path, args: &[String], timeout: Duration) -> Result<String, String> {
-    let mut child = Command::new(claude)
-        .args(args)
-        .env("DISABLE_AUTOUPDATER", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("{} does not run: {err}", claude.display()))?;
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(pipe) = pipe {
-                let _ = pipe.take(1 << 20).read_to_string(&mut text);
-            }
-            text
-        })
+    let mut command = Command::new(claude);
+    command.args(args).env("DISABLE_AUTOUPDATER", "1");
+    let pipes = Pipes {
+        stdout: Some(1 << 20),
+        stderr: Some(1 << 20),
+        ..Pipes::default()
     };
-    let stdout = read(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = read(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`claude {}` gave no answer within {} s",
-                    args.join(" "),
-                    timeout.as_secs()
-                ));
-            }
-        }
-    };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    if status.success() {
-        return Ok(stdout);
+    let asked = || format!("`claude {}`", args.join(" "));
+    let out = child::run(command, pipes, timeout).map_err(|failed| match failed {
+        Failed::Start(err) => format!("{} does not run: {err}", claude.display()),
+        Failed::Timeout => format!("{} gave no answer within {} s", asked(), timeout.as_secs()),
+        Failed::Wait(err) => format!("{} could not be waited for: {err}", asked()),
+        Failed::Held(status) => format!(
+            "{} exited ({status}) but left a process holding its output",
+            asked()
+        ),
+    })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() {
+        return Ok(stdout.into_owned());
     }
+    let stderr = String::from_utf8_lossy(&out.stderr);
     let said = stderr
         .lines()
         .chain(stdout.lines())
@@ -264,10 +204,7 @@ pub fn run(claude: &Path, args: &[String], timeout: Duration) -> Result<String, 
         .find(|l| !l.is_empty())
         .unwrap_or("no message")
         .to_string();
-    Err(format!(
-        "`claude {}` failed ({status}): {said}",
-        args.join(" ")
-    ))
+    Err(format!("{} failed ({}): {said}", asked(), out.status))
 }
 
 #[cfg(test)]

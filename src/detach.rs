@@ -1,13 +1,13 @@
 //! Starting work a hook must not wait for (a large checkpoint, a backlog of spill files, the
 //! compression of a session's items) in a process of its own: its own session and process
-//! group, stdio closed (Claude Code waits for the hook's pipes to close, so an inherited one
-//! would hold it up), never waited for. At most one of each runs per data dir: it holds a lock
-//! on a file there, which the kernel releases however it ends, kill -9 included.
+//! group, stdio closed, never waited for (see `child::detached`). At most one of each runs per
+//! data dir: it holds a lock on a file there, which the kernel releases however it ends,
+//! kill -9 included.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::config::Config;
-use crate::fsutil;
+use crate::{child, fsutil};
 
 /// Starts `claude-mem maintain` for this data dir, unless one is running already.
 pub fn maintain(config: &Config) {
@@ -30,29 +30,9 @@ fn start(args: &[&str]) {
         return;
     };
     let mut command = Command::new(exe);
-    command
-        .args(args)
-        // The environment is the hook's own, so the data dir (and the old place an earlier
-        // release used) are the same for both.
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    detach(&mut command);
-    // Dropping the handle neither waits for nor kills the child.
-    let _ = command.spawn();
+    // The environment is the hook's own, so the data dir (and the old place an earlier
+    // release used) are the same for both.
+    command.args(args);
+    // A process that cannot start now is started by a later hook.
+    let _ = child::detached(command);
 }
-
-#[cfg(unix)]
-fn detach(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(unix))]
-fn detach(_command: &mut Command) {}

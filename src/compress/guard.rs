@@ -18,17 +18,20 @@
 //! program's direct process follows it).
 
 use std::ffi::OsString;
-use std::io;
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
+
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions, kill_process, kill_process_group};
+
+use crate::child::{self, Ties};
 
 /// The first argument that makes `claude-mem` the keeper: `claude-mem <ARG> PROGRAM ARGS...`.
 pub const ARG: &str = "__keep-model";
 
 /// The keeper's start as the compressor makes it: `/proc/self/exe` (this very binary, even if
-/// the file was replaced since), with the compressor's death signal set, and `None` when that
-/// cannot be had (no /proc): the program then runs as it is.
+/// the file was replaced since), and `None` when that cannot be had (no /proc): the program
+/// then runs as it is. The compressor starts it with its death signal (see `process`).
 pub fn around(program: &Command) -> Option<Command> {
     let exe = std::path::Path::new("/proc/self/exe");
     exe.exists().then_some(())?;
@@ -46,19 +49,6 @@ pub fn around(program: &Command) -> Option<Command> {
     if let Some(dir) = program.get_current_dir() {
         keeper.current_dir(dir);
     }
-    // SAFETY: getpid is async-signal-safe.
-    let compressor = unsafe { libc::getpid() };
-    // SAFETY: prctl and getppid only read and set flags of the calling (child) process.
-    unsafe {
-        keeper.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            // The compressor died before the flag was set: nothing to keep.
-            if libc::getppid() != compressor {
-                return Err(io::Error::other("the compressor is gone"));
-            }
-            Ok(())
-        });
-    }
     Some(keeper)
 }
 
@@ -69,26 +59,20 @@ pub fn run(args: &[OsString]) -> u8 {
         return 2;
     };
     let signals = block_signals();
-    // SAFETY: sets a flag of this process.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-    }
+    // Any value but none sets the flag.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     let mut command = Command::new(program);
-    command.args(args).process_group(0);
-    // SAFETY: only async-signal-safe calls on the child's own state.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            let mut none = std::mem::zeroed::<libc::sigset_t>();
-            libc::sigemptyset(&mut none);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-            Ok(())
-        });
-    }
-    let Ok(child) = command.spawn() else {
+    command.args(args);
+    // The program must not inherit the mask that keeps our signals for `sigwait`.
+    let ties = Ties {
+        parent_death: Some(child::Signal::Kill),
+        unblock_signals: true,
+        ..Ties::default()
+    };
+    let Ok(program) = child::spawn(command, ties) else {
         return 127;
     };
-    let pid = child.id() as libc::pid_t;
+    let pid = Pid::from_child(&program);
     let code = wait_for(pid, &signals);
     end_all(pid);
     code
@@ -110,13 +94,14 @@ fn block_signals() -> libc::sigset_t {
 }
 
 /// Waits until the program exits (its exit code) or a stop is asked for (143).
-fn wait_for(pid: libc::pid_t, signals: &libc::sigset_t) -> u8 {
+fn wait_for(program: Pid, signals: &libc::sigset_t) -> u8 {
     loop {
-        if let Some(code) = reap(Some(pid)) {
+        if let Some(code) = reap(Some(program)) {
             return code;
         }
         let mut signal = 0;
-        // SAFETY: waits for one of the blocked signals of `signals`.
+        // SAFETY: waits for one of the signals of `signals`, a set `block_signals` filled,
+        // writing the one that came into a local.
         unsafe {
             libc::sigwait(signals, &mut signal);
         }
@@ -127,45 +112,34 @@ fn wait_for(pid: libc::pid_t, signals: &libc::sigset_t) -> u8 {
 }
 
 /// Reaps every child that has ended; the exit code of `program` if it was one of them.
-fn reap(program: Option<libc::pid_t>) -> Option<u8> {
+fn reap(program: Option<Pid>) -> Option<u8> {
     let mut code = None;
-    loop {
-        let mut status = 0;
-        // SAFETY: waitpid on our own children, without blocking.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid <= 0 {
-            return code;
-        }
+    while let Ok(Some((pid, status))) = rustix::process::wait(WaitOptions::NOHANG) {
         if Some(pid) == program {
-            code = Some(if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status) as u8
-            } else {
-                128u8.saturating_add(libc::WTERMSIG(status) as u8)
+            code = Some(match (status.exit_status(), status.terminating_signal()) {
+                (Some(exit), _) => exit as u8,
+                (None, signal) => 128u8.saturating_add(signal.unwrap_or(0) as u8),
             });
         }
     }
+    code
 }
 
 /// Kills the program's group and every process the keeper has adopted (and the group each
 /// leads), until it has no child left.
-fn end_all(program: libc::pid_t) {
-    // SAFETY: signals the group the program led (it was started with its own).
-    unsafe {
-        libc::kill(-program, libc::SIGKILL);
-    }
+fn end_all(program: Pid) {
+    // The group the program led (it was started with its own).
+    let _ = kill_process_group(program, Signal::KILL);
     loop {
         for pid in children() {
-            // SAFETY: signals a child of ours, and the group it leads if it leads one (no
-            // group has the id of a live process that does not lead it).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-                libc::kill(pid, libc::SIGKILL);
-            }
+            // A child of ours, and the group it leads if it leads one (no group has the id of
+            // a live process that does not lead it).
+            let _ = kill_process_group(pid, Signal::KILL);
+            let _ = kill_process(pid, Signal::KILL);
         }
         reap(None);
-        // SAFETY: a non-blocking probe: ECHILD once no child is left.
-        let left = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
-        if left < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+        // A look without waiting: ECHILD once no child is left.
+        if rustix::process::wait(WaitOptions::NOHANG).err() == Some(Errno::CHILD) {
             return;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -173,15 +147,16 @@ fn end_all(program: libc::pid_t) {
 }
 
 /// The processes whose parent is this one, from /proc.
-fn children() -> Vec<libc::pid_t> {
+fn children() -> Vec<Pid> {
     let me = std::process::id().to_string();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter_map(|entry| Pid::from_raw(entry.file_name().to_str()?.parse().ok()?))
         .filter(|pid| {
+            let pid = pid.as_raw_nonzero();
             std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
                 // After the name in parentheses: the state, then the parent's pid.
                 stat.rsplit_once(") ")

@@ -1,6 +1,7 @@
 //! Locks on files of ours, between processes: one maintenance run per data dir, one
-//! compressor, one layout move, one hook waiting its turn. A `flock`, which the kernel releases
-//! however the holder ends, kill -9 included; never waited on without a deadline.
+//! compressor, one layout move, one hook waiting its turn. std's file lock (a `flock` on Unix),
+//! which the kernel releases however the holder ends, kill -9 included; never waited on without
+//! a deadline.
 
 use std::fs::File;
 use std::path::Path;
@@ -42,38 +43,17 @@ pub fn is_locked(path: &Path) -> bool {
 /// Whether another process holds an exclusive lock on `file`, learned by a shared lock taken
 /// for a moment (never in the way of another look).
 pub fn held(file: &File) -> bool {
-    !flock_shared(file)
-}
-
-#[cfg(unix)]
-fn flock_shared(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
-    unsafe {
-        let taken = libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) == 0;
-        if taken {
-            libc::flock(file.as_raw_fd(), libc::LOCK_UN);
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
         }
-        taken
+        Err(_) => true,
     }
 }
 
-#[cfg(not(unix))]
-fn flock_shared(_file: &File) -> bool {
-    true
-}
-
-/// An exclusive `flock` without waiting; the kernel drops it when the file is closed or the
-/// process dies.
-#[cfg(unix)]
+/// An exclusive lock without waiting (a `flock` on Unix); the kernel drops it when the file is
+/// closed or the process dies.
 fn flock(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-}
-
-/// Elsewhere there is no lock: two maintenance runs at once do the same idempotent work.
-#[cfg(not(unix))]
-fn flock(_file: &File) -> bool {
-    true
+    file.try_lock().is_ok()
 }

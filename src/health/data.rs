@@ -91,20 +91,12 @@ fn judge(path: &Path, meta: &fs::Metadata, problems: &mut Vec<Problem>) -> bool 
 /// Bytes free for us on the file system of `dir` (or of its nearest existing parent).
 #[cfg(unix)]
 pub fn free_bytes(dir: &Path) -> io::Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
     let existing = dir
         .ancestors()
         .find(|d| d.exists())
         .unwrap_or(Path::new("/"));
-    let path = std::ffi::CString::new(existing.as_os_str().as_bytes())?;
-    // SAFETY: a valid NUL-terminated path and a zeroed struct statvfs fills in.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; statvfs writes only into `stat`.
-    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    #[allow(clippy::unnecessary_cast)] // the fields' types differ between platforms
-    Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+    let stat = rustix::fs::statvfs(existing)?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
 }
 
 #[cfg(not(unix))]

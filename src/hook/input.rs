@@ -164,40 +164,32 @@ enum Readiness {
 /// Waits until stdin has bytes (or its end) to read, the writer pauses, or the deadline.
 #[cfg(unix)]
 fn wait_readable(deadline: Instant) -> Readiness {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Readiness::TimedOut;
     }
     let wait = left.min(IDLE);
-    let mut fds = libc::pollfd {
-        fd: libc::STDIN_FILENO,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    let ready = unsafe { libc::poll(&mut fds, 1, wait.as_millis().max(1) as libc::c_int) };
-    match ready {
-        0 if wait == left => Readiness::TimedOut,
-        0 => Readiness::Idle,
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    // At most IDLE, well under what a timespec holds.
+    let timeout = Timespec::try_from(wait).unwrap_or_default();
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(0) if wait == left => Readiness::TimedOut,
+        Ok(0) => Readiness::Idle,
         // An error, a hang-up or a closed descriptor: the read says which.
         _ => Readiness::Ready,
     }
 }
 
-/// One `read(2)` into the spare capacity of `buf`, without std's buffering (which would hide
-/// bytes from `poll`).
+/// One `read(2)` into the spare capacity of `buf` (which has some), without std's buffering
+/// (which would hide bytes from `poll`).
 #[cfg(unix)]
 fn read_some(buf: &mut Vec<u8>) -> io::Result<usize> {
-    let spare = buf.spare_capacity_mut();
-    // SAFETY: reads at most `spare.len()` bytes into memory `buf` owns; `set_len` covers only
-    // the bytes the kernel wrote.
-    let n = unsafe { libc::read(libc::STDIN_FILENO, spare.as_mut_ptr().cast(), spare.len()) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let n = n as usize;
-    unsafe { buf.set_len(buf.len() + n) };
-    Ok(n)
+    Ok(rustix::io::read(
+        io::stdin(),
+        rustix::buffer::spare_capacity(buf),
+    )?)
 }
 
 /// Whether `input` holds a whole JSON object: its braces close, outside strings. Only looked at

@@ -144,20 +144,32 @@ fn writers_gone(path: &Path) {
 /// has. `None` when leases are not available here (another file system, another owner).
 #[cfg(target_os = "linux")]
 fn open_for_writing(path: &Path) -> Option<bool> {
-    use std::os::fd::AsRawFd;
     // A lease broken while we hold it would be told with SIGIO, whose default is to end the
     // process; it is held for two system calls, on a file nobody opens by its name.
-    // SAFETY: ignoring a signal has no preconditions.
+    // SAFETY: sets a signal's disposition to SIG_IGN (no handler runs), which has no
+    // preconditions.
     unsafe { libc::signal(libc::SIGIO, libc::SIG_IGN) };
     let file = std::fs::File::open(path).ok()?;
-    // SAFETY: a valid descriptor owned by `file` for the duration of both calls.
-    let taken = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_RDLCK) };
-    if taken == 0 {
-        // SAFETY: as above.
-        unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
-        return Some(false);
+    match lease(&file, libc::F_RDLCK) {
+        Ok(()) => {
+            let _ = lease(&file, libc::F_UNLCK);
+            Some(false)
+        }
+        Err(err) => (err.raw_os_error() == Some(libc::EAGAIN)).then_some(true),
     }
-    (io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN)).then_some(true)
+}
+
+/// Takes (`F_RDLCK`) or gives back (`F_UNLCK`) a lease on `file`: `fcntl(F_SETLEASE)`, which
+/// neither std nor rustix offers.
+#[cfg(target_os = "linux")]
+fn lease(file: &std::fs::File, kind: libc::c_int) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a descriptor `file` owns for the duration of the call, and an integer argument:
+    // F_SETLEASE reads and writes no memory of ours.
+    match unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, kind) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -165,31 +177,11 @@ fn open_for_writing(_path: &Path) -> Option<bool> {
     None
 }
 
-/// Swaps two paths atomically (`renameat2` through `syscall`, which every libc has).
+/// Swaps two paths atomically (`renameat2(RENAME_EXCHANGE)`).
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-
-    let a = CString::new(a.as_os_str().as_bytes())?;
-    let b = CString::new(b.as_os_str().as_bytes())?;
-    // SAFETY: both pointers are NUL-terminated strings that outlive the call, which keeps
-    // neither; the arguments are those renameat2(2) takes.
-    let status = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    Ok(renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE)?)
 }
 
 #[cfg(not(target_os = "linux"))]

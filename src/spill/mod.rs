@@ -497,13 +497,17 @@ fn recover_temp(dir: &Path, temp: &str, entry: &fs::DirEntry, log: &Log) {
     }
 }
 
-/// Whether a process with this pid may still be running.
+/// Whether a process with this pid may still be running: signal 0 checks that it exists
+/// (and that we may signal it; one we may not still exists).
 #[cfg(unix)]
 fn process_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+    use rustix::process::{Pid, test_kill_process};
+    // Never 0 or below, which would name a group or every process.
+    let Some(pid) = Pid::from_raw(pid.max(0)) else {
+        return false;
+    };
+    let probe = test_kill_process(pid);
+    probe.is_ok() || probe == Err(rustix::io::Errno::PERM)
 }
 
 #[cfg(not(unix))]

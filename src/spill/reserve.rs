@@ -201,27 +201,12 @@ fn open_chunk(path: &Path) -> io::Result<File> {
     fs::OpenOptions::new().read(true).write(true).open(path)
 }
 
-/// The reserve's lock: one writer at a time packs events into the chunks.
+/// The reserve's lock: one writer at a time packs events into the chunks. Waited for: holders
+/// keep it for one small write, and the kernel drops it if a holder dies.
 fn lock(dir: &Path) -> io::Result<File> {
     let file = fsutil::open_ours(&dir.join(LOCK), Access::Append)?;
-    lock_exclusive(&file)?;
+    file.lock()?;
     Ok(file)
-}
-
-#[cfg(unix)]
-fn lock_exclusive(file: &File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid descriptor owned by `file` for the duration of the call. Holders keep it
-    // for one small write; the kernel drops it if a holder dies.
-    match unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } {
-        0 => Ok(()),
-        _ => Err(io::Error::last_os_error()),
-    }
-}
-
-#[cfg(not(unix))]
-fn lock_exclusive(_file: &File) -> io::Result<()> {
-    Ok(())
 }
 
 fn write_spaces(file: &File, len: usize) -> io::Result<()> {

@@ -49,8 +49,10 @@ impl Place<'_> {
     }
 }
 
+/// The cipher, which keeps its own copy of the key (wiped when it is dropped: the crate's
+/// `zeroize` feature); taken by reference, so that no other copy is left on the stack.
 fn cipher(key: &Key) -> XChaCha20Poly1305 {
-    XChaCha20Poly1305::new(&key.bytes.into())
+    XChaCha20Poly1305::new((&*key.bytes).into())
 }
 
 fn nonce() -> Result<[u8; NONCE]> {

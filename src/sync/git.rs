@@ -16,13 +16,13 @@
 //! command), no askpass window.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
+
+use crate::child::{self, Failed, Pipes};
 
 /// The branch on the remote that holds the sync data.
 pub const BRANCH: &str = "refs/heads/claude-mem";
@@ -66,6 +66,12 @@ pub struct Git {
 
 /// Local commands (on the repository alone) get this long.
 const LOCAL: Duration = Duration::from_secs(60);
+/// What git's stdout may hold: a batch of sealed chunks read by `cat-file`. A chunk is about
+/// `ops::CHUNK_BYTES` of text before it is compressed; a remote whose chunks come near this is
+/// not read rather than filling our memory.
+const MAX_STDOUT: usize = 512 << 20;
+/// Enough for any message git prints.
+const MAX_STDERR: usize = 1 << 20;
 
 impl Git {
     /// The repository at `repo`, created (bare, without templates) when missing.
@@ -136,42 +142,42 @@ impl Git {
 
     /// Runs git with `args`, `input` on its stdin; its stdout, or an error with what it said.
     fn run(&self, args: &[&str], input: Option<&[u8]>, timeout: Duration) -> Result<Vec<u8>> {
-        let mut command = self.command(args);
-        command
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        own_group(&mut command);
-        let mut child = command.spawn().map_err(|err| {
-            if err.kind() == std::io::ErrorKind::NotFound {
-                anyhow!("git is not installed (no `git` on PATH); sync needs it")
-            } else {
-                anyhow!("cannot run git: {err}")
-            }
-        })?;
-        if let Some(input) = input {
-            let mut stdin = child.stdin.take().context("git's stdin")?;
-            let input = input.to_vec();
-            std::thread::spawn(move || {
-                let _ = stdin.write_all(&input);
-            });
-        }
-        let stdout = reader(child.stdout.take());
-        let stderr = reader(child.stderr.take());
-        let status = wait(&mut child, timeout).map_err(|err| anyhow!("git {}: {err}", args[0]))?;
-        let out = stdout.recv().unwrap_or_default();
-        let err = stderr.recv().unwrap_or_default();
-        if !status.success() {
+        let pipes = Pipes {
+            input: input.map(<[u8]>::to_vec),
+            stdout: Some(MAX_STDOUT),
+            stderr: Some(MAX_STDERR),
+        };
+        let out =
+            child::run(self.command(args), pipes, timeout).map_err(|failed| match failed {
+                Failed::Start(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    anyhow!("git is not installed (no `git` on PATH); sync needs it")
+                }
+                Failed::Start(err) => anyhow!("cannot run git: {err}"),
+                Failed::Timeout => anyhow!(
+                    "git {}: gave no answer within {} s; stopped",
+                    args[0],
+                    timeout.as_secs()
+                ),
+                Failed::Wait(err) => anyhow!("git {}: cannot wait for it: {err}", args[0]),
+                Failed::Held(status) => anyhow!(
+                    "git {}: exited ({status}), but a process it started still holds its output",
+                    args[0]
+                ),
+            })?;
+        if !out.status.success() {
             return Err(anyhow!(
                 "{}",
-                said(&err).unwrap_or_else(|| status.to_string())
+                said(&out.stderr).unwrap_or_else(|| out.status.to_string())
             ));
         }
-        Ok(out)
+        if out.cut {
+            bail!(
+                "git {} printed more than {} MiB; not read",
+                args[0],
+                MAX_STDOUT >> 20
+            );
+        }
+        Ok(out.stdout)
     }
 
     /// Fetches the sync branch of `url`; its tip, `None` when the remote has no such branch.
@@ -327,53 +333,3 @@ fn said(stderr: &[u8]) -> Option<String> {
         .or(lines.last())
         .map(|l| l.to_string())
 }
-
-fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
-    let (send, receive) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        let _ = send.send(bytes);
-    });
-    receive
-}
-
-/// Waits for git until `timeout`; past it, kills it and what it started.
-fn wait(child: &mut Child, timeout: Duration) -> Result<std::process::ExitStatus> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        if Instant::now() >= deadline {
-            kill_group(child);
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("gave no answer within {} s; stopped", timeout.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-#[cfg(unix)]
-fn own_group(command: &mut Command) {
-    std::os::unix::process::CommandExt::process_group(command, 0);
-}
-
-#[cfg(not(unix))]
-fn own_group(_command: &mut Command) {}
-
-#[cfg(unix)]
-fn kill_group(child: &Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: signals the process group our own child leads.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_child: &Child) {}

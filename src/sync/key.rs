@@ -7,8 +7,16 @@
 //! catches before anything is tried with it, and that says which remote it was made for, so
 //! that a key of another remote is told apart from a wrong one. The CRC is no protection: the
 //! authenticated encryption is (see `chunk`).
+//!
+//! The key is wiped from memory once used: its bytes live on the heap (moving a `Key` copies
+//! no secret) and are zeroed when it is dropped, and so is every buffer that held it in clear
+//! on the way (a token's bytes, a token read back). The maintenance process syncs in the
+//! background and lives on: what a later bug or a core dump could show of its memory holds no
+//! key. Not wiped: the token on its way to a person who asked to see it (`sync key`, `sync
+//! setup`) or into the key file, in commands that end at once.
 
 use anyhow::{Result, bail};
+use zeroize::{Zeroize, Zeroizing};
 
 /// What every token starts with: claude-mem key, version 1.
 const PREFIX: &str = "cmk1-";
@@ -16,14 +24,23 @@ const KEY_BYTES: usize = 32;
 /// How much of the remote's id a token names.
 pub const REMOTE_PREFIX: usize = 8;
 const BODY: usize = KEY_BYTES + REMOTE_PREFIX + 4;
+/// The letters of a token after its prefix.
+const LETTERS: usize = (BODY * 8).div_ceil(5);
 const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 
 /// A remote's secret key, with the id of the remote it was made for.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
 pub struct Key {
-    pub bytes: [u8; KEY_BYTES],
+    /// Zeroed when the key is dropped.
+    pub bytes: Box<[u8; KEY_BYTES]>,
     /// The first bytes of the remote's id.
     pub remote: [u8; REMOTE_PREFIX],
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        self.bytes.zeroize();
+    }
 }
 
 // The key never lands in a log or an error message by accident.
@@ -36,8 +53,8 @@ impl std::fmt::Debug for Key {
 impl Key {
     /// A new random key for the remote whose id is `remote`.
     pub fn generate(remote: &[u8; 16]) -> Result<Key> {
-        let mut bytes = [0u8; KEY_BYTES];
-        random(&mut bytes)?;
+        let mut bytes = Box::new([0u8; KEY_BYTES]);
+        random(&mut bytes[..])?;
         let mut prefix = [0u8; REMOTE_PREFIX];
         prefix.copy_from_slice(&remote[..REMOTE_PREFIX]);
         Ok(Key {
@@ -51,32 +68,38 @@ impl Key {
         self.remote[..] == remote[..REMOTE_PREFIX]
     }
 
-    /// The token a person copies.
+    /// The token a person copies. Every buffer is sized once, so no growth leaves a copy
+    /// behind.
     pub fn token(&self) -> String {
-        let mut body = Vec::with_capacity(BODY);
-        body.extend_from_slice(&self.bytes);
+        let mut body = Zeroizing::new(Vec::with_capacity(BODY));
+        body.extend_from_slice(&self.bytes[..]);
         body.extend_from_slice(&self.remote);
         let crc = crc32fast::hash(&body);
         body.extend_from_slice(&crc.to_le_bytes());
-        format!("{PREFIX}{}", base32(&body))
+        let mut token = String::with_capacity(PREFIX.len() + LETTERS);
+        token.push_str(PREFIX);
+        base32(&body, &mut token);
+        token
     }
 
     /// Reads a token as a person may have pasted it: spaces, line breaks and upper case are
     /// forgiven, a changed or missing letter is not.
     pub fn parse(text: &str) -> Result<Key> {
-        let text: String = text
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        let Some(body) = text.strip_prefix(PREFIX) else {
+        // Sized once: no growth leaves a copy behind.
+        let mut clean = Zeroizing::new(String::with_capacity(text.len()));
+        clean.extend(
+            text.chars()
+                .filter(|c| !c.is_whitespace())
+                .map(|c| c.to_ascii_lowercase()),
+        );
+        let Some(body) = clean.strip_prefix(PREFIX) else {
             bail!("that is not a claude-mem sync key (a key starts with {PREFIX})");
         };
         let bytes = unbase32(body).filter(|b| b.len() == BODY).ok_or_else(|| {
             anyhow::anyhow!(
                 "the key is cut or mistyped (it is {} letters after {PREFIX}, of a-z and 2-7): \
                      copy it again from `claude-mem sync key` on a machine that syncs",
-                base32(&[0; BODY]).len()
+                LETTERS
             )
         })?;
         let (payload, crc) = bytes.split_at(KEY_BYTES + REMOTE_PREFIX);
@@ -87,7 +110,7 @@ impl Key {
             );
         }
         let mut key = Key {
-            bytes: [0; KEY_BYTES],
+            bytes: Box::new([0; KEY_BYTES]),
             remote: [0; REMOTE_PREFIX],
         };
         key.bytes.copy_from_slice(&payload[..KEY_BYTES]);
@@ -123,8 +146,8 @@ pub fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn base32(bytes: &[u8]) -> String {
-    let mut out = String::new();
+/// Appends `bytes` in base32 to `out`.
+fn base32(bytes: &[u8], out: &mut String) {
     let (mut buffer, mut bits) = (0u32, 0);
     for byte in bytes {
         buffer = (buffer << 8) | u32::from(*byte);
@@ -137,11 +160,12 @@ fn base32(bytes: &[u8]) -> String {
     if bits > 0 {
         out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
     }
-    out
 }
 
-fn unbase32(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
+/// The bytes of base32 `text`, wiped when dropped (a token's are a key); `None` for anything
+/// else.
+fn unbase32(text: &str) -> Option<Zeroizing<Vec<u8>>> {
+    let mut out = Zeroizing::new(Vec::with_capacity(text.len() * 5 / 8 + 1));
     let (mut buffer, mut bits) = (0u32, 0);
     for c in text.bytes() {
         let value = ALPHABET.iter().position(|a| *a == c)? as u32;
@@ -183,7 +207,7 @@ mod tests {
         assert!(Key::parse("hello").is_err());
         assert!(key.made_for(&[7; 16]));
         assert!(!key.made_for(&[8; 16]));
-        assert!(!format!("{key:?}").contains(&hex(&key.bytes)));
+        assert!(!format!("{key:?}").contains(&hex(&key.bytes[..])));
     }
 
     #[test]

@@ -124,7 +124,9 @@ pub fn required(config: &Config) -> Result<Settings> {
 /// The key kept in the data dir.
 pub fn load_key(config: &Config) -> Result<Key> {
     let path = Paths::of(config).key();
-    let mut text = String::new();
+    // The token in clear: wiped once read, and sized so that reading it never grows (and
+    // copies) it.
+    let mut text = zeroize::Zeroizing::new(String::with_capacity(4096));
     let file = fsutil::open_ours(&path, fsutil::Access::Read)
         .with_context(|| format!("cannot read the sync key {}", path.display()))?;
     std::io::Read::read_to_string(&mut std::io::Read::take(file, 4096), &mut text)?;

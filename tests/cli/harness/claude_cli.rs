@@ -87,7 +87,6 @@ fn locate() -> Result<PathBuf, String> {
 /// An exclusive lock on a file beside the install `dir`, waited for; held until dropped.
 #[cfg(unix)]
 fn install_lock(dir: &Path) -> Result<File, String> {
-    use std::os::fd::AsRawFd;
     let parent = dir.parent().expect("the cache dir has a parent");
     fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     let name = dir
@@ -96,14 +95,8 @@ fn install_lock(dir: &Path) -> Result<File, String> {
         .to_string_lossy();
     let path = dir.with_file_name(format!("{name}.lock"));
     let file = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(format!(
-            "lock {}: {}",
-            path.display(),
-            io::Error::last_os_error()
-        ));
-    }
+    file.lock()
+        .map_err(|e| format!("lock {}: {e}", path.display()))?;
     Ok(file)
 }
 

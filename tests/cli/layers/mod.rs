@@ -18,6 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "foundation",
         &[
+            "child",
             "claude",
             "clock",
             "emit",

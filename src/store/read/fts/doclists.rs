@@ -142,9 +142,12 @@ unsafe extern "C" fn collect(
     // SAFETY: `data` is the `Rows` that `doclists` passed, alive and not otherwise borrowed
     // during the walk; its API is FTS5's.
     let rows = unsafe { &mut *data.cast::<Rows>() };
+    // SAFETY: `rows.api` is the extension API FTS5 handed `doclists`, valid for the whole
+    // query; reading one of its function pointers.
     let Some(rowid) = (unsafe { (*rows.api).xRowid }) else {
         return ffi::SQLITE_ERROR;
     };
+    // SAFETY: `fts` is the context FTS5 passed this callback, for the row it stands on.
     rows.rows.push(unsafe { rowid(fts) });
     if rows.rows.len() >= rows.bound {
         ffi::SQLITE_DONE

@@ -86,9 +86,8 @@ pub fn wait_for_maintenance(data: &Path) {
     };
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(60) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a valid descriptor owned by `lock` for the duration of the call.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        // std's lock is a `flock` on Unix, as claude-mem takes it.
+        if lock.try_lock().is_ok() {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));

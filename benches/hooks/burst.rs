@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use rustix::process::{Pid, WaitOptions, wait};
+
 use super::{Result, percentile};
 
 pub const HOOKS: usize = 256;
@@ -91,19 +93,15 @@ fn once(bin: &Path, data_dir: &Path, inputs: &[PathBuf]) -> Result<(Vec<f64>, us
             .stderr(Stdio::null());
         let at = Instant::now();
         // Reaped below by pid, in the order they end: dropping a Child neither waits nor kills.
-        started.insert(cmd.spawn()?.id() as libc::pid_t, at);
+        started.insert(Pid::from_child(&cmd.spawn()?), at);
     }
     let mut ms = Vec::with_capacity(inputs.len());
     while !started.is_empty() {
-        let mut status = 0;
-        // SAFETY: waits for any child; the status is written into a local.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid < 0 {
-            return Err(std::io::Error::last_os_error().into());
-        }
+        // Any child, once one has ended (without WNOHANG a wait always names one).
+        let (pid, status) = wait(WaitOptions::empty())?.ok_or("wait named no child")?;
         if let Some(at) = started.remove(&pid) {
             ms.push(at.elapsed().as_secs_f64() * 1000.0);
-            if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+            if status.exit_status() != Some(0) {
                 return Err(format!("{}: a hook of the burst failed", bin.display()).into());
             }
         }

@@ -773,9 +773,7 @@ fn a_pipe_or_a_fifo_is_read_as_a_stream() {
 
     let target = Env::new();
     let fifo = target.root.path().join("memory.fifo");
-    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo, 0o600);
     let writer = {
         let (fifo, export) = (fifo.clone(), export.clone());
         // Like `cat memory.jsonl > memory.fifo`: it writes once and leaves.

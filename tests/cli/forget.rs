@@ -565,23 +565,7 @@ fn on_a_terminal_it_asks_first_and_elsewhere_it_needs_yes() {
 #[cfg(target_os = "linux")]
 fn on_terminal(env: &Env, args: &[&str], answer: &str) -> (Output, String) {
     use std::io::{Read, Write};
-    use std::os::fd::FromRawFd;
-    // SAFETY: posix_openpt and friends on a fresh descriptor; the slave's path is read at once.
-    let (master, slave) = unsafe {
-        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
-        assert!(master >= 0);
-        assert_eq!(libc::grantpt(master), 0);
-        assert_eq!(libc::unlockpt(master), 0);
-        let name = std::ffi::CStr::from_ptr(libc::ptsname(master))
-            .to_string_lossy()
-            .into_owned();
-        (std::fs::File::from_raw_fd(master), name)
-    };
-    let tty = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&slave)
-        .unwrap();
+    let (master, tty) = pty();
     (&master).write_all(answer.as_bytes()).unwrap();
     let child = {
         let mut command = env.command();

@@ -38,13 +38,6 @@ fn capture(id: &str) -> Vec<u8> {
     post_tool_use("s", "Bash", id, json!({"command": format!("echo {id}")}))
 }
 
-#[cfg(unix)]
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-}
-
 // ---- 1. The fallback folder of another user is never read or written ----
 
 /// A spill file as an attacker would plant it: a summary request whose message tells Claude to
@@ -132,7 +125,7 @@ fn a_fifo_a_symlink_or_a_huge_file_in_the_spill_folder_never_hangs_or_floods_a_h
     let spill = env.data_dir.join("spill");
     std::fs::create_dir_all(&spill).unwrap();
     let name = |n: u64| format!("{}.json", spill_stem(n));
-    mkfifo(&spill.join(name(1)));
+    mkfifo(&spill.join(name(1)), 0o600);
     std::os::unix::fs::symlink("/etc/passwd", spill.join(name(2))).unwrap();
     // 3 GB, sparse: reading it would take seconds and gigabytes.
     let huge = std::fs::File::create(spill.join(name(3))).unwrap();
@@ -449,13 +442,13 @@ fn a_fifo_as_the_log_or_the_transcript_never_blocks_a_hook() {
     assert_ack(&env.hook("capture", &capture("first")));
     let log = env.data_dir.join("memory.log");
     let _ = std::fs::remove_file(&log);
-    mkfifo(&log);
+    mkfifo(&log, 0o600);
     // Malformed input is logged: the log is a FIFO nobody reads.
     let out = hook_in_time(&env, "capture", b"{oops");
     assert_silent(&out);
     // Stop without last_assistant_message reads the transcript: a FIFO nobody writes.
     let transcript = env.root.path().join("transcript.jsonl");
-    mkfifo(&transcript);
+    mkfifo(&transcript, 0o600);
     let stop = json!({"session_id": "s", "hook_event_name": "Stop", "stop_hook_active": false,
                       "transcript_path": transcript, "cwd": "/work/proj"});
     let out = hook_in_time(&env, "summary", stop.to_string().as_bytes());
@@ -470,23 +463,8 @@ fn a_fifo_as_the_log_or_the_transcript_never_blocks_a_hook() {
 #[test]
 fn a_hook_typed_at_a_terminal_says_what_it_is_and_returns() {
     let env = Env::new();
-    // SAFETY: posix_openpt and friends on a fresh descriptor; the slave's path is read at once.
-    let slave = unsafe {
-        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
-        assert!(master >= 0);
-        assert_eq!(libc::grantpt(master), 0);
-        assert_eq!(libc::unlockpt(master), 0);
-        let name = std::ffi::CStr::from_ptr(libc::ptsname(master))
-            .to_string_lossy()
-            .into_owned();
-        // The master stays open (leaked) for the test's lifetime, so the terminal lives.
-        name
-    };
-    let tty = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&slave)
-        .unwrap();
+    // The controller stays open to the end of the test, so the terminal lives.
+    let (_controller, tty) = pty();
     let child = env
         .command()
         .args(["hook", "context"])

@@ -1327,11 +1327,10 @@ fn an_index_file_that_is_not_ours_is_refused_at_once_and_left_alone() {
     let index = env.data_dir.join("memory-index.db");
     let elsewhere = env.root.path().join("elsewhere.db");
     std::fs::write(&elsewhere, b"someone else's file").unwrap();
-    let fifo = std::ffi::CString::new(index.to_str().unwrap()).unwrap();
     let plant: [&dyn Fn(); 2] = [
         &|| std::os::unix::fs::symlink(&elsewhere, &index).unwrap(),
-        // SAFETY: a valid NUL-terminated path. A FIFO nobody writes would block a plain open.
-        &|| assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0),
+        // A FIFO nobody writes would block a plain open.
+        &|| mkfifo(&index, 0o600),
     ];
     for plant in plant {
         let _ = std::fs::remove_file(&index);

@@ -478,15 +478,7 @@ fn plant_hostile_team_files(teammate: &Person) {
     )
     .unwrap();
     std::os::unix::fs::symlink(&outside, folder.join(format!("memory-{}.md", team_id(3)))).unwrap();
-    let fifo = std::ffi::CString::new(
-        folder
-            .join(format!("memory-{}.md", team_id(4)))
-            .to_str()
-            .unwrap(),
-    )
-    .unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    mkfifo(&folder.join(format!("memory-{}.md", team_id(4))), 0o644);
     std::fs::write(
         folder.join(format!("memory-{}.md", team_id(5))),
         team_note(&team_id(6), "gammaliar", "gammaliar"),

@@ -501,8 +501,7 @@ pub fn tmp_is_empty(env: &Env) -> bool {
 /// them run the binary as another user (`nobody`) instead.
 #[cfg(unix)]
 pub fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail and touches no memory.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// The uid the tests run other-user cases as.
@@ -553,9 +552,8 @@ pub fn chown(path: &Path, uid: u32) {
 /// the file is closed.
 #[cfg(unix)]
 pub fn try_flock(file: &std::fs::File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid descriptor owned by `file` for the duration of the call.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    // std's lock is a `flock` on Unix, as claude-mem's own (fsutil/lock.rs).
+    file.try_lock().is_ok()
 }
 
 #[cfg(not(unix))]
@@ -644,32 +642,58 @@ pub fn contains(haystack: &[u8], needle: &str) -> bool {
         .any(|w| w == needle.as_bytes())
 }
 
+/// Makes a FIFO at `path`, with permission bits `mode`: a file whose plain open waits for a
+/// writer (or a reader), which claude-mem must refuse or read without hanging.
+#[cfg(unix)]
+pub fn mkfifo(path: &Path, mode: u16) {
+    #[cfg(not(target_vendor = "apple"))]
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::Mode::from_raw_mode(mode.into()),
+    )
+    .unwrap_or_else(|e| panic!("mkfifo {}: {e}", path.display()));
+    // rustix has no mkfifoat on Apple's systems; their mkfifo command does it.
+    #[cfg(target_vendor = "apple")]
+    {
+        let made = Command::new("mkfifo")
+            .arg("-m")
+            .arg(format!("{mode:o}"))
+            .arg(path)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success(), "mkfifo {}: {made}", path.display());
+    }
+}
+
+/// A new pseudo-terminal: its controller (what a terminal window holds: written to it is
+/// typed, read from it is what the terminal shows) and the terminal, to give a program as its
+/// stdin, stdout or stderr. Neither becomes the test process's controlling terminal, and no
+/// process another test starts inherits either (a terminal left open elsewhere would never
+/// let reading its controller end).
+#[cfg(unix)]
+pub fn pty() -> (std::fs::File, std::fs::File) {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    // posix_openpt takes O_CLOEXEC on some systems only: set just after, everywhere.
+    let controller = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("posix_openpt");
+    rustix::io::fcntl_setfd(&controller, rustix::io::FdFlags::CLOEXEC).expect("FD_CLOEXEC");
+    grantpt(&controller).expect("grantpt");
+    unlockpt(&controller).expect("unlockpt");
+    let name = ptsname(&controller, Vec::new()).expect("ptsname");
+    let flags = OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let terminal = rustix::fs::open(name.as_c_str(), flags, Mode::empty())
+        .unwrap_or_else(|e| panic!("open {name:?}: {e}"));
+    (controller.into(), terminal.into())
+}
+
 /// Runs `cmd` as at a terminal: its stdin, stdout and stderr are one pseudo-terminal, on which
 /// `typed` is typed first. Returns its exit code and everything the terminal showed (the
 /// echo of `typed` included), with `\r\n` as `\n`.
 #[cfg(unix)]
 pub fn on_pty(mut cmd: Command, typed: &str) -> (Option<i32>, String) {
     use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut controller, mut terminal) = (0, 0);
-    // SAFETY: two valid out-pointers; no name, settings or size asked for.
-    let opened = unsafe {
-        libc::openpty(
-            &mut controller,
-            &mut terminal,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: openpty returned two descriptors that nothing else owns.
-    let (controller, terminal) = unsafe {
-        (
-            std::fs::File::from_raw_fd(controller),
-            OwnedFd::from_raw_fd(terminal),
-        )
-    };
+    let (controller, terminal) = pty();
     cmd.stdin(Stdio::from(terminal.try_clone().unwrap()))
         .stdout(Stdio::from(terminal.try_clone().unwrap()))
         .stderr(Stdio::from(terminal));

@@ -10,6 +10,9 @@ use std::path::Path;
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
+#[cfg(target_os = "linux")]
+use rustix::fs::inotify;
+
 /// How often a condition is looked at again.
 const POLL: Duration = Duration::from_millis(10);
 
@@ -89,32 +92,20 @@ pub struct Watch {
 impl Watch {
     /// The times `path` is opened.
     pub fn opens(path: &Path) -> Watch {
-        Watch::of(path, libc::IN_OPEN)
+        Watch::of(path, inotify::WatchFlags::OPEN)
     }
 
     /// Everything done to `dir` and the files in it: opened, read, written, closed, created,
     /// renamed, deleted.
     pub fn everything_in(dir: &Path) -> Watch {
-        Watch::of(dir, libc::IN_ALL_EVENTS)
+        Watch::of(dir, inotify::WatchFlags::ALL_EVENTS)
     }
 
-    fn of(path: &Path, mask: u32) -> Watch {
-        use std::os::fd::{AsRawFd, FromRawFd};
-        use std::os::unix::ffi::OsStrExt;
-        // SAFETY: no pointers; returns a new descriptor or -1.
-        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
-        assert!(fd >= 0, "inotify: {}", std::io::Error::last_os_error());
-        // SAFETY: the descriptor was just made and nothing else owns it.
-        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
-        let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid descriptor and NUL-terminated path.
-        let watch = unsafe { libc::inotify_add_watch(fd.as_raw_fd(), name.as_ptr(), mask) };
-        assert!(
-            watch >= 0,
-            "watch {}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        );
+    fn of(path: &Path, mask: inotify::WatchFlags) -> Watch {
+        let fd = inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK)
+            .unwrap_or_else(|e| panic!("inotify: {e}"));
+        inotify::add_watch(&fd, path, mask)
+            .unwrap_or_else(|e| panic!("watch {}: {e}", path.display()));
         Watch {
             fd,
             seen: std::cell::Cell::new(0),
@@ -123,36 +114,22 @@ impl Watch {
 
     /// The events seen so far, waiting up to a millisecond for the next.
     pub fn seen(&self) -> usize {
-        use std::os::fd::AsRawFd;
-        let mut ready = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let a_millisecond = Timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
         };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut ready, 1, 1) };
-        let mut buf = [0u8; 4096];
-        loop {
-            // SAFETY: a valid descriptor and a buffer of the length given.
-            let read =
-                unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            let Ok(read) = usize::try_from(read) else {
-                return self.seen.get();
-            };
-            self.seen.set(self.seen.get() + events_in(&buf[..read]));
+        // Whether anything came or not, what is there is read below, without waiting.
+        let _ = poll(
+            &mut [PollFd::new(&self.fd, PollFlags::IN)],
+            Some(&a_millisecond),
+        );
+        let mut buf = [std::mem::MaybeUninit::uninit(); 4096];
+        let mut events = inotify::Reader::new(&self.fd, &mut buf);
+        // Until the queue is empty (EAGAIN: the descriptor does not block).
+        while events.next().is_ok() {
+            self.seen.set(self.seen.get() + 1);
         }
+        self.seen.get()
     }
-}
-
-/// The number of inotify events in what one read returned: each is a header and a name.
-#[cfg(target_os = "linux")]
-fn events_in(mut bytes: &[u8]) -> usize {
-    const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
-    let mut count = 0;
-    while bytes.len() >= HEADER {
-        let name_len = u32::from_ne_bytes(bytes[12..16].try_into().unwrap()) as usize;
-        bytes = &bytes[(HEADER + name_len).min(bytes.len())..];
-        count += 1;
-    }
-    count
 }

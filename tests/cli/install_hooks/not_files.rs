@@ -10,14 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{NEW_CLAUDE, Sandbox, path_arg, read_fixture, stderr};
-
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("mkfifo");
-    assert!(status.success(), "mkfifo {}", path.display());
-}
+use crate::harness::mkfifo;
 
 /// Runs `command` on `settings`, checks that it fails within seconds (not blocked) with one
 /// line, and returns that line.
@@ -55,7 +48,7 @@ fn assert_refused_quickly(sandbox: &Sandbox, settings: &Path, named: &Path, what
 fn a_fifo_socket_or_directory_as_the_settings_file_is_refused_at_once() {
     let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
     let fifo = sandbox.root.join("fifo.json");
-    mkfifo(&fifo);
+    mkfifo(&fifo, 0o666);
     assert_refused_quickly(&sandbox, &fifo, &fifo, "a FIFO");
     assert!(fs::metadata(&fifo).expect("fifo").file_type().is_fifo());
 
@@ -107,7 +100,7 @@ fn a_fifo_planted_as_the_lock_file_is_refused_at_once() {
     let sandbox = Sandbox::new().with_claude(NEW_CLAUDE);
     let path = sandbox.settings_from("realistic");
     let lock = sandbox.root.join(".settings.json.claude-mem.lock");
-    mkfifo(&lock);
+    mkfifo(&lock, 0o666);
     for command in ["install-hooks", "uninstall-hooks"] {
         if command == "uninstall-hooks" {
             // Something to remove, so that uninstall gets as far as the lock.
@@ -116,7 +109,7 @@ fn a_fifo_planted_as_the_lock_file_is_refused_at_once() {
                 .cmd(&["install-hooks", "--settings", path_arg(&path)])
                 .assert()
                 .success();
-            mkfifo(&lock);
+            mkfifo(&lock, 0o666);
         }
         let before = fs::read(&path).expect("read");
         let message = refusal(&sandbox, command, &path);
@@ -135,7 +128,7 @@ fn something_planted_as_the_backup_is_refused() {
         let path = sandbox.settings_from("realistic");
         let backup = sandbox.root.join("settings.json.claude-mem.bak");
         match plant {
-            "fifo" => mkfifo(&backup),
+            "fifo" => mkfifo(&backup, 0o666),
             _ => fs::create_dir(&backup).expect("dir"),
         }
         let message = refusal(&sandbox, "install-hooks", &path);

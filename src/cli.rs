@@ -83,6 +83,14 @@ pub enum Command {
     },
     /// List recent sessions: when, how long, prompts, tool calls, files changed, first request.
     Sessions(SessionsArgs),
+    /// The standing instructions the user gave ("from now on…", "always…", "we use X, not
+    /// Y"): the current ones of this project, as every new session gets them; pin or unpin one.
+    ///
+    /// Each is listed with the id of the prompt that said it (forget <id> removes it), when,
+    /// and the words said. A later instruction on the same subject replaces an earlier one;
+    /// --replaced lists those too. A pinned one is never left out of a session's context for
+    /// its budget.
+    Conventions(ConventionsArgs),
     /// What happened around one item: the items before and after it in its session.
     Timeline {
         /// A session, prompt, tool call, message, memory or summary id (a session shows from
@@ -523,6 +531,34 @@ pub struct CompressArgs {
 pub struct SessionsArgs {
     #[command(flatten)]
     pub scope: Scope,
+}
+
+#[derive(Debug, Args)]
+pub struct ConventionsArgs {
+    #[command(subcommand)]
+    pub action: Option<ConventionsAction>,
+    #[command(flatten)]
+    pub projects: Projects,
+    /// Also the instructions a later one replaced.
+    #[arg(long)]
+    pub replaced: bool,
+    /// JSON Lines: one object per instruction.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConventionsAction {
+    /// Keep a prompt's standing instructions in every session's context, whatever its budget.
+    Pin {
+        /// The id `conventions` lists (a prompt's), or a unique prefix of one.
+        id: String,
+    },
+    /// Let them be left out again when the context's budget is spent.
+    Unpin {
+        /// The id `conventions` lists, or a unique prefix of one.
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

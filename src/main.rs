@@ -30,6 +30,7 @@ mod recorded;
 mod render;
 mod settings;
 mod spill;
+mod standing;
 mod store;
 mod sync;
 mod team;

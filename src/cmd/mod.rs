@@ -7,6 +7,7 @@
 
 mod completions;
 mod compress;
+mod conventions;
 mod doctor;
 mod export;
 mod forget;
@@ -44,6 +45,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Search(args) => search::search(&args),
         Command::Show { id, json } => show::show(&id, json),
         Command::Sessions(args) => sessions::sessions(&args.scope),
+        Command::Conventions(args) => conventions::conventions(&args),
         Command::Timeline {
             id,
             before,

@@ -27,6 +27,7 @@ use crate::given::{self, Given};
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::fts::recall::Recalled;
+use crate::store::read::standing::{self, Instruction};
 use crate::store::rows::KIND_CHARS;
 use crate::store::rows::short_id;
 use crate::store::{
@@ -115,6 +116,13 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         Pointer::Cli(&binary)
     };
     let team = team_notes(&store, config, project, resumed);
+    // On resume the transcript holds what the session's start gave.
+    let (standing, replaced) = match resumed {
+        true => (Vec::new(), Vec::new()),
+        false => {
+            standing::as_given(standing::of_project(store.conn(), project).unwrap_or_default())
+        }
+    };
     // Like per-prompt recall, it is recall's to answer, and the transcript of a resumed
     // session holds what its start was given.
     let threads = match config.recall && !resumed {
@@ -122,9 +130,13 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         false => Vec::new(),
     };
     let Some((text, listed)) = listing(
-        &recent,
-        &threads,
-        &team,
+        &Found {
+            recent: &recent,
+            standing: &standing,
+            replaced: &replaced,
+            threads: &threads,
+            team: &team,
+        },
         project,
         &pointer,
         resumed,
@@ -139,6 +151,9 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
                 .iter()
                 .map(|t| given::key(&t.item.id)),
         );
+        shown
+            .items
+            .extend(listed.standing.iter().map(|id| given::key(id)));
         given::record(config, &session.session_id, &shown);
     }
     HookOutput::Context { event: EVENT, text }
@@ -184,21 +199,39 @@ fn render(
     resumed: bool,
     budget: usize,
 ) -> Option<String> {
-    listing(recent, &[], team, project, pointer, resumed, budget).map(|(text, _)| text)
+    let found = Found {
+        recent,
+        standing: &[],
+        replaced: &[],
+        threads: &[],
+        team,
+    };
+    listing(&found, project, pointer, resumed, budget).map(|(text, _)| text)
 }
 
-/// How many of the sessions and of the open threads' items a context lists (the first ones).
+/// What a context may list, each part in the order it is given.
+struct Found<'a> {
+    recent: &'a [RecentSession],
+    standing: &'a [Instruction],
+    /// Standing instructions a later one replaced: a session's first prompt that states one
+    /// says so.
+    replaced: &'a [Instruction],
+    threads: &'a [Recalled],
+    team: &'a [Note],
+}
+
+/// How many of the sessions and of the open threads' items a context lists (the first ones),
+/// and the prompts whose standing instructions it gives.
 struct Listed {
     sessions: usize,
     threads: usize,
+    standing: Vec<String>,
 }
 
 /// The context text and what it lists, within `budget` UTF-16 units, or `None` when there is
 /// nothing to say.
 fn listing(
-    recent: &[RecentSession],
-    threads: &[Recalled],
-    team: &[Note],
+    found: &Found,
     project: &str,
     pointer: &Pointer,
     resumed: bool,
@@ -222,30 +255,45 @@ fn listing(
         ),
     };
     let mut used = units(OPEN) + units(recorded::FRAME) + units(&tail) + units(CLOSE);
+    let (rules, from) = super::standing::lines(found.standing);
+    let rules = match rules.is_empty() {
+        true => rules,
+        false => format!("{}{rules}", super::standing::HEAD),
+    };
+    used += units(&rules);
     let (entries, listed) = within(
-        recent.iter().map(|s| entry(s, project)),
+        found
+            .recent
+            .iter()
+            .map(|s| entry(s, project, found.replaced)),
         head,
         budget,
         &mut used,
     );
     let (earlier, threads) = within(
-        threads.iter().map(super::recall::entry),
+        found.threads.iter().map(super::recall::entry),
         THREADS_HEAD,
         budget,
         &mut used,
     );
-    let (shared, _) = within(team.iter().map(team_line), TEAM_HEAD, budget, &mut used);
-    if entries.is_empty() && shared.is_empty() {
+    let (shared, _) = within(
+        found.team.iter().map(team_line),
+        TEAM_HEAD,
+        budget,
+        &mut used,
+    );
+    if entries.is_empty() && shared.is_empty() && rules.is_empty() {
         return None;
     }
     Some((
         format!(
-            "{OPEN}{}{entries}{earlier}{shared}{tail}{CLOSE}",
+            "{OPEN}{}{rules}{entries}{earlier}{shared}{tail}{CLOSE}",
             recorded::FRAME
         ),
         Listed {
             sessions: listed,
             threads,
+            standing: from.into_iter().map(String::from).collect(),
         },
     ))
 }
@@ -292,7 +340,7 @@ fn team_line(note: &Note) -> String {
     )
 }
 
-fn entry(session: &RecentSession, project: &str) -> String {
+fn entry(session: &RecentSession, project: &str, replaced: &[Instruction]) -> String {
     let when = session
         .updated_at
         .get(..16)
@@ -307,18 +355,7 @@ fn entry(session: &RecentSession, project: &str) -> String {
         line.push_str(&format!(", {} prompt{plural}", session.prompt_count));
     }
     line.push('\n');
-    let asked = session
-        .summary
-        .as_ref()
-        .map(|s| s.request.as_str())
-        .filter(|r| !r.trim().is_empty())
-        .or(session.first_prompt.as_deref());
-    if let Some(prompt) = asked {
-        line.push_str(&format!(
-            "  asked: {}\n",
-            handed(prompt, FIRST_PROMPT_CHARS)
-        ));
-    }
+    line.push_str(&asked_line(session, replaced));
     if let Some(summary) = &session.summary {
         line.push_str(&summary_lines(summary));
     }
@@ -369,6 +406,32 @@ fn entry(session: &RecentSession, project: &str) -> String {
         ));
     }
     line
+}
+
+/// What a session asked (its summary's request, else its first prompt), saying so when it
+/// states a standing instruction that a later one replaced.
+fn asked_line(session: &RecentSession, replaced: &[Instruction]) -> String {
+    let asked = session
+        .summary
+        .as_ref()
+        .map(|s| s.request.as_str())
+        .filter(|r| !r.trim().is_empty())
+        .or(session.first_prompt.as_deref());
+    let Some(prompt) = asked else {
+        return String::new();
+    };
+    let since_replaced = replaced
+        .iter()
+        .any(|i| i.session_id == session.session_id && prompt.contains(&i.text));
+    format!(
+        "  asked: {}{}\n",
+        handed(prompt, FIRST_PROMPT_CHARS),
+        if since_replaced {
+            " (a rule since replaced)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// What the compressor's summary says was done, learned and left to do, a line each.

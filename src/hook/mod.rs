@@ -14,6 +14,7 @@ pub(crate) mod private_turn;
 mod prompt;
 mod recall;
 mod record;
+mod standing;
 mod summary;
 mod threads;
 mod turn;

@@ -200,6 +200,9 @@ pub struct Prompt {
     pub prompt_text: String,
     pub truncated: bool,
     pub created_at: String,
+    /// When the user pinned the standing instructions it states (schema v9; absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_at: Option<String>,
 }
 
 /// A row of `pending_queue`: an `observation` (a tool call) or a `summary_request` (a Stop).
@@ -270,6 +273,7 @@ pub fn prompt(r: &Row) -> rusqlite::Result<Prompt> {
         prompt_text: r.get("prompt_text")?,
         truncated: r.get("truncated")?,
         created_at: r.get("created_at")?,
+        pinned_at: r.get("pinned_at")?,
     })
 }
 

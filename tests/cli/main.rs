@@ -10,6 +10,8 @@ mod harness;
 mod capture;
 // The command line outside the hooks: help, version, one clear line for bad input.
 mod command_line;
+// Standing instructions: rules the user stated, given to every later session of the project.
+mod conventions;
 // The compressor: sessions into typed memories within a budget, with a stand-in or the real CLI.
 mod compress;
 // `doctor` and `doctor --fix`, each check against a setup broken for it.

@@ -9,6 +9,7 @@
 pub mod context;
 pub mod doc;
 pub mod fts;
+pub mod standing;
 pub mod team;
 
 use std::time::{Duration, Instant};
@@ -164,6 +165,11 @@ impl Reader {
                 r.get(0)
             })
             .optional()?)
+    }
+
+    /// The standing instructions of `project`, oldest first (see [`standing::of_project`]).
+    pub fn standing(&self, project: &str) -> Result<Vec<standing::Instruction>> {
+        Ok(standing::of_project(&self.conn, project)?)
     }
 
     /// Every project that has sessions.
@@ -511,7 +517,7 @@ const SUMMARY_BYTES: &str = "SELECT octet_length(request) + octet_length(investi
     FROM summaries WHERE id = ?1";
 
 const PROMPT_COLUMNS: &str = "SELECT id, session_id, prompt_id, prompt_number, prompt_text,
-    truncated, created_at FROM user_prompts";
+    truncated, created_at, pinned_at FROM user_prompts";
 
 fn summary(r: &Row) -> rusqlite::Result<SessionOverview> {
     Ok(SessionOverview {

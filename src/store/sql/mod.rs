@@ -23,6 +23,7 @@ pub(in crate::store) const MIGRATIONS: &[&str] = &[
     include_str!("v6.sql"),
     include_str!("v7.sql"),
     include_str!("v8.sql"),
+    include_str!("v9.sql"),
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -83,12 +84,36 @@ pub(in crate::store) fn migrate(conn: &mut Connection, deadline: Instant) -> Res
     let (version, _) = versions(&tx)?;
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql)
+            .and_then(|()| after(&tx, index as i64 + 1))
             .with_context(|| format!("migration to schema version {}", index + 1))?;
     }
     tx.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
     ))?;
     tx.commit()?;
+    Ok(())
+}
+
+/// What a migration needs done in Rust after its SQL: v9 marks the prompts stored before it
+/// that state a standing instruction (one pass over the prompts, once).
+fn after(tx: &Connection, version: i64) -> rusqlite::Result<()> {
+    if version != 9 {
+        return Ok(());
+    }
+    let mut marked = Vec::new();
+    {
+        let mut prompts = tx.prepare("SELECT rowid, prompt_text FROM user_prompts")?;
+        let mut rows = prompts.query([])?;
+        while let Some(row) = rows.next()? {
+            if crate::standing::any(row.get_ref(1)?.as_str()?) {
+                marked.push(row.get::<_, i64>(0)?);
+            }
+        }
+    }
+    let mut mark = tx.prepare("UPDATE user_prompts SET standing = 1 WHERE rowid = ?1")?;
+    for rowid in marked {
+        mark.execute([rowid])?;
+    }
     Ok(())
 }
 

@@ -397,15 +397,7 @@ impl<'a> Importer<'a> {
         let r = self.redactor;
         let inserted = match record {
             Record::Session(s) => store_session(conn, r, s)?,
-            Record::Prompt(p) => conn.prepare_cached(INSERT_PROMPT)?.execute(params![
-                p.id,
-                p.session_id,
-                p.prompt_id,
-                p.prompt_number,
-                clean_text(r, &p.prompt_text),
-                p.truncated,
-                p.created_at
-            ])?,
+            Record::Prompt(p) => store_prompt(conn, r, p)?,
             Record::PrivateTurn(t) => conn
                 .prepare_cached(INSERT_PRIVATE_TURN)?
                 .execute(params![t.prompt_id, t.session_id, t.created_at])?,
@@ -453,6 +445,24 @@ fn store_session(conn: &Connection, r: &Redactor, s: &Session) -> Result<usize> 
         s.ended_at,
         s.end_reason,
         s.reduced_at
+    ])?)
+}
+
+/// Stores a prompt, its text cleaned, marked when it states a standing instruction as a hook
+/// would have marked it; returns whether it was new.
+fn store_prompt(conn: &Connection, r: &Redactor, p: &Prompt) -> Result<usize> {
+    let text = clean_text(r, &p.prompt_text);
+    let standing = crate::standing::any(&text).then_some(1);
+    Ok(conn.prepare_cached(INSERT_PROMPT)?.execute(params![
+        p.id,
+        p.session_id,
+        p.prompt_id,
+        p.prompt_number,
+        text,
+        p.truncated,
+        p.created_at,
+        standing,
+        p.pinned_at
     ])?)
 }
 
@@ -543,8 +553,8 @@ const INSERT_SESSION: &str = "INSERT OR IGNORE INTO sessions (session_id, projec
         started_at, updated_at, ended_at, end_reason, reduced_at)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 const INSERT_PROMPT: &str = "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_id,
-        prompt_number, prompt_text, truncated, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+        prompt_number, prompt_text, truncated, created_at, standing, pinned_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 const INSERT_PRIVATE_TURN: &str =
     "INSERT OR IGNORE INTO private_turns (prompt_id, session_id, created_at) VALUES (?1, ?2, ?3)";
 const INSERT_QUEUED: &str = "INSERT OR IGNORE INTO pending_queue (id, kind, session_id,

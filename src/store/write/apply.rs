@@ -40,9 +40,9 @@ const TURN_PRIVATE_BY_TIME: &str = "SELECT EXISTS (
                           ORDER BY p.prompt_number DESC LIMIT 1), ''))";
 const INSERT_PROMPT: &str =
     "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_id, prompt_number,
-             prompt_text, truncated, created_at)
+             prompt_text, truncated, created_at, standing)
          VALUES (?1, ?2, ?3,
-             (SELECT prompt_count + 1 FROM sessions WHERE session_id = ?2), ?4, ?5, ?6)";
+             (SELECT prompt_count + 1 FROM sessions WHERE session_id = ?2), ?4, ?5, ?6, ?7)";
 const INSERT_PRIVATE_TURN: &str =
     "INSERT OR IGNORE INTO private_turns (prompt_id, session_id, created_at)
          VALUES (?1, ?2, ?3)";
@@ -193,9 +193,19 @@ fn prompt(
     truncated: bool,
 ) -> Result<bool> {
     let s = &write.session;
+    // Whether it states a standing instruction: a scan of its words, no allocation for most.
+    let standing = crate::standing::any(text).then_some(1);
     let inserted = tx.execute(
         INSERT_PROMPT,
-        params![write.id, s.session_id, prompt_id, text, truncated, write.at],
+        params![
+            write.id,
+            s.session_id,
+            prompt_id,
+            text,
+            truncated,
+            write.at,
+            standing
+        ],
     )?;
     if inserted == 0 {
         return Ok(false);

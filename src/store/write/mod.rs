@@ -18,6 +18,7 @@ mod apply;
 pub mod lean;
 pub mod numbering;
 pub mod purge;
+pub mod standing;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

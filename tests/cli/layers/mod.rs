@@ -28,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "privacy",
             "recorded",
             "render",
+            "standing",
             "text",
             "transcript",
         ],

@@ -32,6 +32,7 @@ const STORE_LAYERS: &[(&str, &[&str])] = &[
 const HOOK_PARTS: &[&str] = &["base", "rows", "sql", "write", "layout"];
 const HOOK_FILES: &[&str] = &[
     "read/context.rs",
+    "read/standing.rs",
     "read/doc.rs",
     "read/fts/recall.rs",
     "read/fts/schema.rs",

@@ -105,7 +105,7 @@ fn fixture_sessions(dir: &Path) -> Result<Vec<(&'static str, Value)>> {
 
 /// What the reference indexes of an event: a prompt, Claude's message, or a tool call's name
 /// and every string of its input and answer.
-fn text_of(event: &Value) -> String {
+pub fn text_of(event: &Value) -> String {
     for field in ["prompt", "last_assistant_message"] {
         if let Some(text) = event[field].as_str() {
             return text.to_string();

@@ -15,6 +15,11 @@
 //!   Claude Code sessions, one per commit (its subject the prompt, an Edit of the first hunk of
 //!   up to two files, `git diff --stat`, its message Claude's last message), and the real
 //!   Claude Code fixture sessions, each event run through its hook; 47 queries written by hand.
+//! - conventions (ours, in benches/data): coding projects where a lead states standing rules
+//!   over sessions, and later changes some, each session through every hook from SessionStart
+//!   to SessionEnd; coding tasks asked after them, each with the turns that stated the rules
+//!   that apply (their current version); traps that must never reach the model as a rule.
+//!   Scored by turn; its data dir is a separate one.
 //!
 //! Scored per set: `search --json --limit 10 --project P -- WORDS` as a whole process, and the
 //! same corpus in plain SQLite FTS5 (porter unicode61, OR of the query's non-stopword terms,
@@ -29,15 +34,23 @@
 //! answered with nothing. The hook reads the index the searches left and never writes it, so
 //! the questions, each in a session of its own, are not indexed and never answer each other.
 //!
+//! Reaching the model (the conventions set, see `reach`): each task in a new session of its
+//! project (`hook context` from startup, then the task to `hook prompt`), from the data dir as
+//! the sessions left it; a rule reaches the model when its words or its prompt's short id are
+//! in either context. Beside it, the reference's first 5 results as if given with the prompt.
+//!
 //! Run: `cargo bench --bench relevance` (`-- --json` for one JSON object instead of the
 //! table). `RELEVANCE_BENCH_CONVERSATIONS=N` takes the first N LoCoMo conversations;
-//! `RELEVANCE_BENCH_KEEP=1` keeps the data dir to inspect.
+//! `RELEVANCE_BENCH_SETS=conventions,coding` scores only the sets named (the first word of each
+//! name, any letter case); `RELEVANCE_BENCH_KEEP=1` keeps the data dirs to inspect.
 // The bench's output is its report: it prints, unlike the crate.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod coding;
+mod conventions;
 mod locomo;
 mod product;
+mod reach;
 mod reference;
 mod remem;
 mod score;
@@ -47,14 +60,18 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use conventions::Standing;
 use product::Product;
-use score::Row;
+use score::{ReachRow, Row};
 use set::Set;
 
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 /// Results scored per query: what `--limit` asks for.
 pub const DEPTH: usize = 10;
+
+/// The reference's results counted as given with a prompt: what per-prompt recall gives at most.
+const GIVEN_WITH_A_PROMPT: usize = 5;
 
 fn main() -> ExitCode {
     match run() {
@@ -71,9 +88,51 @@ fn run() -> Result<()> {
     let started = Instant::now();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
     let unrelated = set::unrelated(&data.join("unrelated.txt"))?;
-    let mut sets = Vec::new();
     let mut notes = Vec::new();
+    let mut sets = read_sets(&data, &mut notes)?;
+
+    let tmp = tempfile::Builder::new()
+        .prefix("relevance-bench-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
+    let bin = Path::new(env!("CARGO_BIN_EXE_claude-mem"));
+    let product = Product::new(bin, tmp.path());
+    let (mut rows, mut reached) = (Vec::new(), Vec::new());
+    for (set, standing) in &mut sets {
+        set.add_unrelated(&unrelated);
+        let (more, reach) = match standing {
+            // A data dir of its own: it is copied before each task.
+            Some(standing) => {
+                let root = tmp.path().join(set.name);
+                std::fs::create_dir(&root)?;
+                measure(&Product::new(bin, &root), set, Some(standing), &mut notes)?
+            }
+            None => measure(&product, set, None, &mut notes)?,
+        };
+        rows.extend(more);
+        reached.extend(reach);
+    }
+    let took = started.elapsed().as_secs_f64();
+    if json {
+        println!("{}", score::json(&rows, &reached, &notes, took));
+    } else {
+        println!("{}", score::table(&rows, &reached, &notes, took));
+    }
+    if std::env::var_os("RELEVANCE_BENCH_KEEP").is_some() {
+        println!("kept {}", tmp.keep().display());
+    }
+    Ok(())
+}
+
+/// The sets to score, each with what the conventions set knows beyond its queries.
+fn read_sets(data: &Path, notes: &mut Vec<String>) -> Result<Vec<(Set, Option<Standing>)>> {
+    let only = std::env::var("RELEVANCE_BENCH_SETS").ok();
+    let wanted = |name: &str| {
+        only.as_ref()
+            .is_none_or(|only| only.split(',').any(|w| w.trim().eq_ignore_ascii_case(name)))
+    };
+    let mut sets = Vec::new();
     match std::env::var_os("CLAUDE_MEM_BENCH_LOCOMO") {
+        Some(_) if !wanted("locomo") => {}
         Some(path) => {
             let limit =
                 match std::env::var("RELEVANCE_BENCH_CONVERSATIONS") {
@@ -82,7 +141,7 @@ fn run() -> Result<()> {
                     })?),
                     Err(_) => None,
                 };
-            sets.push(locomo::read(Path::new(&path), limit)?);
+            sets.push((locomo::read(Path::new(&path), limit)?, None));
         }
         None => notes.push(
             "LoCoMo skipped: CLAUDE_MEM_BENCH_LOCOMO is not set (docs/performance.md, \
@@ -90,35 +149,28 @@ fn run() -> Result<()> {
                 .to_string(),
         ),
     }
-    sets.push(remem::read(&data.join("remem-golden.json"))?);
-    sets.push(coding::read(
-        &data,
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks"),
-    )?);
-
-    let tmp = tempfile::Builder::new()
-        .prefix("relevance-bench-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
-    let product = Product::new(Path::new(env!("CARGO_BIN_EXE_claude-mem")), tmp.path());
-    let mut rows = Vec::new();
-    for set in &mut sets {
-        set.add_unrelated(&unrelated);
-        rows.extend(measure(&product, set, &mut notes)?);
+    if wanted("remem") {
+        sets.push((remem::read(&data.join("remem-golden.json"))?, None));
     }
-    let took = started.elapsed().as_secs_f64();
-    if json {
-        println!("{}", score::json(&rows, &notes, took));
-    } else {
-        println!("{}", score::table(&rows, &notes, took));
+    if wanted("coding") {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks");
+        sets.push((coding::read(data, &fixtures)?, None));
     }
-    if std::env::var_os("RELEVANCE_BENCH_KEEP").is_some() {
-        println!("kept {}", tmp.keep().display());
+    if wanted("conventions") {
+        let (set, standing) = conventions::read(&data.join("conventions.json"))?;
+        sets.push((set, Some(standing)));
     }
-    Ok(())
+    Ok(sets)
 }
 
-/// Loads one set and scores it: the product's search, the FTS5 reference, `hook prompt`.
-fn measure(product: &Product, set: &Set, notes: &mut Vec<String>) -> Result<Vec<Row>> {
+/// Loads one set and scores it: the product's search, the FTS5 reference, `hook prompt`; and
+/// for the conventions set, what reaches the model in a new session.
+fn measure(
+    product: &Product,
+    set: &Set,
+    standing: Option<&Standing>,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<Row>, Vec<ReachRow>)> {
     let loading = Instant::now();
     let stored = product.load(set)?;
     eprintln!(
@@ -139,9 +191,31 @@ fn measure(product: &Product, set: &Set, notes: &mut Vec<String>) -> Result<Vec<
     let mut rows = Vec::new();
     let search = product.search_all(set)?;
     rows.extend(score::rows(set, "claude-mem search", &search));
+    // Before the questions go to `hook prompt`, which records them in the data dir.
+    let given = standing
+        .map(|standing| reach::ask_all(product, set, standing))
+        .transpose()?;
     let fts5 = reference::search_all(set)?;
     rows.extend(score::rows(set, "FTS5 OR reference", &fts5));
     let prompt = product.prompt_all(set, &stored)?;
     rows.extend(score::rows(set, "hook prompt recall", &prompt));
-    Ok(rows)
+    let mut reached = Vec::new();
+    if let (Some(standing), Some(given)) = (standing, given) {
+        let outcomes = reach::product(set, standing, &stored, &given);
+        let traps = reach::traps(standing, &stored, &given);
+        reached.extend(score::reach_rows(
+            set,
+            "hook context + hook prompt",
+            &outcomes,
+            Some(&traps),
+        ));
+        let outcomes = reach::reference(set, standing, &fts5, GIVEN_WITH_A_PROMPT);
+        reached.extend(score::reach_rows(
+            set,
+            "FTS5 OR reference, first 5 given",
+            &outcomes,
+            None,
+        ));
+    }
+    Ok((rows, reached))
 }

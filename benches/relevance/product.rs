@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::score::Answer;
-use crate::set::{Load, Set, Unit, session_id};
+use crate::set::{Load, Set, Unit, session_id, turn};
 use crate::{DEPTH, Result};
 
 pub struct Product {
@@ -22,12 +22,18 @@ pub struct Product {
 }
 
 /// What a set left in the memory: how many items it added, how many of its documents are not
-/// there under their key, and the key of each item's short id (what `hook prompt`'s context
-/// is read by).
+/// there under their key, the key of each item's short id (what `hook prompt`'s context is
+/// read by), and the short id of each prompt by its turn (`session#number`).
 pub struct Stored {
     pub items: usize,
     pub missing: usize,
     pub short_ids: HashMap<String, String>,
+    pub prompts: HashMap<String, String>,
+}
+
+/// A copy of a data dir, put back before each question that must not see the ones before.
+pub struct Snapshot {
+    dir: PathBuf,
 }
 
 impl Product {
@@ -67,7 +73,7 @@ impl Product {
         Ok((took, out))
     }
 
-    fn hook(&self, name: &str, event: &Value) -> Result<(Duration, Vec<u8>)> {
+    pub fn hook(&self, name: &str, event: &Value) -> Result<(Duration, Vec<u8>)> {
         let mut child = self
             .command()
             .args(["hook", name])
@@ -100,6 +106,13 @@ impl Product {
             Load::Hooks(events) => {
                 for (name, event) in events {
                     self.hook(name, event)?;
+                    // A SessionEnd starts the maintenance process (the search index brought up
+                    // to date); a user's next session starts minutes later, after it is done.
+                    // It is given a moment to take its lock first.
+                    if *name == "cleanup" {
+                        std::thread::sleep(Duration::from_millis(20));
+                        self.settle()?;
+                    }
                 }
             }
             Load::Import(lines) => {
@@ -110,6 +123,7 @@ impl Product {
         }
         let (_, out) = self.run(&["export", "--all"], &[0])?;
         let mut short_ids = HashMap::new();
+        let mut prompts = HashMap::new();
         let mut keys = std::collections::HashSet::new();
         let mut items = 0;
         for line in String::from_utf8(out.stdout)?.lines().skip(1) {
@@ -129,6 +143,10 @@ impl Product {
                 }
                 _ => continue,
             };
+            if record["type"] == "prompt" {
+                let number = record["prompt_number"].as_i64().unwrap_or(0);
+                prompts.insert(turn(session, number), short_id(id).to_string());
+            }
             let key = set.unit.key(session, record["prompt_number"].as_i64());
             items += 1;
             keys.insert(key.clone());
@@ -139,7 +157,56 @@ impl Product {
             items: items - self.before.replace(items),
             missing,
             short_ids,
+            prompts,
         })
+    }
+
+    /// Waits until no maintenance process holds the data dir (its lock is free), at most a
+    /// minute: what it does (the index, the spill folder) is then done, and nothing writes
+    /// the data dir behind the bench's back.
+    pub fn settle(&self) -> Result<()> {
+        let lock = self.root.join("data/maintain.lock");
+        let started = Instant::now();
+        loop {
+            let Ok(file) = std::fs::File::open(&lock) else {
+                return Ok(());
+            };
+            match file.try_lock() {
+                Ok(()) => return Ok(file.unlock()?),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(err)) => return Err(err.into()),
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                return Err("the maintenance process still runs after a minute".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The data dir as it is now, copied aside once no maintenance process runs.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.settle()?;
+        let dir = self.root.join("snapshot");
+        copy_dir(&self.root.join("data"), &dir)?;
+        Ok(Snapshot { dir })
+    }
+
+    /// Puts the data dir back as it was at `snapshot`. The copy of the search index's stamp
+    /// is touched last: the index is as up to date as it was, so the session-start hook starts
+    /// no maintenance process to catch it up.
+    pub fn restore(&self, snapshot: &Snapshot) -> Result<()> {
+        self.settle()?;
+        let data = self.root.join("data");
+        std::fs::remove_dir_all(&data)?;
+        copy_dir(&snapshot.dir, &data)?;
+        let stamp = data.join("index-synced");
+        if stamp.exists() {
+            std::fs::File::options()
+                .append(true)
+                .open(&stamp)?
+                .set_modified(std::time::SystemTime::now())?;
+        }
+        Ok(())
     }
 
     /// Every query through `search`, each a whole process and timed. The first search of a
@@ -194,8 +261,27 @@ fn short_id(id: &str) -> &str {
     &last[..last.len().min(8)]
 }
 
+/// `from` copied to `to` (which must not exist), files and folders with their permissions.
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir(to)?;
+    std::fs::set_permissions(to, std::fs::metadata(from)?.permissions())?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        } else {
+            return Err(format!("{}: not a file or a folder", entry.path().display()).into());
+        }
+    }
+    Ok(())
+}
+
 /// `hookSpecificOutput.additionalContext` of a hook's answer, or nothing.
-fn context(stdout: &[u8]) -> String {
+pub fn context(stdout: &[u8]) -> String {
     serde_json::from_slice::<Value>(stdout)
         .ok()
         .and_then(|v| {
@@ -207,7 +293,7 @@ fn context(stdout: &[u8]) -> String {
 }
 
 /// The short ids a text names, in order: runs of exactly 8 lowercase hex digits.
-fn named(text: &str) -> impl Iterator<Item = &str> {
+pub fn named(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| w.len() == 8 && w.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
 }

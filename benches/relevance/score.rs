@@ -2,7 +2,10 @@
 //! system (and per slice), recall@5 and @10 (the share of a query's evidence found), hit@10,
 //! MRR (of the first evidence within the first 10), the share of queries answered with
 //! nothing, the share of queries that have no answer (unrelated prompts, abstention slices)
-//! answered with nothing, and the latency of each answer.
+//! answered with nothing, and the latency of each answer. For the conventions set also whether
+//! the rules that apply to a task reach the model in a new session (see `reach`): the share of
+//! tasks every one of their rules reached, the share at least one did, the share of replaced
+//! rules that reached without the rule that replaced them, and the share of traps that reached.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -11,6 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::DEPTH;
+use crate::reach::Outcome;
 use crate::set::Set;
 
 /// What one query got back.
@@ -39,6 +43,111 @@ pub struct Figures {
     pub abstained: f64,
     pub p50: Duration,
     pub p95: Duration,
+}
+
+pub struct ReachRow {
+    pub set: &'static str,
+    pub system: &'static str,
+    pub slice: String,
+    pub figures: Reach,
+}
+
+pub struct Reach {
+    /// Tasks that have rules.
+    pub tasks: usize,
+    pub every: f64,
+    pub any: f64,
+    /// Rules of those tasks that replaced an earlier one.
+    pub updated: usize,
+    pub stale_only: f64,
+    /// Per kind of trap: how many, how many reached; `None` where it is not measured.
+    pub traps: Option<Vec<(String, usize, usize)>>,
+    pub p50: Duration,
+    pub p95: Duration,
+}
+
+/// The reach row of all tasks (with the traps, when given), then one per slice.
+pub fn reach_rows(
+    set: &Set,
+    system: &'static str,
+    outcomes: &[Outcome],
+    traps: Option<&[(String, bool)]>,
+) -> Vec<ReachRow> {
+    let all: Vec<&Outcome> = outcomes.iter().collect();
+    let mut rows = vec![ReachRow {
+        set: set.name,
+        system,
+        slice: "all".into(),
+        figures: reach(&all, traps.map(by_kind)),
+    }];
+    let slices: BTreeSet<&str> = outcomes.iter().map(|o| o.slice.as_str()).collect();
+    for slice in slices {
+        let of: Vec<&Outcome> = all.iter().copied().filter(|o| o.slice == slice).collect();
+        rows.push(ReachRow {
+            set: set.name,
+            system,
+            slice: slice.to_string(),
+            figures: reach(&of, None),
+        });
+    }
+    rows
+}
+
+fn reach(of: &[&Outcome], traps: Option<Vec<(String, usize, usize)>>) -> Reach {
+    let with_rules: Vec<&&Outcome> = of.iter().filter(|o| o.rules > 0).collect();
+    let share = |count: usize, n: usize| {
+        if n == 0 {
+            f64::NAN
+        } else {
+            count as f64 / n as f64
+        }
+    };
+    let stale: Vec<bool> = of
+        .iter()
+        .flat_map(|o| o.stale_only.iter().copied())
+        .collect();
+    let mut times: Vec<Duration> = of.iter().map(|o| o.took).collect();
+    times.sort();
+    Reach {
+        tasks: with_rules.len(),
+        every: share(
+            with_rules.iter().filter(|o| o.every).count(),
+            with_rules.len(),
+        ),
+        any: share(
+            with_rules.iter().filter(|o| o.any).count(),
+            with_rules.len(),
+        ),
+        updated: stale.len(),
+        stale_only: share(stale.iter().filter(|&&s| s).count(), stale.len()),
+        traps,
+        p50: quantile(&times, 0.5),
+        p95: quantile(&times, 0.95),
+    }
+}
+
+/// (kind, how many, how many reached), kinds in order of first appearance.
+fn by_kind(traps: &[(String, bool)]) -> Vec<(String, usize, usize)> {
+    let mut kinds: Vec<(String, usize, usize)> = Vec::new();
+    for (kind, hit) in traps {
+        let at = match kinds.iter().position(|(k, _, _)| k == kind) {
+            Some(at) => at,
+            None => {
+                kinds.push((kind.clone(), 0, 0));
+                kinds.len() - 1
+            }
+        };
+        kinds[at].1 += 1;
+        kinds[at].2 += usize::from(*hit);
+    }
+    kinds
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    sorted
+        .get(((sorted.len() as f64 * q).ceil() as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or_default()
 }
 
 /// The row of all queries, then one per slice when there are several.
@@ -98,12 +207,7 @@ fn figures(set: &Set, answers: &[Answer], of: &[usize]) -> Figures {
         none += f64::from(u8::from(top.is_empty()));
     }
     times.sort();
-    let at = |q: f64| {
-        times
-            .get(((times.len() as f64 * q).ceil() as usize).saturating_sub(1))
-            .copied()
-            .unwrap_or_default()
-    };
+    let at = |q: f64| quantile(&times, q);
     let per = |sum: f64, n: usize| if n == 0 { f64::NAN } else { sum / n as f64 };
     Figures {
         answerable,
@@ -119,8 +223,9 @@ fn figures(set: &Set, answers: &[Answer], of: &[usize]) -> Figures {
     }
 }
 
-/// The report as a Markdown table, ready for docs/performance.md.
-pub fn table(rows: &[Row], notes: &[String], took: f64) -> String {
+/// The report as Markdown tables, ready for docs/performance.md: the searches, then what
+/// reached the model.
+pub fn table(rows: &[Row], reached: &[ReachRow], notes: &[String], took: f64) -> String {
     let mut out = String::from(
         "\n| set | system | slice | queries | recall@5 | recall@10 | hit@10 | MRR | no result \
          | abstains | p50 ms | p95 ms |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
@@ -130,21 +235,6 @@ pub fn table(rows: &[Row], notes: &[String], took: f64) -> String {
         match &row.figures {
             None => out.push_str("| not implemented | | | | | | | | |\n"),
             Some(f) => {
-                let ratio = |x: f64| {
-                    if x.is_nan() {
-                        "-".to_string()
-                    } else {
-                        format!("{x:.3}")
-                    }
-                };
-                let share = |x: f64, n: usize| {
-                    if x.is_nan() {
-                        "-".to_string()
-                    } else {
-                        format!("{:.0}% of {n}", x * 100.0)
-                    }
-                };
-                let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -161,6 +251,7 @@ pub fn table(rows: &[Row], notes: &[String], took: f64) -> String {
             }
         }
     }
+    reach_table(&mut out, reached);
     for note in notes {
         let _ = writeln!(out, "\n{note}");
     }
@@ -168,9 +259,75 @@ pub fn table(rows: &[Row], notes: &[String], took: f64) -> String {
     out
 }
 
+/// Whether the rules reach the model in a new session: a table, and the traps by kind.
+fn reach_table(out: &mut String, rows: &[ReachRow]) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\nRules that reach the model in a new session (start context or prompt recall):\n\n\
+         | set | system | slice | tasks | every rule | at least one | replaced rule only \
+         | traps reached | p50 ms | p95 ms |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for row in rows {
+        let f = &row.figures;
+        let traps = f.traps.as_ref().map_or("-".to_string(), |kinds| {
+            let (n, hit) = kinds.iter().fold((0, 0), |(n, h), k| (n + k.1, h + k.2));
+            share(hit as f64 / n.max(1) as f64, n)
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {traps} | {} | {} |",
+            row.set,
+            row.system,
+            row.slice,
+            f.tasks,
+            share(f.every, f.tasks),
+            share(f.any, f.tasks),
+            share(f.stale_only, f.updated),
+            ms(f.p50),
+            ms(f.p95)
+        );
+    }
+    for row in rows {
+        if let Some(kinds) = &row.figures.traps {
+            let each: Vec<String> = kinds
+                .iter()
+                .map(|(kind, n, hit)| format!("{kind} {hit} of {n}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "\n{}, {}: traps that reached the model (must be none): {}",
+                row.set,
+                row.system,
+                each.join(", ")
+            );
+        }
+    }
+}
+
+fn ratio(x: f64) -> String {
+    if x.is_nan() {
+        "-".to_string()
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn share(x: f64, n: usize) -> String {
+    if x.is_nan() {
+        "-".to_string()
+    } else {
+        format!("{:.0}% of {n}", x * 100.0)
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
 /// The report as one JSON object.
-pub fn json(rows: &[Row], notes: &[String], took: f64) -> Value {
-    let num = |x: f64| if x.is_nan() { Value::Null } else { json!(x) };
+pub fn json(rows: &[Row], reached: &[ReachRow], notes: &[String], took: f64) -> Value {
     let rows: Vec<Value> = rows
         .iter()
         .map(|row| {
@@ -194,5 +351,26 @@ pub fn json(rows: &[Row], notes: &[String], took: f64) -> Value {
             out
         })
         .collect();
-    json!({"rows": rows, "notes": notes, "seconds": took})
+    let reach: Vec<Value> = reached.iter().map(reach_json).collect();
+    json!({"rows": rows, "reach": reach, "notes": notes, "seconds": took})
+}
+
+fn reach_json(row: &ReachRow) -> Value {
+    let f = &row.figures;
+    let traps = f.traps.as_ref().map_or(Value::Null, |kinds| {
+        kinds
+            .iter()
+            .map(|(kind, n, hit)| (kind.clone(), json!({"traps": n, "reached": hit})))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    });
+    json!({"set": row.set, "system": row.system, "slice": row.slice, "tasks": f.tasks,
+           "every_rule": num(f.every), "at_least_one_rule": num(f.any),
+           "replaced_rules": f.updated, "replaced_rule_only": num(f.stale_only),
+           "traps": traps, "p50_ms": f.p50.as_secs_f64() * 1000.0,
+           "p95_ms": f.p95.as_secs_f64() * 1000.0})
+}
+
+fn num(x: f64) -> Value {
+    if x.is_nan() { Value::Null } else { json!(x) }
 }

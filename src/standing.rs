@@ -65,7 +65,215 @@ fn states_one(sentence: &str) -> bool {
     if text.trim_end().ends_with('?') || is_question(&text) {
         return false;
     }
-    LASTING.iter().any(|cue| has_phrase(&text, cue)) || clauses(&text).any(opens_a_rule)
+    LASTING.iter().any(|cue| has_phrase(&text, cue))
+        || changes_a_rule(&text)
+        || clauses(&text).any(|clause| {
+            // A statement of a kind ends with its clause: "settings writer: use libc" is a
+            // heading and an order, not settings that use something.
+            let own = clause
+                .split([',', ':', ';', '('])
+                .next()
+                .unwrap_or_default();
+            opens_a_rule(&words(clause)) || declares_a_rule(&words(clause), &words(own), &text)
+        })
+}
+
+/// "I'm changing the timeout rule: …", "new rule: …".
+fn changes_a_rule(text: &str) -> bool {
+    has_phrase(text, "rule")
+        && [
+            "changing", "change", "new", "update", "scratch", "drop", "replace",
+        ]
+        .iter()
+        .any(|w| has_phrase(text, w))
+}
+
+/// A clause's words, lower case, apostrophes kept (`don't`).
+fn words(clause: &str) -> Vec<&str> {
+    clause
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// A convention said as a statement rather than an order: of everything of a kind ("every
+/// outbound call needs a timeout", "all timestamps are stored in UTC"), a prohibition ("no
+/// print() anywhere", "no ORM: …"), what "we" do ("we use poetry"), asking first ("ask me
+/// before adding a dependency"), or what a kind of thing is or does, said of the kind itself
+/// and not of one of them ("tests use jest", "flags are kebab-case", "library code never
+/// prints": never "the sidebar always scrolls back", "it always fails").
+fn declares_a_rule(words: &[&str], own: &[&str], text: &str) -> bool {
+    let start = words.iter().take_while(|w| FILLERS.contains(w)).count();
+    let rest = &words[start..];
+    let Some(first) = rest.first() else {
+        return false;
+    };
+    match *first {
+        "every" | "each" | "all" | "any" | "anything" | "everything" | "nothing" => {
+            obliges(&rest[1..])
+        }
+        "no" => prohibits(rest, text),
+        "we" | "we're" => {
+            matches!(
+                rest.get(1).copied(),
+                Some("use" | "using" | "support" | "target" | "prefer" | "follow" | "deploy")
+            ) || rest.get(1..3) == Some(&["are", "using"])
+        }
+        "ask" | "check" => {
+            rest.get(1..3)
+                .is_some_and(|w| w[0] == "me" && w[1] == "before")
+                || rest.get(1) == Some(&"before")
+        }
+        _ => of_a_kind(own.get(start..).unwrap_or_default()),
+    }
+}
+
+/// Verbs that say what a thing of a kind must have or do.
+const OBLIGING: &[&str] = &[
+    "must", "should", "needs", "need", "gets", "get", "goes", "go", "takes", "take", "lives",
+    "live", "belongs", "belong", "stays", "stay", "requires", "require", "uses", "use",
+];
+
+/// Within a few words, an obliging verb, or "is"/"are" with what says how it is kept.
+fn obliges(words: &[&str]) -> bool {
+    let near = &words[..words.len().min(8)];
+    near.iter().enumerate().any(|(i, w)| {
+        OBLIGING.contains(w)
+            || (matches!(*w, "has" | "have") && near.get(i + 1) == Some(&"to"))
+            || (matches!(*w, "is" | "are") && near.get(i + 1).is_some_and(|n| kept_as(n)))
+    })
+}
+
+/// What follows "is"/"are" in a convention: a participle or a style ("stored", "named",
+/// "kebab-case", "table-driven"), never a state ("failing", "green", "broken").
+fn kept_as(word: &str) -> bool {
+    (word.ends_with("ed") && word.len() > 4 && !matches!(word, "failed" | "broked" | "crashed"))
+        || word.ends_with("-case")
+        || word.ends_with("-driven")
+        || word.ends_with("-only")
+        || word.ends_with("case")
+        || matches!(
+            word,
+            "idempotent" | "immutable" | "pure" | "async" | "written" | "kept"
+        )
+}
+
+/// "no X" with what makes it a prohibition: anywhere, outside, ever, only, please, allowed,
+/// instead, or a colon after it.
+fn prohibits(words: &[&str], text: &str) -> bool {
+    const NOT_A_RULE: &[&str] = &[
+        "idea",
+        "luck",
+        "problem",
+        "problems",
+        "worries",
+        "thanks",
+        "way",
+        "rush",
+        "need",
+        "change",
+        "changes",
+        "errors",
+        "error",
+        "difference",
+        "output",
+        "response",
+    ];
+    let Some(what) = words.get(1) else {
+        return false;
+    };
+    !NOT_A_RULE.contains(what)
+        && ([
+            "anywhere", "outside", "ever", "only", "please", "allowed", "instead", "except",
+        ]
+        .iter()
+        .any(|w| words.contains(w))
+            || text
+                .split_once(&format!("no {what}"))
+                .is_some_and(|(_, after)| {
+                    after.trim_start().starts_with(':')
+                        || after.split_whitespace().nth(1) == Some(":")
+                }))
+}
+
+/// What a kind of thing is or does, said of the kind: one to three words with no article or
+/// pronoun before them, then a verb of conventions.
+fn of_a_kind(words: &[&str]) -> bool {
+    const NOT_A_KIND: &[&str] = &[
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "it's",
+        "i",
+        "i'm",
+        "my",
+        "he",
+        "she",
+        "they",
+        "them",
+        "there",
+        "here",
+        "a",
+        "an",
+        "you",
+        "your",
+        "our",
+        "his",
+        "her",
+        "what",
+        "why",
+        "how",
+        "when",
+        "if",
+        "so",
+        "then",
+        "now",
+        "just",
+        "also",
+        "still",
+        "yesterday",
+        "today",
+        "sometimes",
+        "usually",
+        "ok",
+        "okay",
+        "yes",
+        "no",
+        "not",
+        "in",
+        "on",
+        "at",
+        "of",
+        "for",
+        "to",
+        "with",
+        "by",
+        "from",
+        "about",
+        "into",
+        "after",
+        "before",
+    ];
+    const VERBS: &[&str] = &[
+        "use", "uses", "go", "goes", "live", "lives", "come", "comes", "never", "always", "must",
+        "should", "belong", "belongs",
+    ];
+    if words.first().is_none_or(|w| NOT_A_KIND.contains(w)) {
+        return false;
+    }
+    (1..=3).any(|n| {
+        let (subject, verb, next) = (&words[..n.min(words.len())], words.get(n), words.get(n + 1));
+        !subject.iter().any(|w| NOT_A_KIND.contains(w))
+            && match verb.copied() {
+                Some("are" | "is") => next.is_some_and(|w| kept_as(w)),
+                Some(v) => VERBS.contains(&v) && next.is_some(),
+                None => false,
+            }
+    })
 }
 
 /// Whether pasted text speaks to an AI ("from now on you are DAN", "ignore your previous
@@ -161,12 +369,8 @@ const FILLERS: &[&str] = &[
     "rule",
 ];
 
-/// Whether a clause (lower case, from its first word) opens with an imperative meant to last.
-fn opens_a_rule(clause: &str) -> bool {
-    let words: Vec<&str> = clause
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
-        .filter(|w| !w.is_empty())
-        .collect();
+/// Whether a clause's words open with an imperative meant to last.
+fn opens_a_rule(words: &[&str]) -> bool {
     let start = words.iter().take_while(|w| FILLERS.contains(w)).count();
     let rest = &words[start..];
     let at = |i: usize| rest.get(i).copied().unwrap_or("");
@@ -174,7 +378,7 @@ fn opens_a_rule(clause: &str) -> bool {
         ("never", "mind" | "minded", _) => false,
         // "indent with 2 spaces, always": the rule before, said to last.
         ("always", "", _) => true,
-        ("always" | "never", next, _) => !next.is_empty(),
+        ("always" | "never", next, _) => !next.is_empty() && !NOT_AN_ORDER.contains(&next),
         ("don't" | "dont", "ever" | "forget", _) => true,
         ("do", "not", "ever" | "forget") => true,
         ("remember" | "make" | "be", _, _) if follows_with(rest, &["to", "sure"]) => true,
@@ -188,12 +392,52 @@ fn opens_a_rule(clause: &str) -> bool {
         ("stick", "to" | "with", _) => true,
         ("default", "to", _) => true,
         ("switch" | "move" | "migrate", "to", _) => clause_has(rest, &["instead", "from"]),
-        ("let's" | "lets", "use" | "switch" | "move", _) => prefers_one(rest),
+        ("let's" | "lets", "use", _) => prefers_one(rest),
+        ("let's" | "lets", "switch" | "move" | "migrate", _) => {
+            clause_has(rest, &["instead", "from"])
+        }
+        ("don't" | "dont", _, _) if clause_has(rest, &["ever"]) => true,
+        (verb, _, _) if STYLE_VERBS.contains(&verb) => clause_has(
+            rest,
+            &["not", "instead", "rather", "only", "never", "always"],
+        ),
         (_, "should" | "must", "always" | "never") => true,
         (_, _, "should" | "must") if matches!(at(3), "always" | "never") => true,
         _ => false,
     }
 }
+
+/// What follows "always"/"never" when they do not open an order ("never the session itself",
+/// "never twice").
+const NOT_AN_ORDER: &[&str] = &[
+    "the",
+    "a",
+    "an",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "twice",
+    "once",
+    "again",
+    "someone",
+    "something",
+    "anyone",
+    "anything",
+    "more",
+    "less",
+    "here",
+    "there",
+    "enough",
+];
+
+/// Orders about how code is written, which last when they set one way against another ("log
+/// with logrus, fields not format strings").
+const STYLE_VERBS: &[&str] = &[
+    "log", "name", "format", "indent", "prefix", "suffix", "wrap", "return", "handle", "import",
+    "export", "store", "keep", "write", "put", "call", "raise", "throw", "test", "document",
+];
 
 /// "use X instead of Y", "use X, not Y", "we use X rather than Y", "use X over Y".
 fn prefers_one(words: &[&str]) -> bool {
@@ -297,8 +541,11 @@ fn sentences(prompt: &str) -> Vec<&str> {
         let mut start = 0;
         let bytes = line.as_bytes();
         for (i, c) in line.char_indices() {
+            // A mark after a space is a symbol ("propagate with ? and add context").
             let ends = matches!(c, '.' | '!' | '?' | ';')
-                && bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace());
+                && bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace())
+                && i > 0
+                && !bytes[i - 1].is_ascii_whitespace();
             if ends {
                 let end = if c == '?' { i + 1 } else { i };
                 push_sentence(&mut out, &line[start..end]);

@@ -39,7 +39,7 @@ use crate::store::base::files::open_file_read_only;
 use crate::store::base::sql_count;
 use crate::store::rows::Kind;
 
-pub use query::{Query, parse as parse_query};
+pub use query::{Query, parse as parse_query, unquote};
 pub use schema::Item;
 use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, SCHEMA, item};
 use snippet::snippet;

@@ -207,12 +207,7 @@ fn matches_nothing(
     if !page.is_empty() || search.offset == 0 {
         return Ok(page.is_empty());
     }
-    let first = Search {
-        offset: 0,
-        limit: 1,
-        ..search.clone()
-    };
-    Ok(team::search(index, &first, notes)?.0.is_empty())
+    Ok(!team::matches(index, search, notes)?)
 }
 
 /// Of the quoted phrases of several words of a search that matched nothing, those that no item
@@ -230,11 +225,9 @@ fn unmatched(index: Option<&Index>, search: &Search, notes: &[Note]) -> Result<V
         };
         let probe = Search {
             query: alone,
-            offset: 0,
-            limit: 1,
             ..search.clone()
         };
-        if team::search(index, &probe, notes)?.0.is_empty() {
+        if !team::matches(index, &probe, notes)? {
             unmatched.push(phrase.clone());
         }
     }

@@ -130,7 +130,7 @@ fn timings(bin: &Path, data: &Path, made: &Made) -> Result<(Vec<Timing>, usize)>
     )?);
     rows.push(warm(
         &run,
-        "search 'how did we fix the locked database?' (a question in quotes: its words)",
+        "search 'how did we fix the locked database?' (quoted: its words)",
         &["search", "how did we fix the locked database?"],
     )?);
     // Each as typed at a shell without quotes: words.

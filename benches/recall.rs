@@ -128,6 +128,11 @@ fn timings(bin: &Path, data: &Path, made: &Made) -> Result<(Vec<Timing>, usize)>
         "search 'database is locked' (a phrase)",
         &["search", "database is locked"],
     )?);
+    rows.push(warm(
+        &run,
+        "search 'how did we fix the locked database?' (quoted: its words)",
+        &["search", "how did we fix the locked database?"],
+    )?);
     // Each as typed at a shell without quotes: words.
     let searches = [
         "merg* --all",

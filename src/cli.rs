@@ -63,8 +63,9 @@ pub enum Command {
     /// Search the memory: prompts, tool calls, Claude's messages, memories and summaries.
     ///
     /// Ask in plain words or a question: the best matches first (the query as typed, then all
-    /// its words, then some; English stop words left out). `"a phrase"` must match, in order;
-    /// `merg*` matches words that start so; an argument with spaces is a phrase. Words are
+    /// its words, then some; English stop words left out). `"a phrase"` must match, in order
+    /// (an argument with spaces is one): one that no item holds, a question in quotes, is
+    /// searched as its words, and said so; `merg*` matches words that start so. Words are
     /// matched as developers write them: `session` finds `upsert_session` and `getSession`,
     /// `merge.rs` the file, `test` also `tests`, `cafe` `café`. A misspelt word is searched as
     /// the nearest stored one. Exits 1 when nothing is found.

@@ -10,7 +10,7 @@ use super::{nothing_captured, scope_hint};
 use crate::cli::{KindArg, SearchArgs};
 use crate::config::Config;
 use crate::emit::Report;
-use crate::recall::search::{Found, Request};
+use crate::recall::search::{Found, Page, Request};
 use crate::recall::team;
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::fts::Hit;
@@ -51,10 +51,15 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         }
     };
     let project = page.project.as_deref();
-    let corrected = page
-        .did_you_mean
-        .as_ref()
-        .map(|word| format!("no results for {words:?}; showing results for {word:?} instead"));
+    let corrected = match (&page.did_you_mean, page.phrases_as_words()) {
+        (Some(near), _) => Some(format!(
+            "no results for {words:?}; showing results for {near:?} instead"
+        )),
+        (None, Some(phrases)) => Some(format!(
+            "no results for {phrases}; showing results for the words instead"
+        )),
+        (None, None) => None,
+    };
     if page.hits.is_empty() {
         return Ok(Report {
             found_nothing: true,
@@ -66,13 +71,7 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     let stdout = if scope.json {
         page.hits
             .iter()
-            .map(|h| {
-                render::json_line(&to_json(
-                    h,
-                    page.did_you_mean.as_deref(),
-                    page.team.contains(&h.item.id),
-                ))
-            })
+            .map(|h| render::json_line(&to_json(h, &page, page.team.contains(&h.item.id))))
             .collect()
     } else {
         lines(&page.hits, &page.team, &style, project.is_none())
@@ -142,9 +141,9 @@ fn lines(hits: &[Hit], team: &HashSet<String>, style: &Style, all: bool) -> Stri
     table.render(style)
 }
 
-/// The documented JSON shape of one result; `source` is `team` for a team's note, else
-/// `own`.
-fn to_json(hit: &Hit, did_you_mean: Option<&str>, team: bool) -> serde_json::Value {
+/// The documented JSON shape of one result of `page`; `source` is `team` for a team's note,
+/// else `own`.
+fn to_json(hit: &Hit, page: &Page, team: bool) -> serde_json::Value {
     let item = &hit.item;
     json!({
         "id": item.id,
@@ -160,7 +159,8 @@ fn to_json(hit: &Hit, did_you_mean: Option<&str>, team: bool) -> serde_json::Val
         "snippet": hit.snippet,
         "score": hit.score,
         "count": hit.count,
-        "did_you_mean": did_you_mean,
+        "did_you_mean": page.did_you_mean,
+        "searched_as_words": !page.as_words.is_empty(),
         "source": if team { team::SOURCE } else { "own" },
     })
 }

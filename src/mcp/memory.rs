@@ -131,7 +131,8 @@ fn search_tool() -> Tool {
             investigation, and when an error, a failing test or a file may have been dealt \
             with before. Ask in plain words or a question: results are ranked, best first \
             (an item holding the query as written, then all its words, then some; common \
-            English words are left out); \"a phrase\" must match in order; merg* matches \
+            English words are left out); \"a phrase\" must match in order (one that no \
+            item holds is searched as its words, and the answer says so); merg* matches \
             words that start so; `session` also finds upsert_session and getSession, `test` \
             also tests; a misspelt word is searched as the nearest stored one. Answers a \
             compact index: one line per item with its id, time (UTC), kind (the tool, \
@@ -242,12 +243,13 @@ impl Memory {
             Found::NoWords => return Err(mistake("the query holds no word to search for")),
             Found::NoDatabase => return Ok(no_database(&self.config)),
         };
+        let asked = results_for(words, &page);
         let Page {
             project,
             hits,
             team,
             next,
-            did_you_mean,
+            ..
         } = page;
         let place = match &project {
             Some(p) => format!("in project {p}"),
@@ -261,12 +263,8 @@ impl Memory {
             };
             return Ok(format!("No results for {words:?} {place}{wider}."));
         }
-        let (asked, instead) = match &did_you_mean {
-            Some(near) => (near.as_str(), format!(" (nothing matched {words:?})")),
-            None => (words, String::new()),
-        };
         let mut out = format!(
-            "{FRAME}{} for {asked:?}{instead} {place}, best first{}. {LINE_LEGEND}\n",
+            "{FRAME}{} {asked} {place}, best first{}. {LINE_LEGEND}\n",
             render::plural(hits.len() as i64, "result"),
             next.map(|offset| format!(" (more: offset {offset})"))
                 .unwrap_or_default()
@@ -366,6 +364,18 @@ impl Memory {
             return Err(mistake(parts.concat().trim_end()));
         }
         Ok(format!("{FRAME}\n{}", parts.join("\n---\n\n")))
+    }
+}
+
+/// What a page of `search` holds results for: the words as given, the stored words nearest to
+/// them, or the words of a quoted phrase that nothing holds.
+fn results_for(words: &str, page: &Page) -> String {
+    match (&page.did_you_mean, page.phrases_as_words()) {
+        (Some(near), _) => format!("for {near:?} (nothing matched {words:?})"),
+        (None, Some(phrases)) => {
+            format!("for {words:?} searched as words (nothing matched {phrases} as written)")
+        }
+        (None, None) => format!("for {words:?}"),
     }
 }
 

@@ -1,7 +1,9 @@
 //! A search as both fronts ask it, the command line and the MCP `search` tool: what a query
-//! may hold, how times are read, how pages are counted, and where the answer comes from (the
+//! may hold, how times are read, how pages are counted, where the answer comes from (the
 //! database and the team's notes, or the team's notes alone when nothing was ever captured
-//! here). Each front reads its own arguments and words its own answers.
+//! here), and what is searched for instead when nothing matches the words as given (a quoted
+//! question's words, a misspelt word's nearest stored one). Each front reads its own
+//! arguments and words its own answers.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -10,8 +12,9 @@ use anyhow::Result;
 
 use super::{Recall, team, usage};
 use crate::config::Config;
-use crate::store::fts::{Hit, Query, Search, parse_query};
+use crate::store::fts::{Hit, Index, Query, Search, parse_query, unquote};
 use crate::store::rows::Kind;
+use crate::team::Note;
 
 /// A search as asked on the command line or of the MCP `search` tool. Both check it and run
 /// it here, so that what a query may hold, how times are read and how pages are counted are
@@ -53,9 +56,25 @@ pub struct Page {
     pub team: HashSet<String>,
     /// The offset of the next page, when there are more results.
     pub next: Option<usize>,
+    /// The quoted phrases of several words that nothing holds as written (within the
+    /// filters), whose words these results are for: people type a question in quotes.
+    pub as_words: Vec<String>,
     /// When nothing matched the words, the stored words nearest to them, whose results these
     /// are.
     pub did_you_mean: Option<String>,
+}
+
+impl Page {
+    /// The phrases searched as their words, as a front says them (`the phrase "a b"`, `the
+    /// phrases "a b" and "c d"`); `None` when the words were searched as given.
+    pub fn phrases_as_words(&self) -> Option<String> {
+        let quoted: Vec<String> = self.as_words.iter().map(|p| format!("{p:?}")).collect();
+        Some(match quoted.as_slice() {
+            [] => return None,
+            [one] => format!("the phrase {one}"),
+            [first @ .., last] => format!("the phrases {} and {last}", first.join(", ")),
+        })
+    }
 }
 
 impl<'a> Request<'a> {
@@ -86,7 +105,7 @@ impl Checked<'_> {
             Some(id) => Some(recall.resolve_session(id)?),
             None => None,
         };
-        let mut search = searching(
+        let search = searching(
             &asked,
             query,
             project.clone(),
@@ -96,29 +115,8 @@ impl Checked<'_> {
         );
         let notes = team::notes(recall, project.as_deref())?;
         let index = recall.index()?;
-        let (mut hits, mut team) = team::search(Some(index), &search, &notes)?;
-        let mut did_you_mean = None;
-        // Nothing matched any word: the words are misspelt, or not stored. A near stored word
-        // is what was meant, most likely.
-        if hits.is_empty() && asked.offset == 0 {
-            let corrected = index.suggest(&search.query)?;
-            if let Some(query) = corrected
-                .as_deref()
-                .and_then(|c| parse_query(c).ok().flatten())
-            {
-                search.query = query;
-                (hits, team) = team::search(Some(index), &search, &notes)?;
-                did_you_mean = corrected.filter(|_| !hits.is_empty());
-            }
-        }
-        Ok(Some(page(
-            project,
-            hits,
-            team,
-            did_you_mean,
-            asked.limit,
-            asked.offset,
-        )))
+        let answer = answer(Some(index), search, &notes, asked.words)?;
+        Ok(Some(page(project, answer, asked.limit, asked.offset)))
     }
 
     /// The page asked for from the team's notes alone, when nothing was ever captured here:
@@ -138,16 +136,102 @@ impl Checked<'_> {
             self.until,
         );
         let notes = team::notes_here(config, &project);
-        let (hits, team) = team::search(None, &search, &notes)?;
-        Ok(Some(page(
-            Some(project),
-            hits,
-            team,
-            None,
-            asked.limit,
-            asked.offset,
-        )))
+        let answer = answer(None, search, &notes, asked.words)?;
+        Ok(Some(page(Some(project), answer, asked.limit, asked.offset)))
     }
+}
+
+/// What a search found, and what it searched for instead of the words as given.
+#[derive(Default)]
+struct Answer {
+    hits: Vec<Hit>,
+    team: HashSet<String>,
+    as_words: Vec<String>,
+    did_you_mean: Option<String>,
+}
+
+/// What `search` finds in the index (when there is one) and the team's notes. When nothing
+/// matches its words as `typed`, on any page (so that every page of one query is the same
+/// kind of result), each quoted phrase of several words that nothing holds is searched as its
+/// words; when still nothing matches, each word is taken as misspelt (see [`Index::suggest`]).
+fn answer(
+    index: Option<&Index>,
+    mut search: Search,
+    notes: &[Note],
+    typed: &str,
+) -> Result<Answer> {
+    let (hits, team) = team::search(index, &search, notes)?;
+    let mut answer = Answer {
+        hits,
+        team,
+        ..Answer::default()
+    };
+    if !matches_nothing(index, &search, notes, &answer.hits)? {
+        return Ok(answer);
+    }
+    let phrases = unmatched(index, &search, notes)?;
+    let bare = (!phrases.is_empty()).then(|| unquote(typed, &phrases));
+    if let Some(query) = bare.and_then(|words| parse_query(&words).ok().flatten()) {
+        search.query = query;
+        (answer.hits, answer.team) = team::search(index, &search, notes)?;
+        answer.as_words = phrases;
+        if !matches_nothing(index, &search, notes, &answer.hits)? {
+            return Ok(answer);
+        }
+    }
+    let Some(index) = index else {
+        return Ok(answer);
+    };
+    // Nothing matched any word: the words are misspelt, or not stored. A near stored word
+    // is what was meant, most likely.
+    let corrected = index.suggest(&search.query)?;
+    if let Some(query) = corrected
+        .as_deref()
+        .and_then(|c| parse_query(c).ok().flatten())
+    {
+        search.query = query;
+        (answer.hits, answer.team) = team::search(Some(index), &search, notes)?;
+        answer.did_you_mean = corrected.filter(|_| !answer.hits.is_empty());
+    }
+    Ok(answer)
+}
+
+/// Whether nothing matches `search` on any page, given its own page: past the first, an
+/// empty page may only be past the last result.
+fn matches_nothing(
+    index: Option<&Index>,
+    search: &Search,
+    notes: &[Note],
+    page: &[Hit],
+) -> Result<bool> {
+    if !page.is_empty() || search.offset == 0 {
+        return Ok(page.is_empty());
+    }
+    Ok(!team::matches(index, search, notes)?)
+}
+
+/// Of the quoted phrases of several words of a search that matched nothing, those that no item
+/// holds within its filters. A phrase that is the only required term is one at once (the
+/// search was that phrase); beside other required terms, each is looked for alone.
+fn unmatched(index: Option<&Index>, search: &Search, notes: &[Note]) -> Result<Vec<String>> {
+    let query = &search.query;
+    if query.required <= 1 {
+        return Ok(query.quoted.clone());
+    }
+    let mut unmatched = Vec::new();
+    for phrase in &query.quoted {
+        let Some(alone) = parse_query(&format!("\"{phrase}\"")).ok().flatten() else {
+            continue;
+        };
+        let probe = Search {
+            query: alone,
+            ..search.clone()
+        };
+        if !team::matches(index, &probe, notes)? {
+            unmatched.push(phrase.clone());
+        }
+    }
+    Ok(unmatched)
 }
 
 /// The index's search for what was asked, in `project` and `session` as found.
@@ -174,15 +258,15 @@ fn searching(
     }
 }
 
-/// The page of `limit` results from `offset` out of `hits` (one more when there is a next).
-fn page(
-    project: Option<String>,
-    mut hits: Vec<Hit>,
-    team: HashSet<String>,
-    did_you_mean: Option<String>,
-    limit: usize,
-    offset: usize,
-) -> Page {
+/// The page of `limit` results from `offset` out of the answer's hits (one more when there is
+/// a next).
+fn page(project: Option<String>, answer: Answer, limit: usize, offset: usize) -> Page {
+    let Answer {
+        mut hits,
+        team,
+        as_words,
+        did_you_mean,
+    } = answer;
     let next = (hits.len() > limit).then(|| offset.saturating_add(limit));
     hits.truncate(limit);
     Page {
@@ -190,6 +274,7 @@ fn page(
         hits,
         team,
         next,
+        as_words,
         did_you_mean,
     }
 }

@@ -76,6 +76,23 @@ pub fn search(
     Ok((hits, team))
 }
 
+/// Whether anything matches `search` in the index (when there is one) or in the team's notes,
+/// whatever its page.
+pub fn matches(index: Option<&Index>, search: &Search, notes: &[Note]) -> Result<bool> {
+    if let Some(index) = index
+        && index.matches(search)?
+    {
+        return Ok(true);
+    }
+    let first = Search {
+        offset: 0,
+        limit: 1,
+        ..search.clone()
+    };
+    let project = search.project.as_deref().unwrap_or_default();
+    Ok(!team::search(notes, project, &first)?.is_empty())
+}
+
 /// The notes of the current project that `id` names (a whole id or a prefix of one); the
 /// project as `recall` finds it, or without a database as [`here`] does.
 pub fn find(config: &Config, recall: Option<&Recall>, id: &str) -> Result<Vec<Note>> {

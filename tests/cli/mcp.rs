@@ -371,6 +371,36 @@ fn the_search_tool_answers_questions_and_says_when_to_call_it() {
     );
 }
 
+/// Regression (issue 25): a question the model put in quotes was one exact phrase and found
+/// nothing. As on the command line, a quoted phrase of several words that no item holds is
+/// searched as its words, and the answer says so; one that matches stays exact.
+#[test]
+fn the_search_tool_takes_a_quoted_question_no_item_holds_as_its_words() {
+    let env = Env::new();
+    shop(&env);
+    let failure = short_id_of(
+        &env,
+        "SELECT id FROM pending_queue WHERE tool_name = 'Bash'",
+    );
+    let mut server = Server::initialized(&env);
+    let question = "\"why did the tests fail last time\"";
+    let index = server.text("search", json!({ "query": question }));
+    assert!(index.contains(&format!("\n{failure}")), "{index}");
+    assert!(
+        index.contains(&format!(
+            "for {question:?} searched as words (nothing matched the phrase \
+             \"why did the tests fail last time\" as written)"
+        )),
+        "{index}"
+    );
+    let exact = server.text("search", json!({"query": "\"the database is locked\""}));
+    assert!(
+        exact.contains("1 result for \"\\\"the database is locked\\\"\" in project"),
+        "{exact}"
+    );
+    assert!(!exact.contains(&format!("\n{failure}")), "{exact}");
+}
+
 #[test]
 fn the_since_of_the_search_tool_says_what_is_taken_as_the_cli_does() {
     let env = Env::new();

@@ -243,7 +243,7 @@ fn developers_find_files_identifiers_errors_and_prefixes() {
         found_sorted(&env, &["database is locked"]),
         ["Bash", "message"]
     );
-    assert!(found(&env, &["\"locked database\""]).is_empty());
+    // Not as stored: see `a_question_in_quotes_that_no_item_holds_is_searched_as_its_words`.
     // Prefixes, and word forms.
     assert!(found(&env, &["upse*"]).contains(&"Grep".to_string()));
     assert!(found(&env, &["panick*"]).contains(&"Bash".to_string()));
@@ -614,6 +614,11 @@ fn a_misspelt_word_is_answered_with_the_word_stored() {
         hits.iter().all(|h| h["did_you_mean"] == "deploy"),
         "{hits:?}"
     );
+    // The next page too (it found nothing before): nothing matches the word on any page.
+    let next = search(&env, &["--limit", "1", "--offset", "1", "delpoy"]);
+    assert_eq!(next.len(), 1, "{next:?}");
+    assert_eq!(next[0]["did_you_mean"], "deploy");
+    assert_eq!(next[0]["id"], hits[1]["id"]);
     let exact = search(&env, &["deploy"]);
     assert_eq!(exact.len(), 2);
     assert!(exact.iter().all(|h| h["did_you_mean"].is_null()));
@@ -621,6 +626,94 @@ fn a_misspelt_word_is_answered_with_the_word_stored() {
     let out = run(&env, &["search", "--json", "xylophone"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
+}
+
+/// Regression (issue 25): a question typed in quotes, as people type it, was one exact phrase
+/// and found nothing, every time. A quoted phrase of several words that no item holds is
+/// searched as its words, as if typed without the quotes, and that is said: on a terminal, and
+/// as `searched_as_words` in `--json`. A phrase that some item holds stays exact.
+#[test]
+fn a_question_in_quotes_that_no_item_holds_is_searched_as_its_words() {
+    let env = Env::new();
+    shop(&env);
+    prompt(&env, SESSION, "p-3", "is the database still locked?");
+    let question = "how did we fix the settings merge";
+    let hits = search(&env, &[question]);
+    let bare: Vec<&str> = question.split(' ').collect();
+    assert_eq!(found(&env, &[question]), found(&env, &bare));
+    assert_eq!(
+        found_sorted(&env, &[question]),
+        ["Edit", "Read", "message", "prompt"]
+    );
+    assert!(
+        hits.iter().all(|h| h["searched_as_words"] == true),
+        "{hits:?}"
+    );
+    assert_eq!(run(&env, &["search", question]).status.code(), Some(0));
+    #[cfg(unix)]
+    {
+        let said = on_terminal(&env, &["search", question], true);
+        assert!(
+            said.contains(&format!(
+                "no results for the phrase \"{question}\"; showing results for the words instead"
+            )),
+            "{said}"
+        );
+    }
+    // Words in another order than stored are searched as words too.
+    assert_eq!(
+        found_sorted(&env, &["\"locked database\""]),
+        ["Bash", "message", "prompt"]
+    );
+    // A phrase that matches stays exact: the prompt that holds its words apart is not found.
+    let exact = search(&env, &["database is locked"]);
+    assert_eq!(
+        found_sorted(&env, &["database is locked"]),
+        ["Bash", "message"]
+    );
+    assert!(exact.iter().all(|h| h["searched_as_words"] == false));
+    assert_eq!(found_sorted(&env, &["database", "is", "locked"]).len(), 3);
+    // A phrase that matches beside one that does not: the first stays required.
+    assert_eq!(
+        found(&env, &["database is locked", "how did it go"]),
+        found(&env, &["database is locked", "how", "did", "it", "go"])
+    );
+}
+
+/// A question in quotes is the same kind of search on every page: its words on each (it
+/// matches nothing as a phrase on the first page, not only past the last).
+#[test]
+fn every_page_of_a_question_in_quotes_is_of_its_words() {
+    let env = Env::new();
+    prompts(
+        &env,
+        &[
+            "deploy to staging failed",
+            "deploy again after the fix",
+            "the deploy host was down",
+        ],
+    );
+    let question = "how did we fix the deploy";
+    let pages: Vec<Vec<Value>> = (0..3)
+        .map(|n| {
+            search(
+                &env,
+                &["--limit", "1", "--offset", &n.to_string(), question],
+            )
+        })
+        .collect();
+    let all = search(&env, &[question]);
+    assert_eq!(all.len(), 3);
+    for (n, page) in pages.iter().enumerate() {
+        assert_eq!(page.len(), 1, "page {n}: {page:?}");
+        assert_eq!(page[0]["id"], all[n]["id"], "page {n}");
+        assert_eq!(page[0]["searched_as_words"], true, "page {n}");
+    }
+    let past = run(&env, &["search", "--offset", "3", question]);
+    assert_eq!(past.status.code(), Some(1), "{past:?}");
+    // A phrase with results stays a phrase past its last page.
+    let phrase = run(&env, &["search", "--offset", "1", "deploy to staging"]);
+    assert_eq!(phrase.status.code(), Some(1), "{phrase:?}");
 }
 
 /// A Bash call of `command` answering `stdout`, its own tool use.

@@ -519,6 +519,12 @@ fn hostile_team_files_are_skipped_and_orders_in_them_left_out() {
     // Before Bob's first session: no database, the team's files are found all the same.
     let found = memory::ok(&bob.run(&["search", "alphanarrative"]));
     assert!(found.contains("(team)"), "{found}");
+    // A question in quotes that no note holds as written is searched as its words there too.
+    let asked = memory::ok(&bob.run(&["search", "--json", "what was the alphanarrative"]));
+    assert!(
+        asked.contains("\"searched_as_words\":true") && asked.contains("\"source\":\"team\""),
+        "{asked}"
+    );
     let (alpha, _) = ids(&alice);
     let answers = bob.mcp(&[
         ("search", json!({"query": "alphanarrative"})),

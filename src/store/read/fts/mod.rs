@@ -39,7 +39,7 @@ use crate::store::base::files::open_file_read_only;
 use crate::store::base::sql_count;
 use crate::store::rows::Kind;
 
-pub use query::{Query, parse as parse_query};
+pub use query::{Query, parse as parse_query, unquote};
 pub use schema::Item;
 use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, SCHEMA, item};
 use snippet::snippet;
@@ -92,6 +92,29 @@ pub struct IndexInfo {
 
 pub struct Index {
     conn: Connection,
+}
+
+/// The filters of a search on the rows of `docs d`: project, session, since, until, tool,
+/// file (see [`file_pattern`]) and kind, in parameters 2 to 8.
+const FILTERS: &str = "AND (?2 IS NULL OR d.project_dir = ?2)
+                AND (?3 IS NULL OR d.session_id = ?3)
+                AND (?4 IS NULL OR d.created_at >= ?4)
+                AND (?5 IS NULL OR d.created_at < ?5)
+                AND (?6 IS NULL OR d.tool_name = ?6 COLLATE NOCASE)
+                AND (?7 IS NULL OR instr(d.files, ?7) > 0)
+                AND (?8 IS NULL OR d.kind = ?8)";
+
+/// The file filter of `search` as the pattern its items' files hold: a whole path, or a path's
+/// end from a `/`.
+fn file_pattern(search: &Search) -> Option<String> {
+    search.file.as_deref().map(|f| {
+        let f = f.trim_start_matches("./");
+        if f.starts_with('/') {
+            format!("\n{f}\n")
+        } else {
+            format!("/{f}\n")
+        }
+    })
 }
 
 /// The connection's settings, the file turned to WAL on first use (by one of two readers that
@@ -178,14 +201,7 @@ impl Index {
     /// best of them are ranked, and only the page of results is read whole and highlighted.
     /// The entry point of every search: the command, the MCP tool, the prompt hook's recall.
     pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
-        let file = search.file.as_deref().map(|f| {
-            let f = f.trim_start_matches("./");
-            if f.starts_with('/') {
-                format!("\n{f}\n")
-            } else {
-                format!("/{f}\n")
-            }
-        });
+        let file = file_pattern(search);
         let expression = &search.query.expression;
         // Ranking looks past bm25's order, but not at every row of a word in most of them.
         let wanted = search.offset.saturating_add(search.limit);
@@ -201,6 +217,30 @@ impl Index {
             .take(search.limit)
             .collect();
         self.page(expression, &page)
+    }
+
+    /// Whether any row matches the query of `search` within its filters, whatever its page:
+    /// the first found answers, nothing is ranked (a search that found nothing on a page past
+    /// the first, or a quoted phrase beside others, asks whether anything holds it at all).
+    pub fn matches(&self, search: &Search) -> Result<bool> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT EXISTS (SELECT 1 FROM fts JOIN docs d ON d.id = fts.rowid
+              WHERE fts MATCH ?1 {FILTERS})"
+        ))?;
+        let query = &search.query;
+        Ok(stmt.query_row(
+            params![
+                query.expression,
+                search.project,
+                search.session,
+                search.since,
+                search.until,
+                search.tool,
+                file_pattern(search),
+                search.kind.map(Kind::as_str),
+            ],
+            |r| r.get(0),
+        )?)
     }
 
     /// The rows that match the query of `search` within its filters (`file` made a pattern),
@@ -222,14 +262,7 @@ impl Index {
             "SELECT d.id, bm25(fts, {WEIGHTS}) AS score, {matched}, d.kind,
                     d.created_at, d.digest
                FROM fts JOIN docs d ON d.id = fts.rowid
-              WHERE fts MATCH ?1
-                AND (?2 IS NULL OR d.project_dir = ?2)
-                AND (?3 IS NULL OR d.session_id = ?3)
-                AND (?4 IS NULL OR d.created_at >= ?4)
-                AND (?5 IS NULL OR d.created_at < ?5)
-                AND (?6 IS NULL OR d.tool_name = ?6 COLLATE NOCASE)
-                AND (?7 IS NULL OR instr(d.files, ?7) > 0)
-                AND (?8 IS NULL OR d.kind = ?8)
+              WHERE fts MATCH ?1 {FILTERS}
               ORDER BY score LIMIT ?9"
         ))?;
         let now = chrono::Utc::now();

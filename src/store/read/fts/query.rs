@@ -47,6 +47,11 @@ pub struct Query {
     /// The words searched for, as typed, for a suggestion when nothing matches (prefixes and
     /// quoted phrases are not guessed at).
     pub words: Vec<String>,
+    /// How many of the terms are required: the quoted ones.
+    pub required: usize,
+    /// The quoted phrases of several words (not prefixes), as typed between their quotes: a
+    /// question typed in quotes, which may match nothing as written (see [`unquote`]).
+    pub quoted: Vec<String>,
 }
 
 /// One term: the text FTS5 gets (quoted, with `*` for a prefix), and its key (lower case).
@@ -54,6 +59,8 @@ struct Term {
     fts: String,
     key: String,
     prefix: bool,
+    /// A quoted phrase of several words, as typed.
+    phrase: Option<String>,
 }
 
 /// Words code is written with, kept although English grammar would drop them.
@@ -312,6 +319,8 @@ fn build(input: &str, required: Vec<Term>, optional: Vec<Term>) -> Query {
             .filter(|t| !t.prefix)
             .map(|t| t.key.clone())
             .collect(),
+        required: required.len(),
+        quoted: required.into_iter().filter_map(|t| t.phrase).collect(),
     }
 }
 
@@ -328,9 +337,11 @@ fn terms(input: &str) -> (Vec<Term>, Vec<Term>) {
             chars.next();
             let text: String = chars.by_ref().take_while(|&c| c != '"').collect();
             let prefix = chars.next_if_eq(&'*').is_some();
-            if let Some(term) = term(&text, prefix)
+            if let Some(mut term) = term(&text, prefix)
                 && !required.iter().any(|t| t.key == term.key)
             {
+                let several = text.split_whitespace().nth(1).is_some();
+                term.phrase = (several && !prefix).then_some(text);
                 required.push(term);
             }
             continue;
@@ -398,7 +409,31 @@ fn term(text: &str, prefix: bool) -> Option<Term> {
         fts: format!("{}{star}", quote(text)),
         key: format!("{key}{star}"),
         prefix,
+        phrase: None,
     })
+}
+
+/// `input` with the quotes taken off each of `phrases` (as [`Query::quoted`] holds them),
+/// read as [`parse`] reads quotes: their words are then searched for as if typed bare.
+pub fn unquote(input: &str, phrases: &[String]) -> String {
+    let key = |text: &str| term(text, false).map(|t| t.key);
+    let keys: Vec<String> = phrases.iter().filter_map(|p| key(p)).collect();
+    let mut out = String::new();
+    let mut chars = input.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            out.push(c);
+            continue;
+        }
+        let text: String = chars.by_ref().take_while(|&c| c != '"').collect();
+        let prefix = chars.peek() == Some(&'*');
+        if !prefix && key(&text).is_some_and(|k| keys.contains(&k)) {
+            out.push_str(&format!(" {text} "));
+        } else {
+            out.push_str(&quote(&text));
+        }
+    }
+    out
 }
 
 fn quote(text: &str) -> String {
@@ -462,6 +497,28 @@ mod tests {
         assert_eq!(
             query("if not null").as_deref(),
             Some(r#""if" OR "not" OR "null" OR "if not null""#)
+        );
+    }
+
+    #[test]
+    fn quoted_phrases_of_several_words_can_be_searched_as_their_words() {
+        let typed = r#"deploy "how did we  fix it" "merge sett"* "one" "fix" "a-b""#;
+        let q = parse(typed).unwrap().unwrap();
+        // A prefix, a word, a name: not phrases of several words.
+        assert_eq!(q.quoted, ["how did we  fix it"]);
+        assert_eq!(q.required, 5);
+        assert_eq!(
+            unquote(typed, &q.quoted),
+            r#"deploy  how did we  fix it  "merge sett"* "one" "fix" "a-b""#
+        );
+        // Read as `parse` reads quotes: a word glued to them, one left open, another case.
+        assert_eq!(
+            unquote(r#"x"Fix  It"y "fix it"#, &["fix it".into()]),
+            "x Fix  It y  fix it "
+        );
+        assert_eq!(
+            query(&unquote(r#""how did we fix it""#, &q.quoted)).as_deref(),
+            Some(r#""fix""#)
         );
     }
 

@@ -87,6 +87,89 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     run.env.wait_for_maintenance();
 }
 
+/// What the user told Claude to do from now on, fifteen sessions ago, is in the model's
+/// request of a new session that asks for code: the rule said in a real Claude Code session,
+/// fourteen sessions of other work after it through the hooks, then the request for code.
+#[test]
+fn a_rule_said_fifteen_sessions_ago_reaches_the_model_when_the_prompt_asks_for_code() {
+    let Some(claude) = claude_cli::find() else {
+        return;
+    };
+    let env = Env::new();
+    let project = env.root.path().join("project");
+    fs::create_dir(&project).unwrap();
+    let project = project.canonicalize().unwrap();
+    let mock = MockApi::start(Duration::from_secs(600)).unwrap();
+    let _diagnostics = Diagnostics {
+        root: env.root.path().to_path_buf(),
+        home: env.home(),
+        data_dir: env.data_dir.clone(),
+    };
+    let run = Run {
+        claude,
+        env,
+        project,
+        base_url: mock.base_url(),
+    };
+    install_hooks(&run);
+    mock.set_script(vec![Reply::Text("Noted.".into())]);
+    run.session("rule", RULE_PROMPT);
+    for n in 0..14 {
+        other_work(&run, n);
+    }
+    let before = mock.requests().len();
+    mock.set_script(vec![Reply::Text("Here is the rate limiter.".into())]);
+    run.session("code", CODE_PROMPT);
+    let requests = &mock.requests()[before..];
+    assert!(
+        requests.iter().any(|r| r.is_main_turn()
+            && r.has_text_with(&["<claude-mem-context>", "meant to last", RULE])),
+        "the rule of fifteen sessions ago is not in the request for code; its main turns:\n{}",
+        requests
+            .iter()
+            .filter(|r| r.is_main_turn())
+            .map(|r| r.body["messages"].to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    run.env.wait_for_maintenance();
+}
+
+const RULE: &str = "prefix private helpers with an underscore";
+const RULE_PROMPT: &str =
+    "Thanks. From now on, prefix private helpers with an underscore: we grep for them.";
+const CODE_PROMPT: &str = "Write a rate limiter for the upload endpoint.";
+
+/// A session of other work in the project, through the hooks as Claude Code runs them.
+fn other_work(run: &Run, n: usize) {
+    let session = format!("5e55{n:04}-0000-4000-8000-000000000000");
+    let event = |name: &str, extra: Value| {
+        let mut e = json!({"session_id": session, "cwd": run.project, "hook_event_name": name,
+                           "transcript_path": format!("/tmp/{session}.jsonl")});
+        e.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        e.to_string().into_bytes()
+    };
+    let hooks = [
+        (
+            "context",
+            event("SessionStart", json!({"source": "startup"})),
+        ),
+        (
+            "prompt",
+            event(
+                "UserPromptSubmit",
+                json!({"prompt": format!("Fix the typo in section {n} of the README")}),
+            ),
+        ),
+        ("cleanup", event("SessionEnd", json!({"reason": "other"}))),
+    ];
+    for (hook, input) in hooks {
+        harness::assert_clean(&run.env.hook(hook, &input));
+    }
+}
+
 /// The first session: a Bash call and a Write in a project with no history, answered; the
 /// tools really ran, no context was handed, and the database holds the session as it went.
 /// The session, and how many requests the mock had by its end.

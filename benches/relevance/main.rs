@@ -39,15 +39,23 @@
 //! the sessions left it; a rule reaches the model when its words or its prompt's short id are
 //! in either context. Beside it, the reference's first 5 results as if given with the prompt.
 //!
+//! Finding standing instructions (see `detection`): the held-out prompts (ours, in
+//! benches/data, written without reading the detector) and the conventions set's turns, each
+//! prompt the first of a session of its own in a project of its own; recall over the prompts
+//! that state one, precision over the instructions found, false positives per 100 ordinary
+//! prompts, and the held-out prompts it got wrong. Its data dir is a separate one.
+//!
 //! Run: `cargo bench --bench relevance` (`-- --json` for one JSON object instead of the
 //! table). `RELEVANCE_BENCH_CONVERSATIONS=N` takes the first N LoCoMo conversations;
 //! `RELEVANCE_BENCH_SETS=conventions,coding` scores only the sets named (the first word of each
-//! name, any letter case); `RELEVANCE_BENCH_KEEP=1` keeps the data dirs to inspect.
+//! name, any letter case: `heldout` is the held-out prompts, and `conventions` also scores
+//! the detection on its turns); `RELEVANCE_BENCH_KEEP=1` keeps the data dirs to inspect.
 // The bench's output is its report: it prints, unlike the crate.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod coding;
 mod conventions;
+mod detection;
 mod locomo;
 mod product;
 mod reach;
@@ -61,8 +69,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use conventions::Standing;
+use detection::Labelled;
 use product::Product;
-use score::{ReachRow, Row};
+use score::{Detection, ReachRow, Row};
 use set::Set;
 
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -90,6 +99,7 @@ fn run() -> Result<()> {
     let unrelated = set::unrelated(&data.join("unrelated.txt"))?;
     let mut notes = Vec::new();
     let mut sets = read_sets(&data, &mut notes)?;
+    let labelled = read_labelled(&data)?;
 
     let tmp = tempfile::Builder::new()
         .prefix("relevance-bench-")
@@ -111,11 +121,15 @@ fn run() -> Result<()> {
         rows.extend(more);
         reached.extend(reach);
     }
+    let detection = detect(bin, tmp.path(), &labelled)?;
     let took = started.elapsed().as_secs_f64();
     if json {
-        println!("{}", score::json(&rows, &reached, &notes, took));
+        println!("{}", score::json(&rows, &reached, &detection, &notes, took));
     } else {
-        println!("{}", score::table(&rows, &reached, &notes, took));
+        println!(
+            "{}",
+            score::table(&rows, &reached, &detection, &notes, took)
+        );
     }
     if std::env::var_os("RELEVANCE_BENCH_KEEP").is_some() {
         println!("kept {}", tmp.keep().display());
@@ -123,13 +137,15 @@ fn run() -> Result<()> {
     Ok(())
 }
 
+/// Whether `RELEVANCE_BENCH_SETS` names a set, or names none.
+fn wanted(name: &str) -> bool {
+    std::env::var("RELEVANCE_BENCH_SETS")
+        .ok()
+        .is_none_or(|only| only.split(',').any(|w| w.trim().eq_ignore_ascii_case(name)))
+}
+
 /// The sets to score, each with what the conventions set knows beyond its queries.
 fn read_sets(data: &Path, notes: &mut Vec<String>) -> Result<Vec<(Set, Option<Standing>)>> {
-    let only = std::env::var("RELEVANCE_BENCH_SETS").ok();
-    let wanted = |name: &str| {
-        only.as_ref()
-            .is_none_or(|only| only.split(',').any(|w| w.trim().eq_ignore_ascii_case(name)))
-    };
     let mut sets = Vec::new();
     match std::env::var_os("CLAUDE_MEM_BENCH_LOCOMO") {
         Some(_) if !wanted("locomo") => {}
@@ -161,6 +177,44 @@ fn read_sets(data: &Path, notes: &mut Vec<String>) -> Result<Vec<(Set, Option<St
         sets.push((set, Some(standing)));
     }
     Ok(sets)
+}
+
+/// The prompts whose standing instructions are looked for: the held-out ones, then, for
+/// comparison, the conventions set's turns.
+fn read_labelled(data: &Path) -> Result<Vec<Labelled>> {
+    let mut labelled = Vec::new();
+    if wanted("heldout") {
+        labelled.push(detection::heldout(&data.join("conventions-heldout.json"))?);
+    }
+    if wanted("conventions") {
+        let (set, standing) = conventions::read(&data.join("conventions.json"))?;
+        labelled.push(detection::conventions(&set, &standing));
+    }
+    Ok(labelled)
+}
+
+/// Each labelled prompt through the product in a data dir of its own, scored.
+fn detect(bin: &Path, tmp: &Path, labelled: &[Labelled]) -> Result<Detection> {
+    if labelled.is_empty() {
+        return Ok(Detection::default());
+    }
+    let root = tmp.join("detection");
+    std::fs::create_dir(&root)?;
+    let started = Instant::now();
+    let found = detection::measure(&Product::new(bin, &root), labelled)?;
+    eprintln!(
+        "detection: {} prompts in {:.1} s",
+        labelled.iter().map(|l| l.prompts.len()).sum::<usize>(),
+        started.elapsed().as_secs_f64()
+    );
+    let mut detection = Detection::default();
+    for (set, found) in labelled.iter().zip(&found) {
+        detection.rows.extend(score::detect_rows(set, found));
+        if set.name == "heldout" {
+            detection.wrong.extend(detection::wrong(set, found));
+        }
+    }
+    Ok(detection)
 }
 
 /// Loads one set and scores it: the product's search, the FTS5 reference, `hook prompt`; and

@@ -58,7 +58,7 @@ impl Product {
         command
     }
 
-    fn run(&self, args: &[&str], codes: &[i32]) -> Result<(Duration, Output)> {
+    pub fn run(&self, args: &[&str], codes: &[i32]) -> Result<(Duration, Output)> {
         let started = Instant::now();
         let out = self.command().args(args).output()?;
         let took = started.elapsed();

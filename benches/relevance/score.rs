@@ -6,6 +6,10 @@
 //! the rules that apply to a task reach the model in a new session (see `reach`): the share of
 //! tasks every one of their rules reached, the share at least one did, the share of replaced
 //! rules that reached without the rule that replaced them, and the share of traps that reached.
+//! For the held-out prompts and the conventions set's turns, whether a prompt's standing
+//! instruction is found (see `detection`): recall (the share of rule prompts with at least one
+//! found), precision (the share of instructions found that came from a rule prompt) and false
+//! positives per 100 ordinary prompts, and the held-out prompts it got wrong.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -14,6 +18,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::DEPTH;
+use crate::detection::{Found, Labelled, Wrong};
 use crate::reach::Outcome;
 use crate::set::Set;
 
@@ -64,6 +69,77 @@ pub struct Reach {
     pub traps: Option<Vec<(String, usize, usize)>>,
     pub p50: Duration,
     pub p95: Duration,
+}
+
+/// Whether the standing instructions of prompts are found: a row per set and slice, and the
+/// held-out prompts the detector got wrong.
+#[derive(Default)]
+pub struct Detection {
+    pub rows: Vec<DetectRow>,
+    pub wrong: Vec<Wrong>,
+}
+
+pub struct DetectRow {
+    pub set: &'static str,
+    pub slice: &'static str,
+    /// Prompts that state a standing instruction, and those that state none.
+    pub rules: usize,
+    pub ordinary: usize,
+    pub recall: f64,
+    /// Instructions found, and the share of them that came from a rule prompt.
+    pub found: usize,
+    pub precision: f64,
+    /// Instructions found in ordinary prompts, and that per 100 of them.
+    pub false_positives: usize,
+    pub per_100: f64,
+    pub p50: Duration,
+    pub p95: Duration,
+}
+
+/// The row of all prompts, then, when the set marks hard ones, one of the plain and one of the
+/// hard prompts.
+pub fn detect_rows(set: &Labelled, found: &[Found]) -> Vec<DetectRow> {
+    let all: Vec<usize> = (0..set.prompts.len()).collect();
+    let mut rows = vec![detect_row(set, found, "all", &all)];
+    let (hard, plain): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&i| set.prompts[i].hard);
+    if !hard.is_empty() {
+        rows.push(detect_row(set, found, "plain", &plain));
+        rows.push(detect_row(set, found, "hard", &hard));
+    }
+    rows
+}
+
+fn detect_row(set: &Labelled, found: &[Found], slice: &'static str, of: &[usize]) -> DetectRow {
+    let (rules, ordinary): (Vec<usize>, Vec<usize>) =
+        of.iter().partition(|&&i| set.prompts[i].rule.is_some());
+    let count = |of: &[usize]| of.iter().map(|&i| found[i].texts.len()).sum::<usize>();
+    let detected = rules
+        .iter()
+        .filter(|&&i| !found[i].texts.is_empty())
+        .count();
+    let (true_found, false_positives) = (count(&rules), count(&ordinary));
+    let per = |n: usize, of: usize| {
+        if of == 0 {
+            f64::NAN
+        } else {
+            n as f64 / of as f64
+        }
+    };
+    let mut times: Vec<Duration> = of.iter().map(|&i| found[i].took).collect();
+    times.sort();
+    DetectRow {
+        set: set.name,
+        slice,
+        rules: rules.len(),
+        ordinary: ordinary.len(),
+        recall: per(detected, rules.len()),
+        found: true_found + false_positives,
+        precision: per(true_found, true_found + false_positives),
+        false_positives,
+        per_100: per(false_positives * 100, ordinary.len()),
+        p50: quantile(&times, 0.5),
+        p95: quantile(&times, 0.95),
+    }
 }
 
 /// The reach row of all tasks (with the traps, when given), then one per slice.
@@ -225,7 +301,13 @@ fn figures(set: &Set, answers: &[Answer], of: &[usize]) -> Figures {
 
 /// The report as Markdown tables, ready for docs/performance.md: the searches, then what
 /// reached the model.
-pub fn table(rows: &[Row], reached: &[ReachRow], notes: &[String], took: f64) -> String {
+pub fn table(
+    rows: &[Row],
+    reached: &[ReachRow],
+    detection: &Detection,
+    notes: &[String],
+    took: f64,
+) -> String {
     let mut out = String::from(
         "\n| set | system | slice | queries | recall@5 | recall@10 | hit@10 | MRR | no result \
          | abstains | p50 ms | p95 ms |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
@@ -252,6 +334,7 @@ pub fn table(rows: &[Row], reached: &[ReachRow], notes: &[String], took: f64) ->
         }
     }
     reach_table(&mut out, reached);
+    detect_table(&mut out, detection);
     for note in notes {
         let _ = writeln!(out, "\n{note}");
     }
@@ -306,6 +389,77 @@ fn reach_table(out: &mut String, rows: &[ReachRow]) {
     }
 }
 
+/// Whether prompts' standing instructions are found: a table, then the prompts it got wrong.
+fn detect_table(out: &mut String, detection: &Detection) {
+    if detection.rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\nStanding instructions found in prompts, each the first of a new session \
+         (`hook prompt`, then `conventions --all --replaced`):\n\n\
+         | set | slice | rule prompts | ordinary prompts | recall | precision \
+         | false positives per 100 ordinary | p50 ms | p95 ms |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for row in &detection.rows {
+        let per_100 = if row.per_100.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{:.1} ({})", row.per_100, row.false_positives)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {per_100} | {} | {} |",
+            row.set,
+            row.slice,
+            row.rules,
+            row.ordinary,
+            share(row.recall, row.rules),
+            share(row.precision, row.found),
+            ms(row.p50),
+            ms(row.p95)
+        );
+    }
+    let (missed, taken): (Vec<&Wrong>, Vec<&Wrong>) =
+        detection.wrong.iter().partition(|w| w.rule.is_some());
+    let sets: BTreeSet<&str> = detection.wrong.iter().map(|w| w.set).collect();
+    for set in sets {
+        let of = |list: &[&Wrong]| list.iter().filter(|w| w.set == set).count();
+        let _ = writeln!(
+            out,
+            "\n{set}: rule prompts where nothing was found ({}):",
+            of(&missed)
+        );
+        for w in missed.iter().filter(|w| w.set == set) {
+            let rule = w.rule.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "- {} (rule: {})", one_line(&w.prompt), one_line(rule));
+        }
+        let _ = writeln!(
+            out,
+            "\n{set}: ordinary prompts taken for a rule ({}):",
+            of(&taken)
+        );
+        for w in taken.iter().filter(|w| w.set == set) {
+            let found = w.found.iter().map(|f| one_line(f)).collect::<Vec<_>>();
+            let _ = writeln!(
+                out,
+                "- {} (found: {})",
+                one_line(&w.prompt),
+                found.join(" | ")
+            );
+        }
+    }
+}
+
+/// A prompt on one line of at most 200 characters, quoted.
+fn one_line(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(200) {
+        Some((at, _)) => format!("\"{}…\"", &flat[..at]),
+        None => format!("\"{flat}\""),
+    }
+}
+
 fn ratio(x: f64) -> String {
     if x.is_nan() {
         "-".to_string()
@@ -327,7 +481,13 @@ fn ms(d: Duration) -> String {
 }
 
 /// The report as one JSON object.
-pub fn json(rows: &[Row], reached: &[ReachRow], notes: &[String], took: f64) -> Value {
+pub fn json(
+    rows: &[Row],
+    reached: &[ReachRow],
+    detection: &Detection,
+    notes: &[String],
+    took: f64,
+) -> Value {
     let rows: Vec<Value> = rows
         .iter()
         .map(|row| {
@@ -352,7 +512,40 @@ pub fn json(rows: &[Row], reached: &[ReachRow], notes: &[String], took: f64) -> 
         })
         .collect();
     let reach: Vec<Value> = reached.iter().map(reach_json).collect();
-    json!({"rows": rows, "reach": reach, "notes": notes, "seconds": took})
+    let (detected, wrong) = detect_json(detection);
+    json!({"rows": rows, "reach": reach, "detection": detected, "detection_wrong": wrong,
+           "notes": notes, "seconds": took})
+}
+
+/// The detection rows, and the prompts it got wrong with what was expected and found.
+fn detect_json(detection: &Detection) -> (Vec<Value>, Vec<Value>) {
+    let rows = detection
+        .rows
+        .iter()
+        .map(|r| {
+            json!({"set": r.set, "slice": r.slice, "rule_prompts": r.rules,
+                   "ordinary_prompts": r.ordinary, "recall": num(r.recall),
+                   "instructions_found": r.found, "precision": num(r.precision),
+                   "false_positives": r.false_positives,
+                   "false_positives_per_100_ordinary": num(r.per_100),
+                   "p50_ms": r.p50.as_secs_f64() * 1000.0,
+                   "p95_ms": r.p95.as_secs_f64() * 1000.0})
+        })
+        .collect();
+    let wrong = detection
+        .wrong
+        .iter()
+        .map(|w| {
+            let kind = if w.rule.is_some() {
+                "missed"
+            } else {
+                "false positive"
+            };
+            json!({"set": w.set, "kind": kind, "prompt": w.prompt, "rule": w.rule,
+                   "found": w.found})
+        })
+        .collect();
+    (rows, wrong)
 }
 
 fn reach_json(row: &ReachRow) -> Value {

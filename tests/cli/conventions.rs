@@ -312,3 +312,31 @@ fn conventions_refuses_an_id_that_states_no_rule_in_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("gives no standing instruction"), "{err}");
 }
+
+#[test]
+fn rules_said_before_the_upgrade_are_found_by_it() {
+    let env = Env::new();
+    say(&env, "s1", PROJECT, "Fix the login bug.");
+    // The database as release v8 left it, with a prompt that states a rule.
+    env.db()
+        .execute_batch(
+            "DROP INDEX user_prompts_standing;
+             ALTER TABLE user_prompts DROP COLUMN standing;
+             ALTER TABLE user_prompts DROP COLUMN pinned_at;
+             INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+             VALUES ('old-rule', 's1', 2, 'From now on, money is Decimal, never float.',
+                     '2026-01-01T00:00:00.000Z');
+             PRAGMA user_version = 8;",
+        )
+        .unwrap();
+    let context = started(&env, "s2", PROJECT);
+    assert!(
+        context.contains("money is Decimal, never float"),
+        "{context}"
+    );
+    assert_eq!(env.count("PRAGMA user_version"), 9);
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM user_prompts WHERE standing = 1"),
+        1
+    );
+}

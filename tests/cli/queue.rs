@@ -742,6 +742,9 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
              DROP INDEX pending_queue_failures; DROP INDEX pending_queue_commands;
              ALTER TABLE pending_queue DROP COLUMN lease_token;
              ALTER TABLE pending_queue DROP COLUMN retry_at;
+             DROP INDEX user_prompts_standing;
+             ALTER TABLE user_prompts DROP COLUMN standing;
+             ALTER TABLE user_prompts DROP COLUMN pinned_at;
              PRAGMA user_version = 2;",
         )
         .unwrap();

@@ -7,31 +7,38 @@
 //! budgets are ratios of medians over interleaved rounds: each round runs every case once in a
 //! shuffled order, so a busy moment slows the floor as much as the cases around it.
 //!
-//! Run: `cargo bench --bench hooks` (150 rounds after 10 warm-up, then the bursts; 20 to 40 s on
-//! a quiet machine).
+//! Run: `cargo bench --bench hooks` (the recall database made and indexed, about a minute; 150
+//! rounds after 10 warm-up, then the bursts; 20 to 40 s more on a quiet machine).
 //! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`; `HOOKS_BENCH_SESSIONS=100`
-//! makes the recall database ten times smaller (it takes about a minute to make and index).
+//! makes the recall database ten times smaller.
 //! Other builds of the binary (a profile experiment, a prototype) run the same cases in the same
 //! rounds, without budgets: `HOOKS_BENCH_COMPARE=label=/path/to/claude-mem,... cargo bench
-//! --bench hooks`. On Linux the binary links the C runtime statically (`.cargo/config.toml`),
-//! as `cargo install` builds it; the floor stays a default (dynamically linked) build, the cost
-//! of starting any Rust program, so ratios from different builds compare.
+//! --bench hooks`; one of another schema (from before a migration, which would refuse a newer
+//! database and spill every event) makes a recall database of its own, with the same rows. On
+//! Linux the binary links the C runtime statically (`.cargo/config.toml`), as `cargo install`
+//! builds it; the floor stays a default (dynamically linked) build, the cost of starting any
+//! Rust program, so ratios from different builds compare.
 //!
-//! Budgets (median of the case / median of the floor, on the 2-core dev machine):
-//! no-op (a PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB
-//! capture at most 40x (a Read, kept as a head and a tail, and an unknown tool's response cut
-//! at the default payload cap); a 1 KB capture holding a `<private>` tag, which the privacy
-//! filter walks, or secrets, which are redacted, at most 2.5x too, and a 5 MB Read or Bash
-//! output with secrets at most 40x. The prompt hook with per-prompt recall, on the corpus of
-//! the read benches (100,000 captures, its search index built, a few earlier prompts planted
-//! that the prompt is about, so that recall answers), at most 4x at the 95th percentile (its
-//! p95 over the floor's) and 40 ms; the same without recall, and the builds compared, run on
-//! copies of that database. Then bursts of 256 captures at once (see `burst`): none may
-//! spill, and their 95th percentile is at most 500x. Last, hooks that must not be held up (see
-//! `held`): behind a write lock another process holds, a hook returns within its wait budget
-//! and 5x; past a FIFO, a link and a 3 GB file in the spill folder, within 2.5x. A missed budget,
-//! or a case that did not do what it is meant to measure (see `verify`), exits non-zero so this
-//! can gate a change.
+//! Budgets (median of the case / median of the floor, on the 2-core dev machine): no-op (a
+//! PostToolUse of a skipped tool) at most 1.3x, 1 KB capture at most 2.5x, 5 MB capture at most
+//! 40x (a Read, kept as a head and a tail, and an unknown tool's response cut at the default
+//! payload cap); a 1 KB capture holding a `<private>` tag, which the privacy filter walks, or
+//! secrets, which are redacted, at most 2.5x too, and a 5 MB Read or Bash output with secrets at
+//! most 40x. The prompt hook with per-prompt recall, on the corpus of the read benches (100,000
+//! captures, its search index built, a few earlier prompts planted that the prompt is about, so
+//! that recall answers), at most 4x at the 95th percentile (its p95 over the floor's) and 40 ms;
+//! the same without recall, and the builds compared, run on copies of that database; and the same
+//! with recall once 200 standing instructions are planted in that project (see `standing`),
+//! without a budget of its own: what reading the rules for each prompt adds. The session-start
+//! hook (`hook context`, a new session each run) in the database's busiest project, as it is and
+//! with those 200 rules: its median at most 8x the floor's, its p95 at most 6x the floor's p95
+//! and 40 ms (with room over what it took without rules when they were set: median 3.7x to 6.2x,
+//! p95 3.0x to 4.4x, in three runs at load 1.6 to 10), and its context must list the rules when
+//! they are there. Then bursts of 256 captures at once (see `burst`): none may spill, and their
+//! 95th percentile is at most 500x. Last, hooks that must not be held up (see `held`): behind a
+//! write lock another process holds, a hook returns within its wait budget and 5x; past a FIFO, a
+//! link and a 3 GB file in the spill folder, within 2.5x. A missed budget, or a case that did not
+//! do what it is meant to measure (see `verify`), exits non-zero so this can gate a change.
 // The bench's output is its report: it prints, unlike the crate.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -39,6 +46,8 @@
 mod burst;
 #[path = "hooks/held.rs"]
 mod held;
+#[path = "hooks/standing.rs"]
+mod standing;
 // The generated database of the read benches, here for the prompt hook with recall.
 #[allow(dead_code)]
 mod corpus;
@@ -78,6 +87,13 @@ const RECALL_PROMPT: &str = "Why does upsert_session return early when the order
 const PLANTED: usize = 20;
 const CAPTURE_1K_BUDGET: f64 = 2.5;
 const CAPTURE_5M_BUDGET: f64 = 40.0;
+/// The session-start hook on the 100,000-capture database, with 200 rules or none: its median
+/// over the floor's, and its p95 over the floor's p95 and in milliseconds. It runs once a
+/// session, not once a tool call, and reads more than any other hook (the recent sessions,
+/// their errors, commands and files, the rules, the open threads).
+const CONTEXT_BUDGET: f64 = 8.0;
+const CONTEXT_P95_BUDGET: f64 = 6.0;
+const CONTEXT_P95_MS: f64 = 40.0;
 
 fn main() -> ExitCode {
     match run().and_then(|ok| Ok(held::run()? && ok)) {
@@ -102,8 +118,16 @@ enum Expect {
     /// a compared build that may store it otherwise).
     Row { truncated: Option<bool> },
     /// A prompt: one new prompt per run, answered with recalled context (`Some(true)`), with
-    /// the ack (`Some(false)`), or either (`None`, a compared build).
-    Prompt { recalls: Option<bool> },
+    /// the ack (`Some(false)`), or either (`None`, a compared build); that context with the
+    /// standing instructions' head (`rules: Some(true)`), without it (`Some(false)`), or either.
+    Prompt {
+        recalls: Option<bool>,
+        rules: Option<bool>,
+    },
+    /// A session start: one new session per run, answered with a context that lists the
+    /// planted rules, newest first (`Some(true)`), or none (`Some(false)`); either answer, for
+    /// a compared build (`None`).
+    Context { rules: Option<bool> },
 }
 
 struct Case {
@@ -112,14 +136,19 @@ struct Case {
     args: &'static [&'static str],
     env: Vec<(&'static str, String)>,
     input: PathBuf,
-    /// Where the tool_use_id sits in `input`, for cases that store a row.
+    /// Where the tool_use_id (a session start's session id) sits in `input`, for cases that
+    /// store a row.
     id_at: Option<u64>,
     data_dir: PathBuf,
+    /// The data dir the case's own starts as a copy of (the recall database, with rules or
+    /// without), if not an empty one.
+    from: Option<PathBuf>,
     expect: Expect,
     big: bool,
     /// Only the binary under test has budgets; compared builds are there to be read.
     budget: Option<f64>,
-    /// A budget on the 95th percentile instead: (over the floor's, milliseconds).
+    /// A budget on the 95th percentile (over the floor's, milliseconds), alone or with one on
+    /// the median.
     budget_p95: Option<(f64, f64)>,
     rows_before: i64,
     runs: i64,
@@ -145,7 +174,8 @@ fn run() -> Result<bool> {
         Path::new(env!("CARGO_BIN_EXE_claude-mem")),
         "claude-mem",
     )?;
-    let inputs = inputs(dir, &hook_bin)?;
+    let own = corpora(dir, &hook_bin, "own", true)?;
+    let inputs = inputs(dir, &own.project)?;
     let mut cases = vec![Case {
         args: &[],
         data_dir: dir.join("data-floor"),
@@ -156,13 +186,12 @@ fn run() -> Result<bool> {
             Expect::Exit,
         )
     }];
-    cases.extend(hook_cases(&inputs, "", &hook_bin)?);
-    for (label, bin) in compared()? {
-        let bin = install(dir, &bin, &slug(&label))?;
-        cases.extend(hook_cases(&inputs, &format!(" [{label}]"), &bin)?);
+    cases.extend(hook_cases(&inputs, "", &hook_bin, &own)?);
+    for (label, bin, data) in compared_builds(dir, &own)? {
+        cases.extend(hook_cases(&inputs, &format!(" [{label}]"), &bin, &data)?);
     }
     let mut counter = 0u64;
-    prepare(&mut cases, &inputs, &mut counter)?;
+    prepare(&mut cases, &mut counter)?;
     time_rounds(&mut cases, rounds, &mut counter)?;
     for case in &cases {
         check_after(case)?;
@@ -175,10 +204,10 @@ fn run() -> Result<bool> {
     Ok(cases_ok && bursts_ok)
 }
 
-/// Writes the event files, and makes the recall database with `bin`.
-fn inputs(dir: &Path, bin: &Path) -> Result<Inputs> {
+/// Writes the event files; the session starts are in `project`.
+fn inputs(dir: &Path, project: &str) -> Result<Inputs> {
     let five = 5 * 1024 * 1024;
-    let inputs = Inputs {
+    Ok(Inputs {
         dir: dir.to_path_buf(),
         bash_1k: write_event(dir, "bash-1k.json", &bash_event(1024))?,
         todo_1k: write_event(dir, "todo-1k.json", &todo_event(1024))?,
@@ -193,26 +222,20 @@ fn inputs(dir: &Path, bin: &Path) -> Result<Inputs> {
             "bash-secrets-5m.json",
             &with_secrets(bash_output_event(five)),
         )?,
-        prompt: PathBuf::new(),
-        recall_data: PathBuf::new(),
-    };
-    let recall_data = recall_database(dir, bin)?;
-    Ok(Inputs {
         prompt: write_event(dir, "prompt.json", &prompt_event())?,
-        recall_data,
-        ..inputs
+        context: write_event(dir, "context.json", &context_event(project))?,
     })
 }
 
 /// Gives each case its data and the place of its tool_use_id, and runs it once: the first run
 /// creates the database, which is not what the budgets are about, and shows that the case does
 /// what it says (exit 0, right stdout, silent stderr).
-fn prepare(cases: &mut [Case], inputs: &Inputs, counter: &mut u64) -> Result<()> {
+fn prepare(cases: &mut [Case], counter: &mut u64) -> Result<()> {
     for case in cases {
-        if case.expect_prompt() {
-            copy_data(&inputs.recall_data, &case.data_dir)?;
+        if let Some(from) = &case.from {
+            copy_data(from, &case.data_dir)?;
         }
-        if matches!(case.expect, Expect::Row { .. } | Expect::Prompt { .. }) {
+        if !matches!(case.expect, Expect::Exit | Expect::Nothing) {
             case.id_at = Some(find(&fs::read(&case.input)?, ID_PLACEHOLDER.as_bytes())?);
         }
         verify(case, counter)?;
@@ -283,15 +306,21 @@ struct Inputs {
     bash_secrets_5m: PathBuf,
     /// A prompt about the work planted in the recall database.
     prompt: PathBuf,
-    /// The recall database: 100,000 captures and their index, copied for each prompt case.
-    recall_data: PathBuf,
+    /// A new session's start in the busiest project of the recall database.
+    context: PathBuf,
+}
+
+/// The recall database as one build made it (each schema has its own), and a copy of it with
+/// the standing instructions planted; each case that runs on one gets a copy of its own.
+#[derive(Clone)]
+struct Corpora {
+    recall: PathBuf,
+    rules: PathBuf,
+    /// The project with the most sessions, where the rules are planted.
+    project: String,
 }
 
 impl Case {
-    fn expect_prompt(&self) -> bool {
-        matches!(self.expect, Expect::Prompt { .. })
-    }
-
     fn new(name: &str, bin: &Path, input: &Path, expect: Expect) -> Case {
         Case {
             name: name.to_string(),
@@ -301,6 +330,7 @@ impl Case {
             input: input.to_path_buf(),
             id_at: None,
             data_dir: PathBuf::new(),
+            from: None,
             expect,
             big: false,
             budget: None,
@@ -313,13 +343,19 @@ impl Case {
     }
 }
 
-/// The hook cases for one build of the binary; `label` tells compared builds apart and turns
-/// the budgets off.
-fn hook_cases(inputs: &Inputs, label: &str, bin: &Path) -> Result<Vec<Case>> {
-    let build = Build { inputs, label, bin };
+/// The hook cases for one build of the binary, the recall database and its rules from `data`;
+/// `label` tells compared builds apart and turns the budgets off.
+fn hook_cases(inputs: &Inputs, label: &str, bin: &Path, data: &Corpora) -> Result<Vec<Case>> {
+    let build = Build {
+        inputs,
+        label,
+        bin,
+        data,
+    };
     let mut cases = small_cases(&build)?;
     cases.extend(big_cases(&build)?);
     cases.extend(prompt_cases(&build)?);
+    cases.extend(context_cases(&build)?);
     for case in &mut cases {
         case.name.push_str(label);
         case.data_dir = inputs.dir.join(format!("data-{}", slug(&case.name)));
@@ -333,6 +369,7 @@ struct Build<'a> {
     /// Empty for the binary under test, which alone has budgets.
     label: &'a str,
     bin: &'a Path,
+    data: &'a Corpora,
 }
 
 impl Build<'_> {
@@ -358,13 +395,17 @@ impl Build<'_> {
         Ok(Case::new(name, self.bin, &self.copy(input, case)?, expect))
     }
 
-    /// The prompt about the planted work, on a copy of the recall database.
-    fn prompt(&self, name: &str, case: &str, recalls: bool) -> Result<Case> {
+    /// The prompt about the planted work, on a copy of the recall database (with the rules
+    /// planted or not).
+    fn prompt(&self, name: &str, case: &str, recalls: bool, rules: bool) -> Result<Case> {
+        let own = self.label.is_empty();
         let expect = Expect::Prompt {
-            recalls: self.label.is_empty().then_some(recalls),
+            recalls: own.then_some(recalls),
+            rules: (own && recalls).then_some(rules),
         };
         Ok(Case {
             args: &["hook", "prompt"],
+            from: Some(self.data.corpus(rules).clone()),
             ..Case::new(
                 name,
                 self.bin,
@@ -372,6 +413,30 @@ impl Build<'_> {
                 expect,
             )
         })
+    }
+
+    /// A new session's start in the busiest project, on a copy of the recall database (with
+    /// the rules planted or not).
+    fn context(&self, name: &str, case: &str, rules: bool) -> Result<Case> {
+        let expect = Expect::Context {
+            rules: self.label.is_empty().then_some(rules),
+        };
+        Ok(Case {
+            args: &["hook", "context"],
+            from: Some(self.data.corpus(rules).clone()),
+            ..Case::new(
+                name,
+                self.bin,
+                &self.copy(&self.inputs.context, case)?,
+                expect,
+            )
+        })
+    }
+}
+
+impl Corpora {
+    fn corpus(&self, rules: bool) -> &PathBuf {
+        if rules { &self.rules } else { &self.recall }
     }
 }
 
@@ -496,7 +561,9 @@ fn big_cases(b: &Build) -> Result<Vec<Case>> {
     ])
 }
 
-/// The prompt hook on the 100,000-capture database, with recall and without.
+/// The prompt hook on the 100,000-capture database, with recall and without; with recall
+/// again once the rules are planted, read by it for each prompt (no budget of its own: the
+/// figures say what the rules add).
 fn prompt_cases(b: &Build) -> Result<Vec<Case>> {
     Ok(vec![
         Case {
@@ -504,12 +571,39 @@ fn prompt_cases(b: &Build) -> Result<Vec<Case>> {
                 .label
                 .is_empty()
                 .then_some((RECALL_P95_BUDGET, RECALL_P95_MS)),
-            ..b.prompt("prompt with recall, 100k captures", "pr", true)?
+            ..b.prompt("prompt with recall, 100k captures", "pr", true, false)?
         },
         Case {
             env: vec![("CLAUDE_MEM_RECALL", "0".into())],
-            ..b.prompt("prompt, recall off, 100k captures", "po", false)?
+            ..b.prompt("prompt, recall off, 100k captures", "po", false, false)?
         },
+        b.prompt(
+            &format!("prompt with recall, {} rules planted", standing::RULES),
+            "prs",
+            true,
+            true,
+        )?,
+    ])
+}
+
+/// The session-start hook on the 100,000-capture database, in its busiest project, as it is
+/// and with the rules planted; each with the budget of [`CONTEXT_BUDGET`] and
+/// [`CONTEXT_P95_BUDGET`].
+fn context_cases(b: &Build) -> Result<Vec<Case>> {
+    let budget = |case: Case| Case {
+        budget: b.own(CONTEXT_BUDGET),
+        budget_p95: b
+            .own(CONTEXT_P95_BUDGET)
+            .map(|times| (times, CONTEXT_P95_MS)),
+        ..case
+    };
+    Ok(vec![
+        budget(b.context("session start, 100k captures", "cx", false)?),
+        budget(b.context(
+            &format!("session start, {} rules planted", standing::RULES),
+            "cxs",
+            true,
+        )?),
     ])
 }
 
@@ -578,6 +672,9 @@ fn command(case: &Case, counter: &mut u64) -> Result<Command> {
         file.seek(SeekFrom::Start(at))?;
         file.write_all(id.as_bytes())?;
     }
+    if matches!(case.expect, Expect::Context { .. }) {
+        index_caught_up(&case.data_dir)?;
+    }
     let mut cmd = Command::new(&case.bin);
     cmd.args(case.args)
         .env_clear()
@@ -588,9 +685,27 @@ fn command(case: &Case, counter: &mut u64) -> Result<Command> {
     Ok(cmd)
 }
 
+/// Says that the search index holds what the database does, as the maintenance process that
+/// the last session's end started says it: a session starts after one ended. Without it, each
+/// run would find the previous run's write newer than the index and start the maintenance
+/// process, as a session does after one that ended without its SessionEnd hook.
+fn index_caught_up(data_dir: &Path) -> Result<()> {
+    let stamp = File::options()
+        .create(true)
+        .append(true)
+        .open(data_dir.join("index-synced"))?;
+    stamp.set_modified(SystemTime::now())?;
+    Ok(())
+}
+
 fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration> {
     let mut cmd = command(case, counter)?;
-    cmd.stdout(null.try_clone()?).stderr(null.try_clone()?);
+    let answer = case.data_dir.with_extension("answer");
+    let stdout = match case.expect {
+        Expect::Context { .. } => File::create(&answer)?,
+        _ => null.try_clone()?,
+    };
+    cmd.stdout(stdout).stderr(null.try_clone()?);
     let started = Instant::now();
     let status = cmd.spawn()?.wait()?;
     let took = started.elapsed();
@@ -598,37 +713,76 @@ fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration
         return Err(format!("{}: exited with {status}", case.name).into());
     }
     case.runs += 1;
+    if matches!(case.expect, Expect::Context { .. }) {
+        check_answer(case, &fs::read_to_string(&answer)?)?;
+    }
     Ok(took)
+}
+
+/// Every session start's answer is checked, not only the first's: it went to a file (a pipe
+/// would have the bench read it while the hook runs), read once the run is timed.
+fn check_answer(case: &Case, stdout: &str) -> Result<()> {
+    answered(case.expect, stdout).map_err(|want| {
+        format!(
+            "{}: run {} answered {stdout:?}, expected stdout {want}",
+            case.name, case.runs
+        )
+        .into()
+    })
 }
 
 fn verify(case: &mut Case, counter: &mut u64) -> Result<()> {
     let out = command(case, counter)?.output()?;
     case.runs += 1;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let want = match case.expect {
-        Expect::Exit | Expect::Prompt { recalls: None } => stdout.as_ref(),
-        Expect::Nothing => "",
-        Expect::Row { .. }
-        | Expect::Prompt {
-            recalls: Some(false),
-        } => ACK,
-        Expect::Prompt {
-            recalls: Some(true),
-        } if stdout.contains("additionalContext") => stdout.as_ref(),
-        Expect::Prompt {
-            recalls: Some(true),
-        } => "additionalContext",
-    };
-    if !out.status.success() || stdout != want || !out.stderr.is_empty() {
+    let answered = answered(case.expect, &stdout);
+    if !out.status.success() || answered.is_err() || !out.stderr.is_empty() {
         return Err(format!(
-            "{}: expected exit 0 and stdout {want:?}, got {} with stdout {stdout:?}, stderr {:?}",
+            "{}: expected exit 0 and stdout {}, got {} with stdout {stdout:?}, stderr {:?}",
             case.name,
+            answered.err().unwrap_or_else(|| "as it was".into()),
             out.status,
             String::from_utf8_lossy(&out.stderr)
         )
         .into());
     }
     Ok(())
+}
+
+/// Whether a run's stdout is what its case must answer; if not, what was expected.
+fn answered(expect: Expect, stdout: &str) -> std::result::Result<(), String> {
+    let context = stdout.contains("additionalContext");
+    let rules = stdout.contains(standing::HEAD);
+    let (ok, want) = match expect {
+        Expect::Exit | Expect::Prompt { recalls: None, .. } | Expect::Context { rules: None } => {
+            (true, String::new())
+        }
+        Expect::Nothing => (stdout.is_empty(), "empty".into()),
+        Expect::Row { .. }
+        | Expect::Prompt {
+            recalls: Some(false),
+            ..
+        } => (stdout == ACK, format!("{ACK:?}")),
+        Expect::Prompt {
+            recalls: Some(true),
+            rules: want_rules,
+        } => (
+            context && want_rules.is_none_or(|w| w == rules),
+            format!("with additionalContext, the rules' head {want_rules:?}"),
+        ),
+        Expect::Context { rules: Some(true) } => {
+            let newest = standing::newest();
+            (
+                context && rules && stdout.contains(&newest),
+                format!("with additionalContext, the rules' head and {newest:?}"),
+            )
+        }
+        Expect::Context { rules: Some(false) } => (
+            context && !rules,
+            "with additionalContext and no rules".into(),
+        ),
+    };
+    if ok { Ok(()) } else { Err(want) }
 }
 
 /// Checks that every run did what the case is about: no files for a no-op, one row per run
@@ -640,6 +794,22 @@ fn check_after(case: &Case) -> Result<()> {
             Err(format!("{}: a no-op created {}", case.name, case.data_dir.display()).into())
         }
         Expect::Nothing => Ok(()),
+        Expect::Context { .. } => {
+            let conn = rusqlite::Connection::open(database(&case.data_dir))?;
+            let started: i64 = conn.query_row(
+                "SELECT COUNT(*) FROM sessions WHERE session_id LIKE 'toolu_bench_%'",
+                [],
+                |r| r.get(0),
+            )?;
+            if started != case.runs {
+                return Err(format!(
+                    "{}: {} runs recorded {started} sessions",
+                    case.name, case.runs
+                )
+                .into());
+            }
+            Ok(())
+        }
         Expect::Prompt { .. } => {
             let conn = rusqlite::Connection::open(database(&case.data_dir))?;
             let rows: i64 = conn.query_row(
@@ -737,29 +907,8 @@ fn report(cases: &[Case], rounds: usize, floor_note: &str) -> bool {
     for case in cases {
         let med = median(&case.samples);
         let ratio = med / floor;
-        let verdict = match (case.budget, case.budget_p95) {
-            (Some(budget), _) if ratio <= budget => format!("<= {budget:<4} PASS"),
-            (Some(budget), _) => {
-                ok = false;
-                format!("<= {budget:<4} FAIL")
-            }
-            (None, Some((times, ms))) => {
-                let p95 = percentile(&case.samples, 0.95);
-                let pass = p95 / floor_p95 <= times && p95 <= ms;
-                ok &= pass;
-                format!(
-                    "p95 {:.2}x <= {times}, {p95:.1} <= {ms} ms {}",
-                    p95 / floor_p95,
-                    if pass { "PASS" } else { "FAIL" }
-                )
-            }
-            // Without a budget (recall off, a compared build), the same figures to read.
-            (None, None) if matches!(case.expect, Expect::Prompt { .. }) => {
-                let p95 = percentile(&case.samples, 0.95);
-                format!("p95 {:.2}x, {p95:.1} ms", p95 / floor_p95)
-            }
-            (None, None) => String::new(),
-        };
+        let (verdict, pass) = verdict(case, ratio, floor_p95);
+        ok &= pass;
         let wal = match case.id_at {
             Some(_) => format!("{} KiB", case.max_wal / 1024),
             None => String::new(),
@@ -786,6 +935,36 @@ fn report(cases: &[Case], rounds: usize, floor_note: &str) -> bool {
         }
     );
     ok
+}
+
+/// A case's budgets against its figures (`ratio`: its median over the floor's), and whether it
+/// met them: on the median, on the 95th percentile, or both.
+fn verdict(case: &Case, ratio: f64, floor_p95: f64) -> (String, bool) {
+    let p95 = percentile(&case.samples, 0.95);
+    let mut parts = Vec::new();
+    let mut pass = true;
+    if let Some(budget) = case.budget {
+        pass &= ratio <= budget;
+        parts.push(format!("<= {budget:<4}"));
+    }
+    if let Some((times, ms)) = case.budget_p95 {
+        pass &= p95 / floor_p95 <= times && p95 <= ms;
+        parts.push(format!(
+            "p95 {:.2}x <= {times}, {p95:.1} <= {ms} ms",
+            p95 / floor_p95
+        ));
+    }
+    if !parts.is_empty() {
+        parts.push(if pass { "PASS" } else { "FAIL" }.into());
+        return (parts.join(" "), pass);
+    }
+    // Without a budget (recall off, a compared build), the same figures to read.
+    match case.expect {
+        Expect::Prompt { .. } | Expect::Context { .. } => {
+            (format!("p95 {:.2}x, {p95:.1} ms", p95 / floor_p95), true)
+        }
+        _ => (String::new(), true),
+    }
 }
 
 fn median(samples: &[f64]) -> f64 {
@@ -982,17 +1161,97 @@ fn prompt_event() -> Value {
     })
 }
 
+/// The SessionStart of a new session in `project` (its id rewritten each run), as Claude Code
+/// sends it when `claude` starts there.
+fn context_event(project: &str) -> Value {
+    json!({
+        "session_id": ID_PLACEHOLDER,
+        "transcript_path": "/home/dev/.claude/projects/-home-dev-shop/bench-context.jsonl",
+        "cwd": project,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    })
+}
+
+/// The recall database made by `bin` (in `dir`, its folders named by `tag`), and a copy of it
+/// with the rules planted in its busiest project through `bin`'s prompt hook, indexed as the
+/// first is. `check`, for the binary under test: it must list them as current.
+fn corpora(dir: &Path, bin: &Path, tag: &str, check: bool) -> Result<Corpora> {
+    let recall = recall_database(dir, bin, tag)?;
+    let project = busiest(&recall)?;
+    let started = Instant::now();
+    let rules = dir.join(format!("rules-{tag}"));
+    copy_data(&recall, &rules)?;
+    standing::plant(bin, &rules, &project)?;
+    index(bin, &rules)?;
+    let current = match check {
+        true => standing::current(bin, &rules, &project)?.to_string(),
+        false => "not counted".into(),
+    };
+    eprintln!(
+        "rules planted in {project}: {} prompts, current {current}, in {:.0} s",
+        standing::RULES,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(Corpora {
+        recall,
+        rules,
+        project,
+    })
+}
+
+/// The project of the recall database with the most sessions (of those tied, the one used
+/// first).
+fn busiest(data: &Path) -> Result<String> {
+    let conn = rusqlite::Connection::open(data.join("memory.db"))?;
+    Ok(conn.query_row(
+        "SELECT project_dir FROM sessions GROUP BY project_dir
+          ORDER BY COUNT(*) DESC, MIN(started_at) LIMIT 1",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// The builds `HOOKS_BENCH_COMPARE` names, each installed, with the recall database of its
+/// schema: the binary under test's when they share it, else one that build makes (a build from
+/// before a migration refuses a newer database and would only spill).
+fn compared_builds(dir: &Path, own: &Corpora) -> Result<Vec<(String, PathBuf, Corpora)>> {
+    let mut made = vec![(schema_version(&own.recall)?, own.clone())];
+    let mut builds = Vec::new();
+    for (label, bin) in compared()? {
+        let bin = install(dir, &bin, &slug(&label))?;
+        let empty = dir.join(format!("schema-{}", slug(&label)));
+        corpus::create_schema(&bin, &empty)?;
+        let schema = schema_version(&empty)?;
+        let data = match made.iter().find(|(v, _)| *v == schema) {
+            Some((_, data)) => data.clone(),
+            None => {
+                let data = corpora(dir, &bin, &format!("v{schema}"), false)?;
+                made.push((schema, data.clone()));
+                data
+            }
+        };
+        builds.push((label, bin, data));
+    }
+    Ok(builds)
+}
+
+fn schema_version(data_dir: &Path) -> Result<i64> {
+    let conn = rusqlite::Connection::open(database(data_dir))?;
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
 /// The corpus of the read benches with [`PLANTED`] earlier prompts about the login timeout in
 /// its first project, and its search index built by a search and merged by the maintenance
 /// process, as a user's would be with recall on.
-fn recall_database(dir: &Path, bin: &Path) -> Result<PathBuf> {
+fn recall_database(dir: &Path, bin: &Path, tag: &str) -> Result<PathBuf> {
     let sessions = match std::env::var("HOOKS_BENCH_SESSIONS") {
         Ok(n) => n
             .parse()
             .map_err(|_| format!("HOOKS_BENCH_SESSIONS={n:?} is not a number"))?,
         Err(_) => corpus::DEFAULT_SESSIONS,
     };
-    let data = dir.join("recall-corpus");
+    let data = dir.join(format!("recall-{tag}"));
     let started = Instant::now();
     let made = corpus::generate(bin, &data, sessions)?;
     let conn = rusqlite::Connection::open(data.join("memory.db"))?;
@@ -1014,19 +1273,25 @@ fn recall_database(dir: &Path, bin: &Path) -> Result<PathBuf> {
     }
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     drop(conn);
-    corpus::timed(bin, &data, &["search", "--all", "login"])?;
-    // As recall keeps it: the maintenance process merges what the syncs left in segments.
-    // One the search started would make this one leave at once, and copying the index while
-    // it writes gave a damaged copy: each is waited for.
-    corpus::wait_for_maintenance(&data);
-    corpus::timed(bin, &data, &["maintain"])?;
-    corpus::wait_for_maintenance(&data);
+    index(bin, &data)?;
     eprintln!(
         "recall database: {} captures, indexed, in {:.0} s",
         made.captures,
         started.elapsed().as_secs_f64()
     );
     Ok(data)
+}
+
+/// Brings the search index of `data` up to date with a search, then has the maintenance
+/// process merge what the syncs left in segments, as recall keeps it. One the search started
+/// would make this one leave at once, and copying the index while it writes gave a damaged
+/// copy: each is waited for.
+fn index(bin: &Path, data: &Path) -> Result<()> {
+    corpus::timed(bin, data, &["search", "--all", "login"])?;
+    corpus::wait_for_maintenance(data);
+    corpus::timed(bin, data, &["maintain"])?;
+    corpus::wait_for_maintenance(data);
+    Ok(())
 }
 
 /// A copy of the recall database (and its index) as a case's data dir.

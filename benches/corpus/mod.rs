@@ -147,7 +147,7 @@ pub fn generate(bin: &Path, data: &Path, sessions: usize) -> Result<Made> {
 }
 
 /// Runs one SessionStart hook on the empty data dir, which creates the database.
-fn create_schema(bin: &Path, data: &Path) -> Result<()> {
+pub fn create_schema(bin: &Path, data: &Path) -> Result<()> {
     let mut hook = Command::new(bin)
         .args(["hook", "context"])
         .env_clear()

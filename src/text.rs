@@ -16,6 +16,16 @@ pub fn one_line(text: &str, max: usize) -> String {
 
 /// `text` as one line, its runs of white space one space each, control sequences removed.
 pub fn flat(text: &str) -> String {
+    // Most texts are one line already (a session start flattens hundreds): kept as they are.
+    let single = !text.starts_with(' ')
+        && !text.ends_with(' ')
+        && !text.contains("  ")
+        && text
+            .chars()
+            .all(|c| c == ' ' || !(c.is_whitespace() || c.is_control()));
+    if single {
+        return text.to_string();
+    }
     clean(text).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

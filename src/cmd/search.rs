@@ -1,8 +1,6 @@
 //! `search <words>`: ranked results from the search index, one line each, or JSON Lines (the
 //! search itself is `recall::search`, which the MCP `search` tool runs too).
 
-use std::collections::HashSet;
-
 use anyhow::Result;
 use serde_json::json;
 
@@ -35,7 +33,7 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     }
     .check("--")?;
     let page = match request.find(&config)? {
-        Found::Page(page, _) => page,
+        Found::Page(page, _) => *page,
         Found::NoWords => {
             return Ok(Report {
                 found_nothing: true,
@@ -74,7 +72,7 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
             .map(|h| render::json_line(&to_json(h, &page, page.team.contains(&h.item.id))))
             .collect()
     } else {
-        lines(&page.hits, &page.team, &style, project.is_none())
+        lines(&page, &style, project.is_none())
     };
     let more = page
         .next
@@ -116,13 +114,17 @@ fn kind(arg: KindArg) -> Kind {
 
 /// One line a result: id, when, what (the tool, or the kind; `(team)` after a team's note),
 /// session, and the snippet; the project too when searching them all.
-fn lines(hits: &[Hit], team: &HashSet<String>, style: &Style, all: bool) -> String {
+fn lines(page: &Page, style: &Style, all: bool) -> String {
+    let (hits, team) = (&page.hits, &page.team);
     let mut table = Table::default();
     for hit in hits {
         let item = &hit.item;
         let mut what = render::fit(item.tool_name.as_deref().unwrap_or(item.kind.as_str()), 24);
         if team.contains(&item.id) {
             what.push_str(&format!(" ({})", team::SOURCE));
+        }
+        if page.rules.contains(&item.id) {
+            what = "standing rule".to_string();
         }
         let mut row = vec![
             cell(short_id(&item.id)).color(Color::Id),
@@ -162,6 +164,7 @@ fn to_json(hit: &Hit, page: &Page, team: bool) -> serde_json::Value {
         "did_you_mean": page.did_you_mean,
         "searched_as_words": !page.as_words.is_empty(),
         "source": if team { team::SOURCE } else { "own" },
+        "standing": page.rules.contains(&item.id),
     })
 }
 

@@ -92,15 +92,15 @@ fn was_given(given: &Given, item: &Item) -> bool {
         }
 }
 
-/// The context, within `budget` UTF-16 units: the standing instructions that bear on the
-/// prompt (`rules`, lines), then the items; `None` without either.
+/// The context: the standing instructions that bear on the prompt (`rules`, lines, at most two:
+/// outside the items' budget, which they never take from), then the items within `budget`
+/// UTF-16 units; `None` without either.
 fn render(rules: &str, found: &[Recalled], budget: usize) -> Option<String> {
     let rules = match rules.is_empty() {
         true => String::new(),
         false => format!("{}{rules}", super::standing::PROMPT_HEAD),
     };
-    let mut used =
-        units(OPEN) + units(recorded::FRAME) + units(&rules) + units(HEAD) + units(CLOSE);
+    let mut used = units(OPEN) + units(recorded::FRAME) + units(HEAD) + units(CLOSE);
     let mut entries = String::new();
     for hit in found {
         let entry = entry(hit);

@@ -14,6 +14,10 @@ use crate::given::Given;
 use crate::store::read::standing::{self, Instruction};
 use crate::store::rows::short_id;
 
+/// What the session-start context records, among what it gave, when it gave every current
+/// rule of the project.
+pub const ALL_GIVEN: &str = "standing: all given";
+
 /// How many of an instruction's subject words a prompt must hold for it to bear on the prompt.
 const SHARED_WORDS: usize = 2;
 /// Instructions handed with a prompt at most.
@@ -30,7 +34,8 @@ pub const HEAD: &str = "What the user asked for in earlier sessions of this proj
                         last (their words, as recorded; the current wording of each, pinned and \
                         newest first):\n";
 
-/// The lines of as many instructions as fit, and the prompts they came from.
+/// The lines of as many instructions as fit, and the prompts they came from ([`ALL_GIVEN`]
+/// too when that is all of them).
 pub fn lines(instructions: &[Instruction]) -> (String, Vec<&str>) {
     let mut out = String::new();
     let mut spent = units(HEAD);
@@ -44,6 +49,9 @@ pub fn lines(instructions: &[Instruction]) -> (String, Vec<&str>) {
         spent += cost;
         out.push_str(&line);
         from.push(instruction.prompt.as_str());
+    }
+    if from.len() == instructions.len() {
+        from.push(ALL_GIVEN);
     }
     (out, from)
 }
@@ -88,18 +96,16 @@ pub fn for_prompt(
     if words.len() < SHARED_WORDS {
         return Ok(String::new());
     }
+    // The session's start gave every current rule: none is left to add.
+    let given = given();
+    if given.has_item(ALL_GIVEN) {
+        return Ok(String::new());
+    }
     let current = standing::current(conn, project)?;
     let bearing: Vec<&Instruction> = current
         .iter()
-        .filter(|i| {
-            let about = crate::standing::subject(&i.text);
-            about.iter().filter(|w| words.contains(w)).count() >= SHARED_WORDS
-        })
+        .filter(|i| crate::standing::subject(&i.text).shared(&words) >= SHARED_WORDS)
         .collect();
-    if bearing.is_empty() {
-        return Ok(String::new());
-    }
-    let given = given();
     Ok(bearing
         .into_iter()
         .filter(|i| !given.has_item(&i.prompt))

@@ -239,7 +239,7 @@ impl Memory {
         }
         .check("")?;
         let (page, recall) = match request.find(&self.config)? {
-            Found::Page(page, recall) => (page, recall),
+            Found::Page(page, recall) => (*page, recall),
             Found::NoWords => return Err(mistake("the query holds no word to search for")),
             Found::NoDatabase => return Ok(no_database(&self.config)),
         };
@@ -248,6 +248,7 @@ impl Memory {
             project,
             hits,
             team,
+            rules,
             next,
             ..
         } = page;
@@ -273,6 +274,8 @@ impl Memory {
             let snippet = render::one_line(&hit.snippet, SNIPPET_CHARS);
             let marker = if team.contains(&hit.item.id) {
                 TEAM_MARK
+            } else if rules.contains(&hit.item.id) {
+                RULE_MARK
             } else {
                 ""
             };
@@ -285,6 +288,9 @@ impl Memory {
         }
         if !team.is_empty() {
             out.push_str(TEAM_LEGEND);
+        }
+        if !rules.is_empty() {
+            out.push_str(RULE_LEGEND);
         }
         Ok(out)
     }
@@ -381,6 +387,10 @@ fn results_for(words: &str, page: &Page) -> String {
 
 /// How a line of `search` shows a team's note, and what that means, said once below them.
 const TEAM_MARK: &str = "team ";
+const RULE_MARK: &str = "standing rule ";
+const RULE_LEGEND: &str = "Lines marked `standing rule` are what the user asked for in earlier \
+                           sessions of this project, meant to last (their words, as recorded): \
+                           the project's current rules, given with a task.\n";
 const TEAM_LEGEND: &str = "Lines marked `team` are the team's: files in the project's .claude-mem/ \
                            that teammates shared, read from the project, not from this memory.\n";
 

@@ -54,6 +54,9 @@ pub struct Page {
     pub hits: Vec<Hit>,
     /// The ids of the hits that are the team's (files in the project's `.claude-mem/`).
     pub team: HashSet<String>,
+    /// The ids of the hits that are the project's standing instructions, woven into a task's
+    /// results (see `recall::rules`).
+    pub rules: HashSet<String>,
     /// The offset of the next page, when there are more results.
     pub next: Option<usize>,
     /// The quoted phrases of several words that nothing holds as written (within the
@@ -114,8 +117,24 @@ impl Checked<'_> {
             self.until,
         );
         let notes = team::notes(recall, project.as_deref())?;
+        let rules = super::rules::for_task(recall, project.as_deref(), asked.words)?;
         let index = recall.index()?;
-        let answer = answer(Some(index), search, &notes, asked.words)?;
+        if rules.is_empty() {
+            let answer = answer(Some(index), search, &notes, asked.words)?;
+            return Ok(Some(page(project, answer, asked.limit, asked.offset)));
+        }
+        // The rules are woven into the first places: the page is cut from the whole.
+        let whole = Search {
+            offset: 0,
+            limit: asked.offset.saturating_add(search.limit),
+            ..search
+        };
+        let mut answer = answer(Some(index), whole, &notes, asked.words)?;
+        answer.rules = rules.iter().map(|r| r.item.id.clone()).collect();
+        answer.hits = super::rules::weave(answer.hits, rules)
+            .into_iter()
+            .skip(asked.offset)
+            .collect();
         Ok(Some(page(project, answer, asked.limit, asked.offset)))
     }
 
@@ -146,6 +165,7 @@ impl Checked<'_> {
 struct Answer {
     hits: Vec<Hit>,
     team: HashSet<String>,
+    rules: HashSet<String>,
     as_words: Vec<String>,
     did_you_mean: Option<String>,
 }
@@ -264,6 +284,7 @@ fn page(project: Option<String>, answer: Answer, limit: usize, offset: usize) ->
     let Answer {
         mut hits,
         team,
+        rules,
         as_words,
         did_you_mean,
     } = answer;
@@ -273,6 +294,7 @@ fn page(project: Option<String>, answer: Answer, limit: usize, offset: usize) ->
         project,
         hits,
         team,
+        rules,
         next,
         as_words,
         did_you_mean,
@@ -282,7 +304,7 @@ fn page(project: Option<String>, answer: Answer, limit: usize, offset: usize) ->
 /// What a search found: a page, or why there is none.
 pub enum Found {
     /// A page of results (maybe empty), with the database it was read from, if any.
-    Page(Page, Option<Box<Recall>>),
+    Page(Box<Page>, Option<Box<Recall>>),
     /// The words hold nothing to search for.
     NoWords,
     /// Nothing was ever captured here, and the team's notes do not answer either.
@@ -296,11 +318,11 @@ impl Checked<'_> {
     pub fn find(self, config: &Config) -> Result<Found> {
         match Recall::open(config)? {
             Some(mut recall) => Ok(match self.run(&mut recall)? {
-                Some(page) => Found::Page(page, Some(Box::new(recall))),
+                Some(page) => Found::Page(Box::new(page), Some(Box::new(recall))),
                 None => Found::NoWords,
             }),
             None => Ok(match self.run_on_team(config)? {
-                Some(page) if !page.hits.is_empty() => Found::Page(page, None),
+                Some(page) if !page.hits.is_empty() => Found::Page(Box::new(page), None),
                 _ => Found::NoDatabase,
             }),
         }

@@ -54,20 +54,49 @@ pub struct Stated {
 }
 
 /// The standing instructions a prompt states, in order.
+#[cfg(test)]
 pub fn find(prompt: &str) -> Vec<Stated> {
-    sentences(prompt)
-        .into_iter()
-        .filter(|s| states_one(s))
-        .map(|s| Stated {
-            text: crate::text::one_line(s, MAX_CHARS),
-            changes: changes(&lower(s)),
-        })
-        .collect()
+    marked(prompt, mark(prompt))
 }
 
-/// Whether a prompt states at least one (what the prompt hook records).
-pub fn any(prompt: &str) -> bool {
-    sentences(prompt).into_iter().any(states_one)
+/// Sentences a prompt's mark covers: one bit each says it states a rule, one more that the rule
+/// announces a change.
+const MARKED: usize = 31;
+
+/// Which of a prompt's sentences state a standing instruction, and which of those announce a
+/// change of an earlier rule, as bits (the first [`MARKED`] sentences: bit `i`, and bit
+/// `MARKED + i`); 0 when none does. What the prompt hook stores, so that reading a project's
+/// rules back is no more than taking those sentences (see [`marked`]).
+pub fn mark(prompt: &str) -> i64 {
+    sentences(prompt)
+        .into_iter()
+        .take(MARKED)
+        .enumerate()
+        .filter(|(_, s)| states_one(s))
+        .fold(0, |mask, (i, s)| {
+            let change = if changes(&lower(s)) {
+                1 << (MARKED + i)
+            } else {
+                0
+            };
+            mask | 1 << i | change
+        })
+}
+
+/// The instructions of the sentences `mask` marks in `prompt` (see [`mark`]). A sentence a
+/// later `scrub` redacted a secret in is no rule any more, as it would not have been one then;
+/// redaction keeps a prompt's sentences where they were.
+pub fn marked(prompt: &str, mask: i64) -> Vec<Stated> {
+    sentences(prompt)
+        .into_iter()
+        .take(MARKED)
+        .enumerate()
+        .filter(|(i, s)| mask & 1 << i != 0 && !s.contains("[REDACTED:"))
+        .map(|(i, s)| Stated {
+            text: crate::text::one_line(s, MAX_CHARS),
+            changes: mask & 1 << (MARKED + i) != 0,
+        })
+        .collect()
 }
 
 fn states_one(sentence: &str) -> bool {
@@ -88,6 +117,9 @@ fn states_one(sentence: &str) -> bool {
     }
     // An order for this run, this file or this once is no standing one, nor a report of what
     // goes wrong, nor praise.
+    // After a heading ("Bench: the tagged capture is read, not gated"), a statement says what
+    // a change did, as a commit's subject does: only an order there is a rule.
+    let headed = headed(&text);
     !SCOPED.iter().any(|s| has_phrase(&text, s))
         && !names_one_thing(&text)
         && !REPORTS.iter().any(|w| has_phrase(&text, w))
@@ -98,8 +130,20 @@ fn states_one(sentence: &str) -> bool {
                 .split([',', ':', ';', '('])
                 .next()
                 .unwrap_or_default();
-            opens_a_rule(&words(clause)) || declares_a_rule(&words(clause), &words(own), &text)
+            opens_a_rule(&words(clause))
+                || (!headed && declares_a_rule(&words(clause), &words(own), &text))
         })
+}
+
+/// Whether a sentence opens with a heading: a few words, then a colon; not fillers ("also:"),
+/// nor a prohibition, which is a rule of its own ("no ORM: …").
+fn headed(text: &str) -> bool {
+    text.split_once(':').is_some_and(|(head, _)| {
+        let head = words(head);
+        (1..=4).contains(&head.len())
+            && !head.iter().all(|w| cues::FILLERS.contains(w))
+            && head.first() != Some(&"no")
+    })
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub(super) fn opens_a_rule(words: &[&str]) -> bool {
         (verb, object, _) if STYLE_VERBS.contains(&verb) => {
             !ONE_THING.contains(&object)
                 && object != "the"
-                && clause_has(rest, &["not", "instead", "rather", "only"])
+                && clause_has(rest, &["not", "instead", "rather"])
         }
         // Of a kind, not of one thing: "the API must always…", never "this endpoint must…".
         (one, "should" | "must", "always" | "never") => !ONE_THING.contains(&one),

@@ -204,12 +204,42 @@ pub(super) fn of_a_kind(words: &[&str]) -> bool {
     (1..=3).any(|n| {
         let (subject, verb, next) = (&words[..n.min(words.len())], words.get(n), words.get(n + 1));
         !subject.iter().any(|w| NOT_A_KIND.contains(w))
+            && subject.last().is_some_and(|w| a_kind(w))
             && match verb.copied() {
                 Some("are" | "is") => next.is_some_and(|w| kept_as(w)),
                 Some(v) => VERBS.contains(&v) && next.is_some(),
                 None => false,
             }
     }) || tied_kind(words)
+}
+
+/// Whether a word names a kind of things: a plural ("tests", "flags", "queries"), or what is
+/// spoken of as a whole ("code", "config", "logging"); not "follow should survive rotation".
+fn a_kind(word: &str) -> bool {
+    const WHOLES: &[&str] = &[
+        "code",
+        "config",
+        "configuration",
+        "logging",
+        "data",
+        "output",
+        "input",
+        "state",
+        "styling",
+        "formatting",
+        "documentation",
+        "docs",
+        "css",
+        "sql",
+        "infra",
+        "everything",
+        "nothing",
+        "anything",
+        "each",
+        "every",
+        "all",
+    ];
+    (word.len() > 3 && word.ends_with('s') && !word.ends_with("ss")) || WHOLES.contains(&word)
 }
 
 /// A longer kind, tied by a preposition ("errors shown to users must not leak"): with a modal

@@ -1,6 +1,10 @@
 //! Which rule replaces which: the words a rule is about (its content words, lightly stemmed,
 //! each family of interchangeable tools as one word), and, over a project's list in the order
 //! said, the newer rule on the same subject as the current one.
+//!
+//! A session start reads every rule of its project and compares each with the older ones (the
+//! square of their number: 20,000 pairs for 200 rules), so a subject is its words' hashes,
+//! sorted, and two subjects meet in one merge; the word lists are sorted and searched.
 
 use super::sentence::lower;
 
@@ -11,15 +15,42 @@ pub struct Rule<'a> {
     pub changes: bool,
 }
 
+/// The words a rule (or a prompt) is about, as sorted hashes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Subject(Vec<u64>);
+
+impl Subject {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// How many words two subjects share.
+    pub fn shared(&self, other: &Subject) -> usize {
+        let (mut a, mut b, mut n) = (0, 0, 0);
+        while a < self.0.len() && b < other.0.len() {
+            match self.0[a].cmp(&other.0[b]) {
+                std::cmp::Ordering::Less => a += 1,
+                std::cmp::Ordering::Greater => b += 1,
+                std::cmp::Ordering::Equal => {
+                    n += 1;
+                    a += 1;
+                    b += 1;
+                }
+            }
+        }
+        n
+    }
+}
+
 /// For each rule of a project's list (oldest first), the index of the newer rule that replaced
 /// it, if one did.
 pub fn current(rules: &[Rule]) -> Vec<Option<usize>> {
-    let subjects: Vec<Vec<String>> = rules.iter().map(|r| subject(r.text)).collect();
+    let subjects: Vec<Subject> = rules.iter().map(|r| subject(r.text)).collect();
     let mut replaced_by: Vec<Option<usize>> = vec![None; rules.len()];
     for (new, rule) in rules.iter().enumerate() {
         let best = (0..new)
             .filter(|old| replaced_by[*old].is_none())
-            .map(|old| (old, shared(&subjects[new], &subjects[old])))
+            .map(|old| (old, subjects[new].shared(&subjects[old])))
             .filter(|(old, n)| replaces(rule, *n, &subjects[new], &subjects[*old]))
             .max_by_key(|(old, n)| (*n, *old));
         if let Some((old, _)) = best {
@@ -32,7 +63,7 @@ pub fn current(rules: &[Rule]) -> Vec<Option<usize>> {
 /// Whether a newer rule sharing `n` subject words with an older one replaces it: with a change
 /// announced, sharing one word of a short subject or two of a longer one; without, repeating
 /// nearly all of the shorter subject.
-pub(super) fn replaces(rule: &Rule, n: usize, new: &[String], old: &[String]) -> bool {
+fn replaces(rule: &Rule, n: usize, new: &Subject, old: &Subject) -> bool {
     let shorter = new.len().min(old.len()).max(1);
     if rule.changes {
         n >= 2 || (n == 1 && shorter <= 3)
@@ -41,205 +72,239 @@ pub(super) fn replaces(rule: &Rule, n: usize, new: &[String], old: &[String]) ->
     }
 }
 
-pub(super) fn shared(a: &[String], b: &[String]) -> usize {
-    a.iter().filter(|w| b.contains(w)).count()
-}
-
-/// The words a rule is about: its content words, lightly stemmed, each family of
+/// The words a text is about: its content words, lightly stemmed, each family of
 /// interchangeable tools as one word.
-pub fn subject(text: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in lower(text)
+pub fn subject(text: &str) -> Subject {
+    let mut words: Vec<u64> = lower(text)
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| w.len() > 1 && !NOT_SUBJECT.contains(w))
-    {
-        let word = FAMILIES
-            .iter()
-            .find(|(_, members)| members.contains(&word))
-            .map_or_else(|| stem(word), |(family, _)| family.to_string());
-        if !NOT_SUBJECT.contains(&word.as_str()) && !words.contains(&word) {
-            words.push(word);
-        }
-    }
-    words
+        .filter(|w| w.len() > 1 && !is_how(w))
+        .filter_map(|word| match family(word) {
+            Some(family) => Some(hash(family)),
+            None => {
+                let stem = stem(word);
+                (!is_how(stem)).then(|| hash(stem))
+            }
+        })
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    Subject(words)
 }
 
-/// Interchangeable things: a rule naming one is about them all.
-pub(super) const FAMILIES: &[(&str, &[&str])] = &[
-    (
-        "=packages",
-        &[
-            "npm", "pnpm", "yarn", "bun", "pip", "poetry", "uv", "pipenv", "conda",
-        ],
-    ),
-    (
-        "=tests",
-        &[
-            "jest", "vitest", "mocha", "pytest", "unittest", "nose", "jasmine", "ava",
-        ],
-    ),
-    (
-        "=indent",
-        &[
-            "tabs",
-            "tab",
-            "spaces",
-            "space",
-            "indent",
-            "indentation",
-            "indented",
-        ],
-    ),
-    (
-        "=format",
-        &[
-            "prettier", "black", "rustfmt", "gofmt", "autopep8", "yapf", "ruff",
-        ],
-    ),
-    (
-        "=case",
-        &[
-            "camelcase",
-            "snake_case",
-            "snakecase",
-            "kebab",
-            "pascalcase",
-            "camel",
-            "snake",
-        ],
-    ),
-    ("=quotes", &["quotes", "quote", "double", "single"]),
-    ("=semicolons", &["semicolons", "semicolon"]),
+/// FNV-1a: a word's hash, the same in every process.
+fn hash(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn is_how(word: &str) -> bool {
+    NOT_SUBJECT.binary_search(&word).is_ok()
+}
+
+fn family(word: &str) -> Option<&'static str> {
+    FAMILIES
+        .binary_search_by(|(member, _)| member.cmp(&word))
+        .ok()
+        .map(|at| FAMILIES[at].1)
+}
+
+/// Interchangeable things, each member with its family, sorted by member: a rule naming one is
+/// about them all.
+const FAMILIES: &[(&str, &str)] = &[
+    ("autopep8", "=format"),
+    ("ava", "=tests"),
+    ("black", "=format"),
+    ("bun", "=packages"),
+    ("camel", "=case"),
+    ("camelcase", "=case"),
+    ("conda", "=packages"),
+    ("double", "=quotes"),
+    ("gofmt", "=format"),
+    ("indent", "=indent"),
+    ("indentation", "=indent"),
+    ("indented", "=indent"),
+    ("jasmine", "=tests"),
+    ("jest", "=tests"),
+    ("kebab", "=case"),
+    ("mocha", "=tests"),
+    ("nose", "=tests"),
+    ("npm", "=packages"),
+    ("pascalcase", "=case"),
+    ("pip", "=packages"),
+    ("pipenv", "=packages"),
+    ("pnpm", "=packages"),
+    ("poetry", "=packages"),
+    ("prettier", "=format"),
+    ("pytest", "=tests"),
+    ("quote", "=quotes"),
+    ("quotes", "=quotes"),
+    ("ruff", "=format"),
+    ("rustfmt", "=format"),
+    ("semicolon", "=semicolons"),
+    ("semicolons", "=semicolons"),
+    ("single", "=quotes"),
+    ("snake", "=case"),
+    ("snake_case", "=case"),
+    ("snakecase", "=case"),
+    ("space", "=indent"),
+    ("spaces", "=indent"),
+    ("tab", "=indent"),
+    ("tabs", "=indent"),
+    ("unittest", "=tests"),
+    ("uv", "=packages"),
+    ("vitest", "=tests"),
+    ("yapf", "=format"),
+    ("yarn", "=packages"),
 ];
 
-/// Words that say how, not what: the cues, stop words and the like.
-pub(super) const NOT_SUBJECT: &[&str] = &[
-    "always",
-    "never",
-    "now",
-    "on",
-    "from",
-    "forward",
-    "going",
-    "rule",
-    "rules",
-    "convention",
-    "please",
-    "make",
-    "sure",
-    "to",
-    "the",
+/// Words that say how, not what: the cues, stop words and the like. Sorted.
+const NOT_SUBJECT: &[&str] = &[
     "a",
+    "actually",
+    "add",
+    "again",
+    "all",
+    "also",
+    "always",
     "an",
     "and",
-    "or",
-    "of",
-    "in",
-    "for",
-    "with",
-    "we",
-    "you",
-    "our",
-    "your",
-    "use",
-    "using",
-    "instead",
-    "not",
-    "no",
-    "don",
-    "do",
-    "t",
-    "it",
-    "is",
-    "are",
-    "be",
-    "should",
-    "must",
-    "that",
-    "this",
-    "here",
-    "there",
-    "than",
-    "rather",
-    "over",
-    "only",
-    "all",
     "any",
-    "every",
-    "each",
-    "one",
-    "changing",
-    "change",
-    "switch",
-    "scratch",
-    "actually",
-    "let",
-    "lets",
-    "let's",
-    "stop",
-    "more",
-    "longer",
     "anymore",
-    "also",
-    "just",
-    "ok",
-    "okay",
-    "so",
+    "are",
+    "as",
+    "at",
+    "be",
     "but",
     "by",
-    "at",
-    "as",
-    "into",
-    "onto",
-    "under",
+    "change",
+    "changing",
+    "convention",
+    "create",
+    "default",
+    "do",
+    "don",
+    "each",
+    "ever",
+    "every",
+    "for",
+    "forget",
+    "forward",
+    "from",
+    "future",
+    "get",
     "go",
     "goe",
-    "put",
+    "going",
+    "have",
+    "here",
     "i",
-    "m",
     "im",
+    "in",
+    "instead",
+    "into",
+    "is",
+    "it",
+    "just",
+    "keep",
+    "let",
+    "let's",
+    "lets",
+    "like",
     "ll",
-    "ve",
+    "longer",
+    "m",
+    "make",
+    "more",
+    "must",
+    "need",
+    "never",
+    "new",
+    "no",
+    "not",
+    "now",
+    "of",
+    "ok",
+    "okay",
+    "old",
+    "on",
+    "one",
+    "only",
+    "onto",
+    "or",
+    "our",
+    "over",
+    "please",
+    "prefer",
+    "put",
+    "rather",
     "re",
+    "remember",
+    "rule",
+    "rules",
+    "run",
     "s",
+    "scratch",
+    "should",
+    "so",
+    "stick",
+    "stop",
+    "sure",
+    "switch",
+    "t",
+    "than",
+    "that",
+    "the",
+    "there",
+    "this",
+    "time",
+    "to",
+    "too",
+    "under",
+    "use",
+    "using",
+    "ve",
+    "want",
+    "we",
     "when",
     "whenever",
-    "time",
-    "future",
-    "prefer",
-    "default",
-    "stick",
-    "remember",
-    "forget",
-    "ever",
-    "again",
-    "new",
-    "old",
-    "add",
+    "with",
     "write",
-    "keep",
-    "run",
-    "create",
-    "have",
-    "get",
-    "need",
-    "want",
-    "like",
-    "make",
-    "too",
+    "you",
+    "your",
 ];
 
-/// A word without its plural or a few common endings, so that "tests" and "test" meet.
-pub(super) fn stem(word: &str) -> String {
-    let w = word;
+/// A word without its plural, so that "tests" and "test" meet.
+fn stem(w: &str) -> &str {
     let cut = |suffix: &str| w.len() > suffix.len() + 2 && w.ends_with(suffix);
     if cut("ies") {
-        format!("{}y", &w[..w.len() - 3])
+        // "dependencies" and "dependency" meet as "dependenc".
+        &w[..w.len() - 3]
     } else if cut("es") && (w.ends_with("ses") || w.ends_with("xes") || w.ends_with("ches")) {
-        w[..w.len() - 2].to_string()
-    } else if cut("s") && !w.ends_with("ss") && !w.ends_with("us") {
-        w[..w.len() - 1].to_string()
+        &w[..w.len() - 2]
+    } else if (cut("s") && !w.ends_with("ss") && !w.ends_with("us"))
+        || (w.len() > 3 && w.ends_with('y'))
+    {
+        &w[..w.len() - 1]
     } else {
-        w.to_string()
+        w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_word_lists_are_sorted_for_their_search() {
+        assert!(NOT_SUBJECT.windows(2).all(|w| w[0] < w[1]));
+        assert!(FAMILIES.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn a_family_is_one_word_and_plurals_meet() {
+        assert_eq!(subject("use pnpm").shared(&subject("we use npm")), 1);
+        assert_eq!(subject("test files").shared(&subject("the test file")), 2);
+        assert_eq!(subject("always add tests").len(), 1);
     }
 }

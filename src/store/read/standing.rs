@@ -19,6 +19,8 @@ pub struct Instruction {
     /// The row id of the prompt that states it (what `forget` and `conventions pin` take).
     pub prompt: String,
     pub session_id: String,
+    /// The prompt's number in its session.
+    pub prompt_number: i64,
     /// The sentence that states it, as the user wrote it.
     pub text: String,
     pub said_at: String,
@@ -37,10 +39,11 @@ impl Instruction {
 
 /// The newest of the prompts of project ?1 that state a standing instruction: read from the
 /// partial index, newest first, each joined to its session by its key.
-const OF_PROJECT: &str = "SELECT p.id, p.session_id, p.prompt_text, p.created_at, p.pinned_at
+const OF_PROJECT: &str = "SELECT p.id, p.session_id, p.prompt_text, p.created_at, p.pinned_at,
+            p.standing, p.prompt_number
        FROM user_prompts p INDEXED BY user_prompts_standing
        CROSS JOIN sessions s ON s.session_id = p.session_id
-      WHERE p.standing = 1 AND s.project_dir = ?1
+      WHERE p.standing > 0 AND s.project_dir = ?1
       ORDER BY p.created_at DESC LIMIT ?2";
 
 /// Every standing instruction of `project`, oldest first, each with what replaced it.
@@ -56,15 +59,20 @@ pub fn of_project(conn: &Connection, project: &str) -> Result<Vec<Instruction>> 
             row.get::<_, String>(2)?,
             row.get::<_, String>(3)?,
             row.get::<_, Option<String>>(4)?,
+            row.get::<_, i64>(5)?,
+            row.get::<_, i64>(6)?,
         ));
     }
     let mut rules = Vec::new();
-    for (prompt, session_id, text, said_at, pinned_at) in prompts.into_iter().rev() {
-        for stated in standing::find(&text) {
+    for (prompt, session_id, text, said_at, pinned_at, mask, prompt_number) in
+        prompts.into_iter().rev()
+    {
+        for stated in standing::marked(&text, mask) {
             rules.push(stated.changes);
             found.push(Instruction {
                 prompt: prompt.clone(),
                 session_id: session_id.clone(),
+                prompt_number,
                 text: stated.text,
                 said_at: said_at.clone(),
                 pinned_at: pinned_at.clone(),

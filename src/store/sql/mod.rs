@@ -105,14 +105,15 @@ fn after(tx: &Connection, version: i64) -> rusqlite::Result<()> {
         let mut prompts = tx.prepare("SELECT rowid, prompt_text FROM user_prompts")?;
         let mut rows = prompts.query([])?;
         while let Some(row) = rows.next()? {
-            if crate::standing::any(row.get_ref(1)?.as_str()?) {
-                marked.push(row.get::<_, i64>(0)?);
+            let mask = crate::standing::mark(row.get_ref(1)?.as_str()?);
+            if mask != 0 {
+                marked.push((row.get::<_, i64>(0)?, mask));
             }
         }
     }
-    let mut mark = tx.prepare("UPDATE user_prompts SET standing = 1 WHERE rowid = ?1")?;
-    for rowid in marked {
-        mark.execute([rowid])?;
+    let mut mark = tx.prepare("UPDATE user_prompts SET standing = ?2 WHERE rowid = ?1")?;
+    for (rowid, mask) in marked {
+        mark.execute([rowid, mask])?;
     }
     Ok(())
 }

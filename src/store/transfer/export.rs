@@ -452,7 +452,7 @@ fn store_session(conn: &Connection, r: &Redactor, s: &Session) -> Result<usize> 
 /// would have marked it; returns whether it was new.
 fn store_prompt(conn: &Connection, r: &Redactor, p: &Prompt) -> Result<usize> {
     let text = clean_text(r, &p.prompt_text);
-    let standing = crate::standing::any(&text).then_some(1);
+    let standing = Some(crate::standing::mark(&text)).filter(|mask| *mask != 0);
     Ok(conn.prepare_cached(INSERT_PROMPT)?.execute(params![
         p.id,
         p.session_id,

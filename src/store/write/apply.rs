@@ -193,8 +193,8 @@ fn prompt(
     truncated: bool,
 ) -> Result<bool> {
     let s = &write.session;
-    // Whether it states a standing instruction: a scan of its words, no allocation for most.
-    let standing = crate::standing::any(text).then_some(1);
+    // Which of its sentences state a standing instruction (see `crate::standing::mark`).
+    let standing = Some(crate::standing::mark(text)).filter(|mask| *mask != 0);
     let inserted = tx.execute(
         INSERT_PROMPT,
         params![

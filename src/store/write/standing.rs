@@ -8,7 +8,7 @@ use rusqlite::{Connection, Result, params};
 /// whether the prompt states any.
 pub fn pin(conn: &Connection, id: &str, at: Option<&str>) -> Result<bool> {
     let changed = conn.execute(
-        "UPDATE user_prompts SET pinned_at = ?2 WHERE id = ?1 AND standing = 1",
+        "UPDATE user_prompts SET pinned_at = ?2 WHERE id = ?1 AND standing > 0",
         params![id, at],
     )?;
     Ok(changed > 0)

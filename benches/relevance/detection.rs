@@ -1,7 +1,8 @@
 //! Whether a prompt states a standing instruction, scored on its own: the held-out prompts
-//! (benches/data/conventions-heldout.json, written without reading the detector, so that it is
-//! measured on text it was not tuned on) and, beside them, the conventions set's turns (those
-//! that carry rules state one, the others none).
+//! (benches/data/conventions-heldout.json, and a second set, conventions-heldout2.json, kept
+//! apart from tuning; both written without reading the detector, so that it is measured on text
+//! it was not tuned on) and, beside them, the conventions set's turns (those that carry rules
+//! state one, the others none).
 //!
 //! Each prompt goes to the real binary's `hook prompt` as the first prompt of a session of its
 //! own, in a project of its own: nothing said before can change what is found in it. Then
@@ -74,8 +75,8 @@ struct OrdinaryIn {
     hard: bool,
 }
 
-/// The held-out set; each rule's words must be in its prompt.
-pub fn heldout(path: &Path) -> Result<Labelled> {
+/// A held-out set, scored under `name`; each rule's words must be in its prompt.
+pub fn heldout(path: &Path, name: &'static str) -> Result<Labelled> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let file: File = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -100,10 +101,7 @@ pub fn heldout(path: &Path) -> Result<Labelled> {
             hard: ordinary.hard,
         });
     }
-    Ok(Labelled {
-        name: "heldout",
-        prompts,
-    })
+    Ok(Labelled { name, prompts })
 }
 
 /// The conventions set's prompts: a turn that carries rules states them, the others none. Hard

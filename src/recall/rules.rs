@@ -57,9 +57,7 @@ pub fn weave(hits: Vec<Hit>, rules: Vec<Hit>) -> Vec<Hit> {
     let mut out = Vec::with_capacity(hits.len() + rules.len());
     for hit in hits {
         out.push(hit);
-        if let Some(rule) = rules.pop() {
-            out.push(rule);
-        }
+        out.extend(rules.pop());
     }
     out.extend(rules.into_iter().rev());
     out

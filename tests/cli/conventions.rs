@@ -340,3 +340,56 @@ fn rules_said_before_the_upgrade_are_found_by_it() {
         1
     );
 }
+
+#[test]
+fn a_task_searched_in_the_project_finds_its_rules_and_a_question_does_not() {
+    let env = Env::new();
+    say(
+        &env,
+        "s1",
+        PROJECT,
+        "Always add type hints to public functions.",
+    );
+    say(&env, "s1", PROJECT, "Fix the flaky login test please.");
+    let search = |words: &str| -> Vec<Value> {
+        let out = run(
+            &env,
+            &["search", "--json", "--project", PROJECT, "--", words],
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let task = search("write a rate limiter for the upload endpoint");
+    let rule = task
+        .iter()
+        .find(|r| r["standing"] == true)
+        .unwrap_or_else(|| panic!("no rule among {task:?}"));
+    assert!(
+        rule["title"].as_str().unwrap().contains("type hints"),
+        "{rule}"
+    );
+    let question = search("how did we fix the flaky login test?");
+    assert!(!question.is_empty());
+    assert!(
+        question.iter().all(|r| r["standing"] == false),
+        "{question:?}"
+    );
+    let text = String::from_utf8(
+        run(
+            &env,
+            &[
+                "search",
+                "--project",
+                PROJECT,
+                "--",
+                "write a rate limiter for uploads",
+            ],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("standing rule"), "{text}");
+}

@@ -131,6 +131,10 @@ fn aim(path: &Path, mut i: usize, stop: &AtomicBool) -> usize {
     i
 }
 
+/// How much longer than its `duration` a race goes on while the aiming writer has not caught a
+/// run of ours yet.
+const AIMING_PATIENCE: Duration = Duration::from_secs(30);
+
 /// Runs install-hooks and uninstall-hooks back to back for `duration` while `writer` adds a key
 /// every millisecond or so.
 fn race(binary: &Path, writer: Writer, duration: Duration) -> Tally {
@@ -138,7 +142,11 @@ fn race(binary: &Path, writer: Writer, duration: Duration) -> Tally {
     let path = sandbox.root.join("settings.json");
     fs::write(&path, "{\n  \"model\": \"opus\"\n}\n").expect("write");
     let stop = AtomicBool::new(false);
+    // Keys written so far: the aiming writer writes only once it caught one of our runs
+    // replacing the file, which a busy or a quiet machine may make take longer than `duration`.
+    let wrote = std::sync::atomic::AtomicUsize::new(0);
     let deadline = Instant::now() + duration;
+    let longest = deadline + AIMING_PATIENCE;
     let mut failed = Vec::new();
     let (written, (our_runs, gave_up)) = std::thread::scope(|scope| {
         let writing = scope.spawn(|| {
@@ -147,6 +155,7 @@ fn race(binary: &Path, writer: Writer, duration: Duration) -> Tally {
                 #[cfg(unix)]
                 if let Writer::Aiming = writer {
                     i = aim(&path, i, &stop);
+                    wrote.store(i, Ordering::Relaxed);
                     continue;
                 }
                 write_once(&path, writer, i);
@@ -158,7 +167,9 @@ fn race(binary: &Path, writer: Writer, duration: Duration) -> Tally {
         });
         let mut runs = 0;
         let mut gave_up = 0;
-        while Instant::now() < deadline {
+        let more =
+            |now: Instant| now < deadline || (wrote.load(Ordering::Relaxed) == 0 && now < longest);
+        while more(Instant::now()) {
             let command = ["install-hooks", "uninstall-hooks"][runs % 2];
             let output = sandbox
                 .process(binary)

@@ -87,7 +87,7 @@ pub enum Command {
     /// The standing instructions the user gave ("from now on…", "always…", "we use X, not
     /// Y"): the current ones of this project, as every new session gets them; pin or unpin one.
     ///
-    /// Each is listed with the id of the prompt that said it (forget <id> removes it), when,
+    /// Each is listed with the id of the prompt that said it (claude-mem forget removes it by that id), when,
     /// and the words said. A later instruction on the same subject replaces an earlier one;
     /// --replaced lists those too. A pinned one is never left out of a session's context for
     /// its budget.

@@ -224,7 +224,7 @@ pub(super) fn told_of_oneself(text: &str) -> bool {
         })
 }
 
-/// Whether an order is about one thing of the work at hand: "this <thing>" (not this project,
+/// Whether an order is about one thing of the work at hand: `this <thing>` (not this project,
 /// repo or team), "here instead", "here, not", or an order whose object is "the …" ("put the
 /// new function in billing.py, not utils.py", "make sure the script never deletes …").
 pub(super) fn names_one_thing(text: &str) -> bool {

@@ -22,6 +22,7 @@ mod log;
 mod maintain;
 mod marks;
 mod mcp;
+mod meaning;
 mod notice;
 mod ops;
 mod privacy;

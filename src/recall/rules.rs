@@ -3,9 +3,10 @@
 //! ("always add type hints to public functions"), so full text alone finds them for about half
 //! of the tasks of the conventions set; the project's current rules are few (a dozen, said by
 //! its people), and they bear on any work in it. So a search that reads as a task, in one
-//! project, has up to [`SHOWN`] of them woven into its results: every other place from the
-//! second, those sharing the most words with the task first, then the newest. A question ("how
-//! did we fix the deploy?") gets none: it asks what happened, not how to work.
+//! project, has up to [`SHOWN`] of them after its best match, the nearest to the task in
+//! meaning first (the static model of `meaning`: with words alone, the rules a task needs were
+//! in the first ten for 70% of the set's tasks, with the model 88%; docs/relevance.md). A
+//! question ("how did we fix the deploy?") gets none: it asks what happened, not how to work.
 
 use anyhow::Result;
 
@@ -17,7 +18,7 @@ use crate::store::read::standing::Instruction;
 use crate::store::rows::Kind;
 
 /// The most rules woven into a task's results.
-pub const SHOWN: usize = 5;
+pub const SHOWN: usize = 7;
 
 /// The rules to weave into the results of `words`, searched in `project`, best first; none
 /// when the words do not read as a task, or a search is not of one project.
@@ -28,39 +29,35 @@ pub fn for_task(recall: &Recall, project: Option<&str>, words: &str) -> Result<V
     if !reads_as_a_task(words) {
         return Ok(Vec::new());
     }
-    let about = crate::standing::subject(words);
-    let mut current: Vec<Instruction> = recall
-        .reader()
-        .standing(project)?
+    let current = recall.reader().standing(project)?;
+    if current.is_empty() {
+        return Ok(Vec::new());
+    }
+    let task = crate::meaning::of(words);
+    let mut current: Vec<(f32, Instruction)> = current
         .into_iter()
         .filter(Instruction::is_current)
+        .map(|i| (task.near(&crate::meaning::of(&i.text)), i))
         .collect();
-    // Newest first, then the most words shared first (a stable sort keeps the newest first
-    // among equals).
-    current.reverse();
-    current.sort_by_key(|i| std::cmp::Reverse(crate::standing::subject(&i.text).shared(&about)));
+    current.sort_by(|a, b| b.0.total_cmp(&a.0));
     Ok(current
         .into_iter()
         .take(SHOWN)
-        .map(|i| hit(i, project))
+        .map(|(_, i)| hit(i, project))
         .collect())
 }
 
-/// `hits` with `rules` woven in, every other place from the second (what matched best stays
-/// first); a rule already among the hits stays where it is.
+/// `hits` with `rules` woven in: what matched best first, then the rules, nearest in meaning
+/// first, then the other hits. A rule already among the hits is shown once, in the rules.
 pub fn weave(hits: Vec<Hit>, rules: Vec<Hit>) -> Vec<Hit> {
-    let mut rules: Vec<Hit> = rules
+    let mut hits: Vec<Hit> = hits
         .into_iter()
-        .filter(|r| !hits.iter().any(|h| h.item.id == r.item.id))
+        .filter(|h| !rules.iter().any(|r| r.item.id == h.item.id))
         .collect();
-    rules.reverse();
-    let mut out = Vec::with_capacity(hits.len() + rules.len());
-    for hit in hits {
-        out.push(hit);
-        out.extend(rules.pop());
-    }
-    out.extend(rules.into_iter().rev());
-    out
+    let rest = hits.split_off(hits.len().min(1));
+    hits.extend(rules);
+    hits.extend(rest);
+    hits
 }
 
 fn hit(rule: Instruction, project: &str) -> Hit {
@@ -106,6 +103,35 @@ fn reads_as_a_task(words: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn found(id: &str) -> Hit {
+        let said = Instruction {
+            prompt: id.to_string(),
+            session_id: "s".to_string(),
+            prompt_number: 1,
+            text: id.to_string(),
+            said_at: String::new(),
+            pinned_at: None,
+            replaced_by: None,
+            replaces: None,
+        };
+        hit(said, "/p")
+    }
+
+    fn ids(hits: &[Hit]) -> Vec<&str> {
+        hits.iter().map(|h| h.item.id.as_str()).collect()
+    }
+
+    #[test]
+    fn the_rules_come_after_the_best_match_and_a_rule_found_among_the_hits_once() {
+        let hits = ["a", "b", "r2", "c"].map(found).to_vec();
+        let rules = ["r1", "r2", "r3"].map(found).to_vec();
+        assert_eq!(ids(&weave(hits, rules)), ["a", "r1", "r2", "r3", "b", "c"]);
+        let first = ["r1", "a"].map(found).to_vec();
+        let rules = ["r2", "r1"].map(found).to_vec();
+        assert_eq!(ids(&weave(first, rules)), ["a", "r2", "r1"]);
+        assert_eq!(ids(&weave(Vec::new(), ["r1"].map(found).to_vec())), ["r1"]);
+    }
 
     #[test]
     fn a_task_reads_as_one_and_a_question_does_not() {

@@ -393,3 +393,51 @@ fn a_task_searched_in_the_project_finds_its_rules_and_a_question_does_not() {
     .unwrap();
     assert!(text.contains("standing rule"), "{text}");
 }
+
+/// Nine rules, seven shown for a task: the two left out are the furthest from it in meaning,
+/// not the oldest. The rule the task needs ("fix the flaky login test": where tests go) was
+/// said first, so a list newest first would leave it out.
+#[test]
+fn a_task_gets_the_rules_nearest_it_in_meaning_when_there_are_more_than_are_shown() {
+    let env = Env::new();
+    let rules = [
+        "From now on, test files go under spec/, not tests/.",
+        "Every schema change gets its own alembic migration.",
+        "Make sure to run ruff before you say you're done.",
+        "Prefix private helpers with an underscore from now on.",
+        "Always log through structlog, never print().",
+        "We use uv, not poetry, for dependencies.",
+        "Never use floats for money, use Decimal everywhere.",
+        "Always add type hints to public functions.",
+        "Never commit directly to main.",
+    ];
+    for (n, rule) in rules.iter().enumerate() {
+        say(&env, &format!("s{n}"), PROJECT, rule);
+    }
+    let out = run(
+        &env,
+        &[
+            "search",
+            "--json",
+            "--project",
+            PROJECT,
+            "--",
+            "fix the flaky login test",
+        ],
+    );
+    let shown: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["standing"] == true)
+        .map(|r| r["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(shown.len(), 7, "{shown:?}");
+    assert!(shown.iter().any(|r| r.contains("spec/")), "{shown:?}");
+    assert!(
+        !shown
+            .iter()
+            .any(|r| r.contains("type hints") || r.contains("commit directly")),
+        "{shown:?}"
+    );
+}

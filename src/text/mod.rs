@@ -3,6 +3,10 @@
 //! snippet), counts with separators. Below the store, since the index, the readers, the
 //! compressor and the renderer all cut and clean text the same way.
 
+mod fold;
+
+pub use fold::{fold, is_cjk};
+
 /// `text` as one line of at most `max` characters, control sequences removed.
 pub fn one_line(text: &str, max: usize) -> String {
     let flat = flat(text);

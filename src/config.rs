@@ -111,6 +111,9 @@ pub struct Config {
     pub redactor: Redactor,
     /// `CLAUDE_MEM_EXCLUDE`: project directories where nothing is captured.
     pub exclude: Vec<DirGlob>,
+    /// `CLAUDE_MEM_PROJECT_ROOTS`: folders that are projects of their own, whatever repository
+    /// they are in (see `project`).
+    pub project_roots: Vec<PathBuf>,
     pub compress: Compress,
     pub retention: Retention,
     /// `CLAUDE_MEM_SYNC_INTERVAL`: the least time between two background syncs; `None` (0)
@@ -215,6 +218,7 @@ impl Config {
             recall_chars,
             redactor,
             exclude: exclude(),
+            project_roots: project_roots(&mut warnings),
             compress,
             retention,
             sync_interval,
@@ -435,6 +439,32 @@ fn exclude() -> Vec<DirGlob> {
         .split(',')
         .filter(|p| !p.trim().is_empty())
         .map(|p| DirGlob::new(p, home.as_deref()))
+        .collect()
+}
+
+/// `CLAUDE_MEM_PROJECT_ROOTS`: comma-separated absolute folders (`~` for home).
+fn project_roots(warnings: &mut Vec<String>) -> Vec<PathBuf> {
+    let home = dirs::home_dir();
+    non_empty("CLAUDE_MEM_PROJECT_ROOTS")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| {
+            let path = match (p.strip_prefix("~/"), &home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => PathBuf::from(p),
+            };
+            let path = PathBuf::from(path.to_string_lossy().trim_end_matches('/'));
+            if path.is_absolute() {
+                Some(path)
+            } else {
+                warnings.push(format!(
+                    "CLAUDE_MEM_PROJECT_ROOTS: {p:?} is not an absolute folder; left out"
+                ));
+                None
+            }
+        })
         .collect()
 }
 

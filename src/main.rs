@@ -26,6 +26,7 @@ mod meaning;
 mod notice;
 mod ops;
 mod privacy;
+mod project;
 mod recall;
 mod recorded;
 mod render;

@@ -39,6 +39,8 @@ struct Status {
     index: Result<Option<IndexInfo>>,
     spill: (usize, usize),
     warnings: Warnings,
+    /// The project of the folder status runs in, as the hooks would record it.
+    here: Option<crate::project::Project>,
 }
 
 pub fn status(json: bool) -> Result<Report> {
@@ -66,6 +68,7 @@ pub fn status(json: bool) -> Result<Report> {
             (spill.waiting, spill.quarantined)
         },
         warnings: crate::health::log::warnings(&config, &crate::health::log::a_day_ago()),
+        here: here(&config),
         config,
     };
     Ok(if json {
@@ -73,6 +76,16 @@ pub fn status(json: bool) -> Result<Report> {
     } else {
         text(&status, &Style::detect()).into()
     })
+}
+
+/// The project of $CLAUDE_PROJECT_DIR, else of the current directory.
+fn here(config: &Config) -> Option<crate::project::Project> {
+    let dir = match &config.project_dir {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::current_dir().ok()?,
+    };
+    let dir = std::path::absolute(dir).ok()?;
+    Some(crate::project::of(&dir, &config.project_roots))
 }
 
 fn to_json(s: &Status) -> Value {
@@ -88,6 +101,14 @@ fn to_json(s: &Status) -> Value {
         "data_dir": config.data_dir,
         "disabled": config.disabled,
         "config_warnings": config.warnings,
+        "project": s.here.as_ref().map(|p| json!({
+            "root": p.root,
+            "why": p.why.key(),
+            "worktree": match &p.why {
+                crate::project::Why::Worktree(top) => Some(top),
+                _ => None,
+            },
+        })),
         "hooks": s.files.iter().map(|f| file_json(f, s.exe.as_deref())).collect::<Vec<_>>(),
         "database": {
             "path": config.db_path(),
@@ -157,6 +178,13 @@ fn text(s: &Status, style: &Style) -> String {
     }
     for warning in &s.config.warnings {
         line("config", warning.clone(), Some(Color::Warn));
+    }
+    if let Some(here) = &s.here {
+        line(
+            "project",
+            format!("{} ({})", here.root.display(), here.why.describe()),
+            None,
+        );
     }
     hook_lines(&mut line, s);
     let db = s.config.db_path();

@@ -75,15 +75,30 @@ pub struct Ctx<'c> {
 }
 
 impl Ctx<'_> {
-    /// The session part every write carries. The project is `CLAUDE_PROJECT_DIR` (stable across
-    /// `cd`), else the event's `cwd`: the same rule for every hook.
+    /// The session part every write carries. The project is that of the folder Claude Code
+    /// started in, `CLAUDE_PROJECT_DIR` (stable across `cd`), else of the event's `cwd`: its
+    /// repository's top, as `project` finds it; the same rule for every hook.
     fn session(&self, event: &Event, session_id: &str) -> SessionRef {
         let cwd = meta(&event.cwd);
+        let started = self.config.project_dir.clone().or_else(|| cwd.clone());
         SessionRef {
             session_id: short(session_id).to_string(),
-            project_dir: self.config.project_dir.clone().or_else(|| cwd.clone()),
+            project_dir: started.map(|dir| self.project_of(dir)),
             cwd,
             transcript_path: meta(&event.transcript_path),
+        }
+    }
+
+    /// The project of `dir`; a relative one (no event sends it) is kept as it is.
+    fn project_of(&self, dir: String) -> String {
+        let path = std::path::Path::new(&dir);
+        if !path.is_absolute() {
+            return dir;
+        }
+        let root = crate::project::of(path, &self.config.project_roots).root;
+        match root.to_str() {
+            Some(root) if root != dir => root.to_string(),
+            _ => dir,
         }
     }
 

@@ -125,9 +125,10 @@ impl Recall {
         }
     }
 
-    /// The project a question is about, `None` for all of them: `dir`, else the one the hooks
-    /// would record here ($CLAUDE_PROJECT_DIR, else the current directory); in either case the
-    /// recorded project that is that directory or the closest one containing it, so that a
+    /// The project a question is about, `None` for all of them: that of `dir`, else the one
+    /// the hooks would record here ($CLAUDE_PROJECT_DIR, else the current directory): its
+    /// repository's top, a configured root or a marked folder (see `project`); outside those,
+    /// the recorded project that is that directory or the closest one containing it, so that a
     /// command run in a subdirectory finds its project.
     pub fn project(&self, dir: Option<&Path>, all: bool) -> Result<Option<String>> {
         if all {
@@ -142,6 +143,10 @@ impl Recall {
         };
         let dir = std::path::absolute(&dir)
             .map_err(|err| usage(format!("cannot use {} as a project ({err})", dir.display())))?;
+        let found = crate::project::of(&dir, &self.config.project_roots);
+        if found.why != crate::project::Why::Folder {
+            return Ok(Some(found.root.to_string_lossy().into_owned()));
+        }
         let closest = self
             .reader
             .projects()?

@@ -44,6 +44,8 @@ mod mcp;
 mod privacy;
 // Per-prompt recall: earlier work handed with a prompt, or nothing, and its rules.
 mod prompt_recall;
+// A project is its repository: its top, subfolders and linked worktrees share one memory.
+mod project;
 // The queue contract: claims, acks, fails and releases by consumers running at once.
 mod queue;
 // The read side: search, show, sessions, timeline, status and their output habits.

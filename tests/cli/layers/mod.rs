@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "meaning",
             "ops",
             "privacy",
+            "project",
             "recorded",
             "render",
             "standing",

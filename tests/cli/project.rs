@@ -1,0 +1,193 @@
+//! A project is its repository, through the real binary and a real `git`: sessions started at
+//! a repository's top, in a subfolder and in a linked worktree share one memory (the prompt's
+//! recall, the session list, search from any of those folders); a folder outside git keeps its
+//! own, as before; a marker file or a configured root makes a folder a project of its own; and
+//! `status` says which project the current folder is, and why.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::harness::*;
+use serde_json::{Value, json};
+
+const EARLIER: &str = "5b2d7e31-0c4a-4e8f-9a61-2f7c3b9d1e04";
+const FIX: &str = "Make gunicorn bind to port 8041 in production, behind the nginx proxy";
+const ASK: &str = "Which port does gunicorn bind to in production behind nginx?";
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A repository with a commit, a subfolder `invoices/` and a linked worktree beside it.
+fn repository(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
+    let top = env.tmp().join("shop");
+    let sub = top.join("invoices");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&top, &["init", "-q", "-b", "main"]);
+    std::fs::write(sub.join("app.py"), "print('hi')\n").unwrap();
+    git(&top, &["add", "."]);
+    git(
+        &top,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "first",
+        ],
+    );
+    let worktree = env.tmp().join("shop-feature");
+    git(
+        &top,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            worktree.to_str().unwrap(),
+        ],
+    );
+    (top, sub, worktree)
+}
+
+fn event(name: &str, session: &str, cwd: &Path, extra: Value) -> Vec<u8> {
+    let mut e = json!({"session_id": session, "cwd": cwd, "hook_event_name": name,
+                       "transcript_path": format!("/tmp/{session}.jsonl")});
+    e.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    e.to_string().into_bytes()
+}
+
+/// `text` as a prompt of `session` started in `cwd`; what recall handed Claude, if anything.
+fn prompt(env: &Env, session: &str, cwd: &Path, text: &str) -> Option<String> {
+    let out = env.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            session,
+            cwd,
+            json!({"prompt_id": format!("p-{session}-{}", text.len()), "prompt": text}),
+        ),
+    );
+    assert_clean(&out);
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(String::from)
+}
+
+/// A command run in `cwd`, its stdout.
+fn run_in(env: &Env, cwd: &Path, args: &[&str]) -> String {
+    let out = env.command().args(args).current_dir(cwd).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The earlier session at the repository's top, indexed.
+fn earlier_at(env: &Env, top: &Path) {
+    assert_eq!(prompt(env, EARLIER, top, FIX), None);
+    let out = env
+        .command()
+        .args(["search", "--all", "index"])
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+}
+
+#[test]
+fn a_subfolder_and_a_linked_worktree_share_the_repositorys_memory() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    let (top, sub, worktree) = repository(&env);
+    earlier_at(&env, &top);
+    for (n, cwd) in [&sub, &worktree].into_iter().enumerate() {
+        let session = format!("9e4c1a77-3b2f-4d6e-8c05-7a1b2c3d4e5{n}");
+        let given = prompt(&env, &session, cwd, ASK)
+            .unwrap_or_else(|| panic!("nothing recalled in {}", cwd.display()));
+        assert!(given.contains("8041"), "{given}");
+    }
+    let projects: Vec<String> = env
+        .db()
+        .prepare("SELECT DISTINCT project_dir FROM sessions")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(projects, [top.to_str().unwrap()]);
+    for cwd in [&top, &sub, &worktree] {
+        let found = run_in(&env, cwd, &["search", "--json", "gunicorn", "port"]);
+        assert!(
+            found.contains("8041"),
+            "search in {}: {found}",
+            cwd.display()
+        );
+        let sessions = run_in(&env, cwd, &["sessions", "--json"]);
+        assert_eq!(sessions.lines().count(), 3, "{sessions}");
+    }
+}
+
+#[test]
+fn a_folder_outside_git_is_its_own_project_as_before() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    let top = env.tmp().join("notes");
+    let sub = top.join("drafts");
+    std::fs::create_dir_all(&sub).unwrap();
+    earlier_at(&env, &sub);
+    let stored: String = env
+        .db()
+        .query_row("SELECT project_dir FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, sub.to_str().unwrap());
+    assert_eq!(
+        prompt(&env, "9e4c1a77-3b2f-4d6e-8c05-7a1b2c3d4e50", &top, ASK),
+        None,
+        "the parent folder is another project"
+    );
+    let found = run_in(&env, &sub, &["search", "--json", "gunicorn", "port"]);
+    assert!(found.contains("8041"), "{found}");
+}
+
+#[test]
+fn a_marker_file_or_a_configured_root_makes_a_subfolder_a_project_of_its_own() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    let (top, sub, _) = repository(&env);
+    std::fs::write(sub.join(".claude-mem-project"), "").unwrap();
+    earlier_at(&env, &sub);
+    assert_eq!(
+        prompt(&env, "9e4c1a77-3b2f-4d6e-8c05-7a1b2c3d4e50", &top, ASK),
+        None
+    );
+    let status = run_in(&env, &sub, &["status", "--json"]);
+    let v: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(v["project"]["root"], sub.to_str().unwrap(), "{status}");
+    assert_eq!(v["project"]["why"], "marker", "{status}");
+
+    let configured = Env::new().with("CLAUDE_MEM_PROJECT_ROOTS", sub.to_str().unwrap());
+    std::fs::remove_file(sub.join(".claude-mem-project")).unwrap();
+    let status = run_in(&configured, &sub.join("."), &["status", "--json"]);
+    let v: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(v["project"]["why"], "setting", "{status}");
+    let status = run_in(&configured, &top, &["status"]);
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("project "))
+        .unwrap_or_default();
+    assert!(
+        line.ends_with(&format!(
+            "{} (the top of its git repository)",
+            top.display()
+        )),
+        "{status}"
+    );
+}

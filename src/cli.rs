@@ -92,6 +92,19 @@ pub enum Command {
     /// --replaced lists those too. A pinned one is never left out of a session's context for
     /// its budget.
     Conventions(ConventionsArgs),
+    /// The folders the memory holds sessions of, and which belong to another project now.
+    ///
+    /// A project is its repository: a session started in a subfolder or a linked worktree
+    /// belongs to the repository's top. An earlier release recorded it under the folder
+    /// Claude Code started in; `projects join` (run once by the maintenance process) moves
+    /// those sessions to their repository, `projects unjoin` puts every one it moved back.
+    Projects {
+        #[command(subcommand)]
+        action: Option<ProjectsAction>,
+        /// JSON Lines: one object per folder.
+        #[arg(long)]
+        json: bool,
+    },
     /// What happened around one item: the items before and after it in its session.
     Timeline {
         /// A session, prompt, tool call, message, memory or summary id (a session shows from
@@ -560,6 +573,19 @@ pub enum ConventionsAction {
         /// The id `conventions` lists, or a unique prefix of one.
         id: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectsAction {
+    /// Move the sessions recorded under a folder that belongs to another project now (a
+    /// subfolder or a linked worktree of a repository) to that project.
+    Join {
+        /// List what would move, and move nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Put every session `projects join` moved back under the folder it was recorded under.
+    Unjoin,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -280,6 +280,13 @@ impl Config {
         self.data_dir.join("given")
     }
 
+    /// Present once the maintenance process has moved the sessions an earlier release recorded
+    /// under a subfolder of a repository to the repository (`projects join`): it does so once,
+    /// so that `projects unjoin` stays undone.
+    pub fn projects_joined_flag(&self) -> PathBuf {
+        self.data_dir.join("projects-joined")
+    }
+
     /// Present while the WAL may still hold pages of deleted private rows (a reader prevented
     /// the truncating checkpoint): the maintenance process retries until it succeeds.
     pub fn scrub_flag(&self) -> PathBuf {

@@ -84,8 +84,12 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         ..Report::default()
     };
     let mut retention_due = crate::marks::retention_due(config);
+    let mut join_due = !config.projects_joined_flag().exists();
     loop {
         let mut store = Store::open(config, Instant::now() + Duration::from_secs(5))?;
+        if std::mem::take(&mut join_due) {
+            join_projects(config, &store, &log);
+        }
         let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
         report.applied += backlog.applied;
         report.waiting = backlog.waiting;
@@ -129,6 +133,30 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         catch_up_index(config, &log);
     }
     Ok(report)
+}
+
+/// Once: the sessions an earlier release recorded under a subfolder or a linked worktree of a
+/// repository moved to the repository (`store::projects`), then the flag that says it is done.
+fn join_projects(config: &Config, store: &Store, log: &Log) {
+    let moved = store::projects::plan(store.conn(), &config.project_roots)
+        .and_then(|moves| store::projects::join(store.conn(), &moves, &crate::clock::now()));
+    match moved {
+        Ok(moved) => {
+            if moved > 0 {
+                log.line(
+                    "INFO",
+                    &format!(
+                        "moved {moved} sessions recorded under a subfolder to their repository                          (claude-mem projects unjoin puts them back)"
+                    ),
+                );
+            }
+            let _ = fsutil::create_private(&config.projects_joined_flag());
+        }
+        Err(err) => log.line(
+            "WARN",
+            &format!("could not move sessions to their repository: {err:#}"),
+        ),
+    }
 }
 
 /// Brings the search index up to date (building it when there is none) and keeps it merged

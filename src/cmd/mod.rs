@@ -15,6 +15,7 @@ mod import;
 mod install;
 mod maintain;
 mod mcp;
+mod projects;
 mod prune;
 mod queue;
 mod scrub;
@@ -46,6 +47,7 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Show { id, json } => show::show(&id, json),
         Command::Sessions(args) => sessions::sessions(&args.scope),
         Command::Conventions(args) => conventions::conventions(&args),
+        Command::Projects { action, json } => projects::projects(action.as_ref(), json),
         Command::Timeline {
             id,
             before,

@@ -134,6 +134,7 @@ impl Recall {
         if all {
             return Ok(None);
         }
+        let explicit = dir.is_some();
         let dir = match (dir, &self.config.project_dir) {
             (Some(dir), _) => dir.to_path_buf(),
             (None, Some(dir)) => PathBuf::from(dir),
@@ -143,13 +144,18 @@ impl Recall {
         };
         let dir = std::path::absolute(&dir)
             .map_err(|err| usage(format!("cannot use {} as a project ({err})", dir.display())))?;
+        let recorded = self.reader.projects()?;
+        // A folder named that sessions were recorded under is that project, as recorded
+        // (sessions `projects unjoin` put back under a subfolder are found so).
+        let named = dir.to_str().map(|d| d.trim_end_matches('/'));
+        if let Some(named) = named.filter(|d| explicit && recorded.iter().any(|p| p == d)) {
+            return Ok(Some(named.to_string()));
+        }
         let found = crate::project::of(&dir, &self.config.project_roots);
         if found.why != crate::project::Why::Folder {
             return Ok(Some(found.root.to_string_lossy().into_owned()));
         }
-        let closest = self
-            .reader
-            .projects()?
+        let closest = recorded
             .into_iter()
             .filter(|known| !known.is_empty() && dir.starts_with(Path::new(known)))
             .max_by_key(String::len);

@@ -31,7 +31,7 @@ mod write;
 pub use base::errors::{is_busy, is_refused, is_transient};
 pub use base::wal::{WAL_INLINE_MAX, WAL_OPEN_MAX, wal_bytes};
 pub use base::{rebuilding, slices};
-pub use hygiene::{forget, integrity, rebuild, retention, scrub};
+pub use hygiene::{forget, integrity, projects, rebuild, retention, scrub};
 pub use queue::compressed;
 pub use read::context::{
     Failure, LatestSummary, MEMORIES_SHOWN, MemoryLine, RecentSession, Wanted, recent_sessions,

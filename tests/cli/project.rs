@@ -191,3 +191,105 @@ fn a_marker_file_or_a_configured_root_makes_a_subfolder_a_project_of_its_own() {
         "{status}"
     );
 }
+
+/// Each row that names a project, as `(table, session, project)`, sorted.
+fn projects_of_rows(env: &Env) -> Vec<(String, String, Option<String>)> {
+    let db = env.db();
+    let mut rows = Vec::new();
+    for table in ["sessions", "pending_queue"] {
+        let mut stmt = db
+            .prepare(&format!("SELECT session_id, project_dir FROM {table}"))
+            .unwrap();
+        let found = stmt
+            .query_map([], |r| Ok((table.to_string(), r.get(0)?, r.get(1)?)))
+            .unwrap();
+        rows.extend(found.map(Result::unwrap));
+    }
+    let prompts: i64 = db
+        .query_row("SELECT COUNT(*) FROM user_prompts", [], |r| r.get(0))
+        .unwrap();
+    rows.push(("user_prompts".into(), prompts.to_string(), None));
+    rows.sort();
+    rows
+}
+
+/// A session an earlier release recorded under `invoices/` (a project was the folder Claude
+/// Code started in): recorded here before the folder above it became a repository.
+fn recorded_under_a_subfolder(env: &Env) -> (PathBuf, PathBuf) {
+    let top = env.tmp().join("shop");
+    let sub = top.join("invoices");
+    std::fs::create_dir_all(&sub).unwrap();
+    assert_eq!(prompt(env, EARLIER, &sub, FIX), None);
+    let capture = event(
+        "PostToolUse",
+        EARLIER,
+        &sub,
+        json!({"tool_name": "Bash", "tool_use_id": "t1",
+               "tool_input": {"command": "grep -rn bind gunicorn.conf.py"},
+               "tool_response": {"stdout": "bind = '0.0.0.0:8041'", "stderr": ""}}),
+    );
+    assert_clean(&env.hook("capture", &capture));
+    git(&top, &["init", "-q", "-b", "main"]);
+    (top, sub)
+}
+
+#[test]
+fn sessions_recorded_under_a_subfolder_join_their_repository_and_the_move_undoes() {
+    let env = Env::new();
+    let (top, sub) = recorded_under_a_subfolder(&env);
+    let before = projects_of_rows(&env);
+    let listed = run_in(&env, &top, &["projects", "--json"]);
+    let v: Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(v["project"], sub.to_str().unwrap(), "{listed}");
+    assert_eq!(v["joins"], top.to_str().unwrap(), "{listed}");
+
+    let out = env.command().args(["projects", "join"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("moved 1 session"),
+        "{out:?}"
+    );
+    let joined = projects_of_rows(&env);
+    assert_eq!(joined.len(), before.len(), "nothing lost or duplicated");
+    assert!(
+        joined
+            .iter()
+            .filter(|r| r.0 != "user_prompts")
+            .all(|r| r.2.as_deref() == top.to_str()),
+        "{joined:?}"
+    );
+    let found = run_in(&env, &top, &["search", "--json", "gunicorn", "bind"]);
+    assert!(found.contains("8041"), "search from the top: {found}");
+
+    let out = env.command().args(["projects", "unjoin"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(projects_of_rows(&env), before, "put back exactly");
+    let named = sub.to_str().unwrap();
+    let found = run_in(
+        &env,
+        &top,
+        &["search", "--json", "--project", named, "gunicorn", "bind"],
+    );
+    assert!(found.contains("8041"), "search of the subfolder: {found}");
+}
+
+#[test]
+fn maintenance_joins_once_and_an_unjoin_stays_undone() {
+    let env = Env::new();
+    let (top, sub) = recorded_under_a_subfolder(&env);
+    let maintain = || {
+        let out = env.command().arg("maintain").output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    maintain();
+    let stored = |env: &Env| -> String {
+        env.db()
+            .query_row("SELECT project_dir FROM sessions", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(stored(&env), top.to_str().unwrap());
+    let out = env.command().args(["projects", "unjoin"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    maintain();
+    assert_eq!(stored(&env), sub.to_str().unwrap());
+}

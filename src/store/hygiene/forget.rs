@@ -589,7 +589,7 @@ fn delete_each(conn: &Connection, slicer: &Slicer, sql: &str, ids: &[String]) ->
 /// A session's rows, table by table, a few at a time; the session's own row last, so that a
 /// run stopped half-way leaves it to be found again. The queue before what was made of it, so
 /// that nothing more can be made of it meanwhile.
-const SESSION_DELETES: [&str; 7] = [
+const SESSION_DELETES: [&str; 8] = [
     "DELETE FROM pending_queue WHERE rowid IN
         (SELECT rowid FROM pending_queue WHERE session_id = ?1 LIMIT 16)",
     "DELETE FROM memories WHERE rowid IN
@@ -602,6 +602,8 @@ const SESSION_DELETES: [&str; 7] = [
         (SELECT rowid FROM private_turns WHERE session_id = ?1 LIMIT 16)",
     "DELETE FROM event_log WHERE rowid IN
         (SELECT rowid FROM event_log WHERE session_id = ?1 LIMIT 16)",
+    // The folder it was recorded under, had `projects join` moved it: nothing of it stays.
+    "DELETE FROM project_moves WHERE session_id = ?1",
     "DELETE FROM sessions WHERE session_id = ?1",
 ];
 

@@ -90,6 +90,14 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         if std::mem::take(&mut join_due) {
             join_projects(config, &store, &log);
         }
+        // Each pass: another machine's sessions, synced before this machine had a checkout
+        // of their repository, filed under it now that it has one.
+        if let Err(err) = store::projects::adopt(store.conn(), &crate::clock::now()) {
+            log.line(
+                "WARN",
+                &format!("could not file synced sessions under their checkout: {err:#}"),
+            );
+        }
         let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
         report.applied += backlog.applied;
         report.waiting = backlog.waiting;

@@ -188,6 +188,10 @@ pub struct Session {
     pub end_reason: Option<String>,
     #[serde(default)]
     pub reduced_at: Option<String>,
+    /// Not a column: the identity of the session's repository (`project::identity`), which
+    /// sync carries so that another machine files the session under its own checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
 }
 
 /// A row of `user_prompts`.
@@ -252,6 +256,7 @@ pub fn session(r: &Row) -> rusqlite::Result<Session> {
         ended_at: r.get("ended_at")?,
         end_reason: r.get("end_reason")?,
         reduced_at: r.get("reduced_at")?,
+        project_id: None,
     })
 }
 

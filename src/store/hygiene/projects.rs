@@ -117,6 +117,64 @@ pub fn unjoin(conn: &Connection) -> Result<i64> {
     Ok(moved)
 }
 
+/// Keeps the identity sync brought for each folder another machine recorded sessions under.
+pub fn remember(conn: &Connection, identities: &[(String, String)]) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO project_ids (project_dir, identity) VALUES (?1, ?2)
+         ON CONFLICT (project_dir) DO UPDATE SET identity = excluded.identity",
+    )?;
+    for (dir, identity) in identities {
+        stmt.execute(params![dir, identity])?;
+    }
+    Ok(())
+}
+
+/// Files the sessions recorded under another machine's checkout (a folder that is not a
+/// checkout of that repository here) under this machine's checkout of the same repository,
+/// when there is one: a recorded project here whose identity is the one sync brought. Returns
+/// the sessions moved.
+pub fn adopt(conn: &Connection, now: &str) -> Result<i64> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT i.project_dir, i.identity, COUNT(*) FROM project_ids i
+           JOIN sessions s ON s.project_dir = i.project_dir GROUP BY i.project_dir",
+    )?;
+    let foreign = stmt
+        .query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+        })?
+        .collect::<rusqlite::Result<Vec<(String, String, i64)>>>()?;
+    // Not another machine's when the folder here is a checkout of the same repository.
+    let foreign: Vec<_> = foreign
+        .into_iter()
+        .filter(|(dir, identity, _)| {
+            crate::project::identity(Path::new(dir)).as_ref() != Some(identity)
+        })
+        .collect();
+    if foreign.is_empty() {
+        return Ok(0);
+    }
+    let ours: Vec<(String, String)> = recorded(conn)?
+        .into_iter()
+        .filter_map(|r| {
+            let path = Path::new(&r.dir);
+            let identity = path.is_dir().then(|| crate::project::identity(path))??;
+            Some((identity, r.dir))
+        })
+        .collect();
+    let moves: Vec<Move> = foreign
+        .into_iter()
+        .filter_map(|(from, identity, sessions)| {
+            let (_, to) = ours.iter().find(|(id, _)| *id == identity)?;
+            Some(Move {
+                from,
+                to: to.clone(),
+                sessions,
+            })
+        })
+        .collect();
+    join(conn, &moves, now)
+}
+
 /// How many sessions `join` moved and `unjoin` has not put back.
 pub fn moved(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("SELECT COUNT(*) FROM project_moves", [], |r| r.get(0))?)

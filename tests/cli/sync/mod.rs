@@ -10,6 +10,7 @@
 //! file per area.
 
 mod background;
+mod checkouts;
 mod ciphertext;
 mod converge;
 mod keys;

@@ -103,9 +103,17 @@ pub fn apply(
     let mut touched = HashSet::new();
     let mut gone = Vec::new();
     let mut records = Vec::new();
+    let mut identities = Vec::new();
     for line in lines {
         match line {
-            Line::Record(record) => records.push(*record),
+            Line::Record(record) => {
+                if let Record::Session(s) = record.as_ref()
+                    && let (Some(dir), Some(id)) = (&s.project_dir, &s.project_id)
+                {
+                    identities.push((dir.clone(), id.clone()));
+                }
+                records.push(*record);
+            }
             Line::Gone(table, id) => gone.push((table, id)),
         }
     }
@@ -126,6 +134,9 @@ pub fn apply(
         Ok(true)
     })?;
     received.stored = importer.stored;
+    // Another machine's sessions filed under this machine's checkout of the same repository.
+    crate::store::hygiene::projects::remember(conn, &identities)?;
+    crate::store::hygiene::projects::adopt(conn, &crate::clock::now())?;
     if !gone.is_empty() {
         received.deleted = delete(conn, machine, &gone, slicer)?;
     }

@@ -135,9 +135,17 @@ pub fn renumbered(conn: &Connection) -> Result<Vec<String>> {
 
 /// One record as it would be sent, its text cleaned with today's rules; `None` when it is gone.
 pub fn out(conn: &Connection, redactor: &Redactor, table: Table, id: &str) -> Result<Option<Out>> {
-    let Some(record) = row(conn, table, id)? else {
+    let Some(mut record) = row(conn, table, id)? else {
         return Ok(None);
     };
+    if let Record::Session(s) = &mut record {
+        s.project_id = s.project_dir.as_deref().and_then(|dir| {
+            let dir = std::path::Path::new(dir);
+            dir.is_dir()
+                .then(|| crate::project::identity(dir))
+                .flatten()
+        });
+    }
     let ver = match &record {
         Record::Session(s) => Some(fingerprint(s)),
         Record::Observation(q) | Record::SummaryRequest(q) => {
@@ -173,10 +181,12 @@ pub(super) fn row(conn: &Connection, table: Table, id: &str) -> Result<Option<Re
 }
 
 /// What of a session may change and travels (not Claude's last message, not when this
-/// machine's retention reduced it): a change of any of it sends the session again.
+/// machine's retention reduced it): a change of any of it sends the session again. Not its
+/// project: each machine files a session under its own checkout of the repository (see
+/// `store::projects::adopt`), and two machines would otherwise send it back and forth.
 fn fingerprint(s: &Session) -> String {
     format!(
-        "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}",
         s.updated_at,
         s.status,
         s.ended_at,
@@ -186,7 +196,6 @@ fn fingerprint(s: &Session) -> String {
         s.source,
         s.cwd,
         s.transcript_path,
-        s.project_dir
     )
 }
 

@@ -5,11 +5,11 @@ use anyhow::{Result, anyhow};
 use chrono::Utc;
 
 use crate::cli::CompressArgs;
+use crate::clock;
 use crate::compress::{self, DryBatch, Options, Report as Done, Stop};
 use crate::config::Config;
 use crate::emit::{Progress, Report};
 use crate::recall::Recall;
-use crate::clock;
 use crate::render::{self, count, plural};
 use crate::store::queue::Stats;
 use crate::store::rows::short_id;
@@ -162,7 +162,10 @@ impl Left<'_> {
             why.push(if self.one_session {
                 format!("{} of other sessions", count(self.ready))
             } else {
-                format!("{} captured meanwhile (the next run takes them)", count(self.ready))
+                format!(
+                    "{} captured meanwhile (the next run takes them)",
+                    count(self.ready)
+                )
             });
         }
         if queue.claimed > 0 {

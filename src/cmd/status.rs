@@ -25,7 +25,7 @@ use crate::store::retention::{self, Outlook};
 enum Database {
     Missing,
     Failed(String),
-    Read(StoreStats, Spend),
+    Read(Box<StoreStats>, Spend),
 }
 
 /// Everything status looks at, gathered once; rendered as text or JSON.
@@ -51,7 +51,7 @@ pub fn status(json: bool) -> Result<Report> {
     };
     let database = match Reader::open(&config).and_then(|r| r.map(read).transpose()) {
         Ok(None) => Database::Missing,
-        Ok(Some((stats, spend))) => Database::Read(stats, spend),
+        Ok(Some((stats, spend))) => Database::Read(Box::new(stats), spend),
         Err(err) => Database::Failed(format!("{err:#}")),
     };
     let status = Status {

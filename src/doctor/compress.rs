@@ -177,9 +177,11 @@ fn queue(stats: &Stats) -> Check {
     // What waits, when more waits than the retries the message names: the count `compress`
     // and `status` give too.
     let total = |all: &str| {
-        (waiting > retrying)
-            .then(|| format!("; {} waiting for compression{all}", plural(waiting, "item")))
-            .unwrap_or_default()
+        if waiting > retrying {
+            format!("; {} waiting for compression{all}", plural(waiting, "item"))
+        } else {
+            String::new()
+        }
     };
     if stats.failed > 0 {
         let also = match retrying {

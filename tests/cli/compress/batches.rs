@@ -153,7 +153,9 @@ fn compress_doctor_and_status_count_the_same_items_waiting() {
             .args(["--consumer", "my-summarizer"])
             .output()
             .unwrap());
-        out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     };
     // Of the session's 6 items: 2 failed by a consumer (tried again in an hour), 2 held by it,
     // 2 free.
@@ -162,14 +164,26 @@ fn compress_doctor_and_status_count_the_same_items_waiting() {
     let token = failing[0]["lease_token"].as_str().unwrap();
     ok(&env
         .command()
-        .args(["queue", "fail", "--token", token, "--error", "no answer", "--backoff", "1h"])
+        .args([
+            "queue",
+            "fail",
+            "--token",
+            token,
+            "--error",
+            "no answer",
+            "--backoff",
+            "1h",
+        ])
         .args(&ids)
         .output()
         .unwrap());
     claim("2");
 
     let dry = ok(&compress(&env, &["--dry-run"]));
-    assert!(dry.starts_with("=== batch 1 of session s1: 2 items, "), "{dry}");
+    assert!(
+        dry.starts_with("=== batch 1 of session s1: 2 items, "),
+        "{dry}"
+    );
     assert!(
         dry.contains(
             "4 more items wait, not in these calls: 2 held by my-summarizer under a lease that \

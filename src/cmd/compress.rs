@@ -49,7 +49,7 @@ pub fn compress(args: &CompressArgs) -> Result<Report> {
 fn said(done: &Done, config: &Config, one_session: bool) -> String {
     let left = Left {
         queue: &done.queue,
-        ready: done.queue.ready,
+        shown: 0,
         one_session,
     };
     let mut out = String::new();
@@ -129,10 +129,10 @@ fn for_how_long(pause: std::time::Duration) -> String {
 /// What waits for compression besides the items a run took or a dry run would send, and why
 /// they were not: the same count as `doctor` and `status` give (`Stats::waiting`).
 struct Left<'a> {
+    /// The queue as the run left it.
     queue: &'a Stats,
-    /// Claimable items outside this run: of other sessions with `--session`, else captured
-    /// after it looked.
-    ready: i64,
+    /// Items in the dry run's batches (a run's are done by then, no longer counted).
+    shown: i64,
     /// `--session` was given.
     one_session: bool,
 }
@@ -151,20 +151,22 @@ impl Left<'_> {
     }
 
     fn count(&self) -> i64 {
-        self.ready + self.queue.claimed + self.queue.retrying
+        (self.queue.waiting() - self.shown).max(0)
     }
 
     /// Why items that wait were not taken, part by part; `None` when none waits.
     fn why(&self) -> Option<String> {
         let queue = self.queue;
         let mut why = Vec::new();
-        if self.ready > 0 {
+        // Claimable, yet not in this run: of other sessions, or captured after it looked.
+        let ready = (queue.ready - self.shown).max(0);
+        if ready > 0 {
             why.push(if self.one_session {
-                format!("{} of other sessions", count(self.ready))
+                format!("{} of other sessions", count(ready))
             } else {
                 format!(
                     "{} captured meanwhile (the next run takes them)",
-                    count(self.ready)
+                    count(ready)
                 )
             });
         }
@@ -209,7 +211,7 @@ fn dry_run(batches: &[DryBatch], queue: &Stats, one_session: bool) -> String {
     let items: usize = batches.iter().map(|b| b.items).sum();
     let left = Left {
         queue,
-        ready: queue.ready.saturating_sub(items as i64).max(0),
+        shown: items as i64,
         one_session,
     };
     if batches.is_empty() {

@@ -155,12 +155,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print a shell completion script for bash, zsh, fish or powershell.
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
     ///
     /// Where to put it: for bash, ~/.local/share/bash-completion/completions/claude-mem; for
     /// zsh, a file _claude-mem in a folder of your fpath; for fish,
-    /// ~/.config/fish/completions/claude-mem.fish. For example: `claude-mem completions fish
-    /// | source` for the running shell only.
+    /// ~/.config/fish/completions/claude-mem.fish; for elvish, `eval (claude-mem completions
+    /// elvish | slurp)` in ~/.config/elvish/rc.elv; for powershell, `claude-mem completions
+    /// powershell | Out-String | Invoke-Expression` in your $PROFILE. For example:
+    /// `claude-mem completions fish | source` for the running shell only.
     Completions {
         /// The shell.
         #[arg(value_enum)]

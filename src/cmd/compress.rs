@@ -2,13 +2,16 @@
 //! progress bar on a terminal; `--dry-run` prints the digests it would send instead.
 
 use anyhow::{Result, anyhow};
+use chrono::Utc;
 
 use crate::cli::CompressArgs;
+use crate::clock;
 use crate::compress::{self, DryBatch, Options, Report as Done, Stop};
 use crate::config::Config;
 use crate::emit::{Progress, Report};
 use crate::recall::Recall;
-use crate::render::{count, plural};
+use crate::render::{self, count, plural};
+use crate::store::queue::Stats;
 use crate::store::rows::short_id;
 
 pub fn compress(args: &CompressArgs) -> Result<Report> {
@@ -29,10 +32,11 @@ pub fn compress(args: &CompressArgs) -> Result<Report> {
         // Nobody reads a detached run's output: what it did is in the log.
         return Ok(Report::default());
     }
+    let one_session = args.session.is_some();
     if args.dry_run {
-        return Ok(dry_run(&done.dry).into());
+        return Ok(dry_run(&done.dry, &done.queue, one_session).into());
     }
-    let text = said(&done, &config);
+    let text = said(&done, &config, one_session);
     match &done.stop {
         Some(Stop::Unavailable(_) | Stop::Unreachable(..) | Stop::Failing(_)) => {
             Err(anyhow!("{}", text.trim_end().replace('\n', " ")))
@@ -42,10 +46,15 @@ pub fn compress(args: &CompressArgs) -> Result<Report> {
 }
 
 /// What a run did, in a few lines.
-fn said(done: &Done, config: &Config) -> String {
+fn said(done: &Done, config: &Config, one_session: bool) -> String {
+    let left = Left {
+        queue: &done.queue,
+        shown: 0,
+        one_session,
+    };
     let mut out = String::new();
     if done.batches == 0 && done.stop.is_none() {
-        out.push_str("Nothing to compress: no captured items wait.\n");
+        out.push_str(&left.nothing());
     } else if done.items > 0 {
         out.push_str(&format!(
             "Compressed {} of {} into {} and {} ({}).\n",
@@ -62,11 +71,17 @@ fn said(done: &Done, config: &Config) -> String {
             counted(done.failures.len(), "batch", "batches"),
         ));
     }
-    let waiting = match done.left {
-        1 => "1 item waits".to_string(),
-        n => format!("{} wait", plural(n, "item")),
-    };
+    let waiting = waits(done.queue.waiting());
     match &done.stop {
+        // The failures' line says already why their items wait.
+        None if done.batches > 0 && done.failures.is_empty() => {
+            if let Some(why) = left.why() {
+                out.push_str(&format!(
+                    "{} that this run could not take: {why}.\n",
+                    waits(left.count())
+                ));
+            }
+        }
         None | Some(Stop::Busy | Stop::Paused(_)) => {}
         Some(Stop::Budget) => out.push_str(&format!(
             "Stopped: today's budget of {} tokens is spent; {waiting} for tomorrow \
@@ -111,9 +126,96 @@ fn for_how_long(pause: std::time::Duration) -> String {
     }
 }
 
-fn dry_run(batches: &[DryBatch]) -> String {
+/// What waits for compression besides the items a run took or a dry run would send, and why
+/// they were not: the same count as `doctor` and `status` give (`Stats::waiting`).
+struct Left<'a> {
+    /// The queue as the run left it.
+    queue: &'a Stats,
+    /// Items in the dry run's batches (a run's are done by then, no longer counted).
+    shown: i64,
+    /// `--session` was given.
+    one_session: bool,
+}
+
+impl Left<'_> {
+    /// What the run would have said was waiting, had it taken nothing: nothing, or what waits
+    /// and why none of it could be taken.
+    fn nothing(&self) -> String {
+        match self.why() {
+            None => "Nothing to compress: no captured items wait.\n".into(),
+            Some(why) => format!(
+                "Nothing to compress now: {}, none that this run can take: {why}.\n",
+                waits(self.count())
+            ),
+        }
+    }
+
+    fn count(&self) -> i64 {
+        (self.queue.waiting() - self.shown).max(0)
+    }
+
+    /// Why items that wait were not taken, part by part; `None` when none waits.
+    fn why(&self) -> Option<String> {
+        let queue = self.queue;
+        let mut why = Vec::new();
+        // Claimable, yet not in this run: of other sessions, or captured after it looked.
+        let ready = (queue.ready - self.shown).max(0);
+        if ready > 0 {
+            why.push(if self.one_session {
+                format!("{} of other sessions", count(ready))
+            } else {
+                format!(
+                    "{} captured meanwhile (the next run takes them)",
+                    count(ready)
+                )
+            });
+        }
+        if queue.claimed > 0 {
+            let holders = queue.consumers.keys().cloned().collect::<Vec<_>>();
+            why.push(format!(
+                "{} held by {} under a lease that has not ended (claude-mem queue stats shows \
+                 them)",
+                count(queue.claimed),
+                if holders.is_empty() {
+                    "another consumer".to_string()
+                } else {
+                    holders.join(", ")
+                }
+            ));
+        }
+        if queue.retrying > 0 {
+            let next = queue
+                .next_retry
+                .as_deref()
+                .and_then(|at| render::seconds_between(&clock::stamp(Utc::now()), at))
+                .map(|secs| format!(", the next in {}", render::duration(secs)))
+                .unwrap_or_default();
+            why.push(format!(
+                "{} to be tried again after a failed batch{next}",
+                count(queue.retrying)
+            ));
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+}
+
+/// "1 item waits", "2 items wait".
+fn waits(n: i64) -> String {
+    match n {
+        1 => "1 item waits".into(),
+        n => format!("{} wait", plural(n, "item")),
+    }
+}
+
+fn dry_run(batches: &[DryBatch], queue: &Stats, one_session: bool) -> String {
+    let items: usize = batches.iter().map(|b| b.items).sum();
+    let left = Left {
+        queue,
+        shown: items as i64,
+        one_session,
+    };
     if batches.is_empty() {
-        return "Nothing to compress: no captured items wait.\n".into();
+        return left.nothing();
     }
     let mut out = String::new();
     for (n, batch) in batches.iter().enumerate() {
@@ -128,7 +230,6 @@ fn dry_run(batches: &[DryBatch]) -> String {
             batch.digest
         ));
     }
-    let items: usize = batches.iter().map(|b| b.items).sum();
     let tokens: u64 = batches.iter().map(|b| b.tokens).sum();
     let each: u64 = batches.iter().map(|b| b.one_call_each).sum();
     let sessions = {
@@ -146,6 +247,13 @@ fn dry_run(batches: &[DryBatch]) -> String {
         count(items as i64),
         count(each as i64)
     ));
+    if let Some(why) = left.why() {
+        let more = match left.count() {
+            1 => "1 more item waits".to_string(),
+            n => format!("{} more items wait", count(n)),
+        };
+        out.push_str(&format!("{more}, not in these calls: {why}.\n"));
+    }
     out
 }
 

@@ -25,7 +25,7 @@ use crate::store::retention::{self, Outlook};
 enum Database {
     Missing,
     Failed(String),
-    Read(StoreStats, Spend),
+    Read(Box<StoreStats>, Spend),
 }
 
 /// Everything status looks at, gathered once; rendered as text or JSON.
@@ -53,7 +53,7 @@ pub fn status(json: bool) -> Result<Report> {
     };
     let database = match Reader::open(&config).and_then(|r| r.map(read).transpose()) {
         Ok(None) => Database::Missing,
-        Ok(Some((stats, spend))) => Database::Read(stats, spend),
+        Ok(Some((stats, spend))) => Database::Read(Box::new(stats), spend),
         Err(err) => Database::Failed(format!("{err:#}")),
     };
     let status = Status {
@@ -130,8 +130,8 @@ fn to_json(s: &Status) -> Value {
             "daily_tokens": config.compress.daily_tokens,
             "today": spend.map(|t| json!({"tokens": t.tokens, "cost_usd": t.cost_usd,
                                           "calls": t.calls})),
-            "waiting": stats.map(|s| queue_count(s, "raw")),
-            "failed": stats.map(|s| queue_count(s, "failed")),
+            "waiting": stats.map(|s| s.pending.waiting()),
+            "failed": stats.map(|s| s.pending.failed),
             "paused_until": paused.as_ref().map(|p| until(p.until)),
             "paused_because": paused.map(|p| p.why),
         },
@@ -374,11 +374,13 @@ fn compress_line(
     )];
     parts.push(format!(
         "{} waiting",
-        render::plural(queue_count(stats, "raw"), "item")
+        render::plural(stats.pending.waiting(), "item")
     ));
-    let failed = queue_count(stats, "failed");
-    if failed > 0 {
-        parts.push(format!("{failed} failed or to be retried"));
+    if stats.pending.failed > 0 {
+        parts.push(format!(
+            "{} failed (claude-mem queue retry --all puts them back)",
+            render::count(stats.pending.failed)
+        ));
     }
     let mut color = None;
     let when = match pause::current(config) {
@@ -446,14 +448,6 @@ fn retention_json(policy: &Retention, outlook: Option<&Outlook>) -> Value {
         })),
         "next_due_at": outlook.and_then(|o| o.next_at.clone()),
     })
-}
-
-fn queue_count(stats: &StoreStats, status: &str) -> i64 {
-    stats
-        .queue
-        .iter()
-        .find(|(s, _)| s == status)
-        .map_or(0, |(_, n)| *n)
 }
 
 /// Seconds since the epoch as a local time.

@@ -115,8 +115,8 @@ pub struct Report {
     pub stop: Option<Stop>,
     pub today: Spend,
     pub cap: u64,
-    /// Items that could be claimed when the run ended.
-    pub left: i64,
+    /// The queue when the run ended: what still waits, and why none of it could be taken.
+    pub queue: queue::Stats,
     pub dry: Vec<DryBatch>,
 }
 
@@ -578,10 +578,7 @@ impl Work<'_> {
         }
         let conn = self.store.conn();
         self.report.today = compressed::spent(conn, &today())?;
-        self.report.left = queue::sessions(conn, Utc::now())?
-            .iter()
-            .map(|(_, n)| n)
-            .sum();
+        self.report.queue = queue::stats(conn, Utc::now())?;
         self.tidy()?;
         if self.store.maintenance().is_some() {
             detach::maintain(self.config);
@@ -600,7 +597,7 @@ impl Work<'_> {
                     r.failures.len(),
                     r.today.tokens,
                     r.cap,
-                    r.left,
+                    r.queue.waiting(),
                     r.stop
                         .as_ref()
                         .map(|s| format!("; stopped: {s:?}"))

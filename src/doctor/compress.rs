@@ -92,7 +92,7 @@ fn on_pause(config: &Config, pause: &Pause, o: Option<&Outlook>) -> Check {
     if cause == Some(Cause::Budget) {
         message.push_str(&format!(" ({})", spend(config, o)));
     }
-    if let Some(waiting) = o.map(|o| o.queue.ready).filter(|n| *n > 0) {
+    if let Some(waiting) = o.map(|o| o.queue.waiting()).filter(|n| *n > 0) {
         message.push_str(&format!("; {} waiting", plural(waiting, "item")));
     }
     Check::new("compress", verdict, message)
@@ -173,10 +173,20 @@ fn queue(stats: &Stats) -> Check {
         .and_then(render::parse_time)
         .map(|at| format!(", the next at {}", local(at.timestamp().max(0) as u64)))
         .unwrap_or_default();
+    let waiting = stats.waiting();
+    // What waits, when more waits than the retries the message names: the count `compress`
+    // and `status` give too.
+    let total = |all: &str| {
+        if waiting > retrying {
+            format!("; {} waiting for compression{all}", plural(waiting, "item"))
+        } else {
+            String::new()
+        }
+    };
     if stats.failed > 0 {
         let also = match retrying {
-            0 => String::new(),
-            n => format!("; {} to be tried again{next}", waits(n)),
+            0 => total(""),
+            n => format!("; {} to be tried again{next}{}", waits(n), total(" in all")),
         };
         let (are, them) = if stats.failed == 1 {
             ("is", "it")
@@ -202,8 +212,9 @@ fn queue(stats: &Stats) -> Check {
             "queue",
             Verdict::Warn,
             format!(
-                "{} to be tried again after a failed batch{next}",
-                waits(retrying)
+                "{} to be tried again after a failed batch{next}{}",
+                waits(retrying),
+                total(" in all")
             ),
         )
         .fix(
@@ -215,7 +226,7 @@ fn queue(stats: &Stats) -> Check {
         "queue",
         format!(
             "{} waiting for compression, none failed",
-            plural(stats.ready + stats.claimed, "item")
+            plural(waiting, "item")
         ),
     )
 }

@@ -134,15 +134,49 @@ fn install_hooks_refuses_a_project_directory_that_does_not_exist() {
     assert!(env.root.path().join("real/.claude/settings.json").exists());
 }
 
+/// Issue 26: `elvish` was among the shells `completions` takes, but neither its help's first
+/// line nor docs/setup.md named it. Every shell it takes now is named in both, with where its
+/// script goes, and each gets a script of every command and flag.
 #[test]
-fn completions_for_each_shell() {
+fn completions_for_each_shell_it_names() {
     let env = Env::new();
-    for (shell, marker) in [
-        ("bash", "complete -F"),
-        ("zsh", "#compdef claude-mem"),
-        ("fish", "complete -c claude-mem"),
-        ("powershell", "Register-ArgumentCompleter"),
-    ] {
+    let help = env
+        .command()
+        .args(["completions", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let values = help
+        .split("[possible values: ")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or_else(|| panic!("no possible values: {help}"));
+    let shells: Vec<&str> = values.split(", ").collect();
+    let first = help.lines().next().unwrap();
+    let setup = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/setup.md"),
+    )
+    .unwrap();
+    let section = &setup[setup.find("## Shell completions").unwrap()..];
+    let section = &section[..section[3..].find("\n## ").unwrap_or(section.len())];
+    for shell in &shells {
+        assert!(first.contains(shell), "{shell} is not in: {first}");
+        assert!(
+            help.contains(&format!("for {shell}, ")),
+            "the help says not where {shell}'s script goes: {help}"
+        );
+        assert!(
+            section.contains(&format!("| {shell} |")),
+            "docs/setup.md says not where {shell}'s script goes: {section}"
+        );
+        let marker = match *shell {
+            "bash" => "complete -F",
+            "zsh" => "#compdef claude-mem",
+            "fish" => "complete -c claude-mem",
+            "elvish" => "edit:completion:arg-completer[claude-mem]",
+            "powershell" => "Register-ArgumentCompleter",
+            other => panic!("a shell this test does not know: {other}"),
+        };
         let out = env.command().args(["completions", shell]).output().unwrap();
         assert!(out.status.success() && out.stderr.is_empty(), "{shell}");
         let script = String::from_utf8(out.stdout).unwrap();
@@ -150,6 +184,7 @@ fn completions_for_each_shell() {
         assert!(script.contains("install-hooks"), "{shell}");
         assert!(script.contains("dry-run"), "{shell}");
     }
+    assert_eq!(shells.len(), 5, "{help}");
     let out = env
         .command()
         .args(["completions", "tcsh"])

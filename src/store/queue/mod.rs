@@ -163,6 +163,15 @@ pub struct Stats {
     pub consumers: BTreeMap<String, i64>,
 }
 
+impl Stats {
+    /// What waits for compression: every item neither done nor failed for good, whether a
+    /// claim could take it now, a consumer holds it under a running lease, or it waits for the
+    /// end of its backoff. The one count that `compress`, `doctor` and `status` call waiting.
+    pub fn waiting(&self) -> i64 {
+        self.ready + self.claimed + self.retrying
+    }
+}
+
 /// Marks up to `claim.limit` items claimed and returns them, high priority first, then oldest.
 /// Empty when there is nothing to claim.
 pub fn claim(conn: &Connection, claim: &Claim, now: DateTime<Utc>) -> Result<Vec<Item>> {

@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::store::base::files::{check_file, open_file_read_only};
 use crate::store::base::remaining;
 use crate::store::layout;
+use crate::store::queue;
 use crate::store::queue::compressed::{self, Spend};
 use crate::store::rows::Kind;
 pub use crate::store::rows::Prompt;
@@ -125,6 +126,8 @@ pub struct StoreStats {
     pub tables: Vec<(String, i64)>,
     /// (status, rows) of the queue.
     pub queue: Vec<(String, i64)>,
+    /// The queue counted as its consumers see it: what waits, is held, is failed.
+    pub pending: queue::Stats,
     pub last_capture_at: Option<String>,
 }
 
@@ -374,6 +377,7 @@ impl Reader {
             schema_version: self.version,
             tables,
             queue,
+            pending: queue::stats(&self.conn, chrono::Utc::now())?,
             last_capture_at,
         })
     }

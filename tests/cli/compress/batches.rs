@@ -138,6 +138,108 @@ fn a_dry_run_prints_the_digests_and_estimates_and_changes_nothing() {
     assert_eq!(env.count("SELECT COUNT(*) FROM compress_calls"), 0);
 }
 
+/// Issue 26: with items held by another consumer or waiting for a retry, `compress --dry-run`
+/// said "no captured items wait" and `status` counted only the raw ones, while `doctor`
+/// counted them all. What waits is now one count in all three (every item neither done nor
+/// failed for good), and `compress` says why it cannot take what it does not take.
+#[test]
+fn compress_doctor_and_status_count_the_same_items_waiting() {
+    let (env, model) = with_model();
+    working_session(&env, "s1");
+    let claim = |limit: &str| -> Vec<Value> {
+        let out = ok(&env
+            .command()
+            .args(["queue", "claim", "--limit", limit, "--lease", "1h"])
+            .args(["--consumer", "my-summarizer"])
+            .output()
+            .unwrap());
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // Of the session's 6 items: 2 failed by a consumer (tried again in an hour), 2 held by it,
+    // 2 free.
+    let failing = claim("2");
+    let ids: Vec<&str> = failing.iter().map(|i| i["id"].as_str().unwrap()).collect();
+    let token = failing[0]["lease_token"].as_str().unwrap();
+    ok(&env
+        .command()
+        .args([
+            "queue",
+            "fail",
+            "--token",
+            token,
+            "--error",
+            "no answer",
+            "--backoff",
+            "1h",
+        ])
+        .args(&ids)
+        .output()
+        .unwrap());
+    claim("2");
+
+    let dry = ok(&compress(&env, &["--dry-run"]));
+    assert!(
+        dry.starts_with("=== batch 1 of session s1: 2 items, "),
+        "{dry}"
+    );
+    assert!(
+        dry.contains(
+            "4 more items wait, not in these calls: 2 held by my-summarizer under a lease that \
+             has not ended (claude-mem queue stats shows them); 2 to be tried again after a \
+             failed batch, the next in "
+        ),
+        "{dry}"
+    );
+    assert_everywhere_waiting(&env, 6);
+
+    // The free ones held too: nothing can be taken, and the dry run and a run say so, and
+    // how many wait, without a model call.
+    claim("2");
+    let nothing = "Nothing to compress now: 6 items wait, none that this run can take: 4 held \
+                   by my-summarizer under a lease that has not ended";
+    let dry = ok(&compress(&env, &["--dry-run"]));
+    assert!(dry.starts_with(nothing), "{dry}");
+    let run = ok(&compress(&env, &[]));
+    assert!(run.starts_with(nothing), "{run}");
+    assert!(calls(&model).is_empty());
+    assert_everywhere_waiting(&env, 6);
+}
+
+/// `doctor`, `status` and `status --json` say `n` items wait for compression.
+fn assert_everywhere_waiting(env: &Env, n: i64) {
+    let doctor: Value = serde_json::from_str(&stdout(
+        &env.command().args(["doctor", "--json"]).output().unwrap(),
+    ))
+    .unwrap();
+    let queue = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "queue")
+        .unwrap();
+    assert!(
+        queue["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("; {n} items waiting for compression in all")),
+        "{queue}"
+    );
+    let status = ok(&env.command().arg("status").output().unwrap());
+    assert!(
+        status.contains(&format!("; {n} items waiting; ")),
+        "{status}"
+    );
+    let json: Value = serde_json::from_str(&ok(&env
+        .command()
+        .args(["status", "--json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert_eq!(json["compress"]["waiting"], n, "{json}");
+}
+
 /// A large session is cut into batches at the input cap, in capture order; later batches see
 /// what earlier ones stored.
 #[test]

@@ -5,7 +5,8 @@
 //! The state lives in a database of its own, `sync/state.db`, attached to the main connection
 //! as `sync` while a sync runs: every hook parses the main database's schema when it opens it
 //! (see v4.sql), so tables there would cost every hook, and no hook ever needs these. What the
-//! state holds is ids and numbers, never text.
+//! state holds is ids and numbers, and of a session what tells that it changed (its times,
+//! status, model, folders and transcript path: `ver`); never what anyone wrote.
 //!
 //! - `known`: every record this machine pushed or received, by table and id: which of this
 //!   machine's chunks holds its line (`chunk`), who sent it (`sender`, NULL when it is ours),

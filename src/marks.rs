@@ -102,7 +102,35 @@ pub fn sync_due(config: &Config) -> bool {
     if !dir.join(SYNC_SETTINGS).exists() {
         return false;
     }
-    stamp_age(&dir.join(SYNC_TRIED)).is_none_or(|age| age >= every)
+    sync_asked(config) || stamp_age(&dir.join(SYNC_TRIED)).is_none_or(|age| age >= every)
+}
+
+/// How old the last sync may be when a session starts. Older, the session start asks the
+/// maintenance process for one (`ask_sync`), so that the session's own prompts can recall what
+/// another machine did a minute ago; the hook itself only `stat`s and spawns.
+pub const SYNC_AT_START: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Whether a session starting now should ask for a sync: background syncs are on, sync is set
+/// up, and the last one began [`SYNC_AT_START`] ago or more (three `stat`s).
+pub fn sync_due_at_start(config: &Config) -> bool {
+    let dir = config.sync_dir();
+    config.sync_interval.is_some()
+        && dir.join(SYNC_SETTINGS).exists()
+        && stamp_age(&dir.join(SYNC_TRIED)).is_none_or(|age| age >= SYNC_AT_START)
+}
+
+/// Asks the next maintenance process to sync whatever its interval says.
+pub fn ask_sync(config: &Config) {
+    let _ = fsutil::create_private(&config.sync_dir().join(SYNC_ASKED));
+}
+
+/// Whether a session start asked for a sync that has not run yet.
+pub fn sync_asked(config: &Config) -> bool {
+    config.sync_dir().join(SYNC_ASKED).exists()
+}
+
+pub fn sync_answered(config: &Config) {
+    let _ = std::fs::remove_file(config.sync_dir().join(SYNC_ASKED));
 }
 
 /// Whether the database may hold what the search index lacks (three `stat`s, for the
@@ -142,6 +170,8 @@ fn stamp_age(path: &std::path::Path) -> Option<std::time::Duration> {
 pub const SYNC_SETTINGS: &str = "remote.json";
 /// Touched when a sync begins: its age is the time since the last one.
 pub const SYNC_TRIED: &str = "tried";
+/// Present while a session start's sync waits for the maintenance process.
+const SYNC_ASKED: &str = "asked";
 
 /// Whether `claude-mem mcp` is registered, as far as the last install or uninstall knows: one
 /// `stat`.

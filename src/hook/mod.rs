@@ -295,7 +295,13 @@ fn session_start_chores(config: &Config, log: &Log) {
     // date), recall would miss that session's work: maintenance catches it up.
     let index_wanted =
         config.recall && (!recall_reads_the_index(config) || crate::marks::index_behind(config));
-    if crate::marks::maintenance_left(config) || index_wanted {
+    // Another machine may have pushed a minute ago: a sync now brings its work to this
+    // session's prompts. The maintenance process syncs; this hook never waits on the network.
+    let sync_wanted = crate::marks::sync_due_at_start(config);
+    if sync_wanted {
+        crate::marks::ask_sync(config);
+    }
+    if crate::marks::maintenance_left(config) || index_wanted || sync_wanted {
         detach::maintain(config);
     }
 }

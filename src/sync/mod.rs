@@ -149,6 +149,14 @@ pub fn background(config: &Config) -> bool {
     if !crate::marks::sync_due(config) {
         return false;
     }
+    let asked = crate::marks::sync_asked(config);
+    crate::marks::sync_answered(config);
+    // After a session (not asked by a session start, which wants what the others did now),
+    // the compressor the session's end started may still be making its memories: they travel
+    // with it when the sync waits for it, a bounded time.
+    if !asked {
+        wait_for_compression(config);
+    }
     let log = crate::log::Log::new(config, "sync");
     let attempt = || -> Result<Option<Moved>> {
         let settings = required(config)?;
@@ -164,13 +172,28 @@ pub fn background(config: &Config) -> bool {
             if !moved.is_nothing() {
                 log.line("INFO", &moved.line());
             }
-            moved.received.deleted > 0
+            // What came in is indexed by another maintenance pass, for the next prompt's
+            // recall; what was deleted is rebuilt out of the files.
+            moved.received.deleted > 0 || moved.received.stored.iter().any(|&n| n > 0)
         }
         Ok(None) => false,
         Err(err) => {
             log.line("WARN", &format!("sync: {err:#}"));
             false
         }
+    }
+}
+
+/// The longest a sync after a session waits for the compressor to finish with it.
+pub const COMPRESSION_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits, up to [`COMPRESSION_WAIT`], while a compressor runs for this data dir.
+fn wait_for_compression(config: &Config) {
+    let until = std::time::Instant::now() + COMPRESSION_WAIT;
+    // The compressor is started a moment after the maintenance process, by the same hook.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    while crate::fsutil::is_locked(&config.compress_lock()) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(250));
     }
 }
 

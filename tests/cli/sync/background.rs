@@ -183,3 +183,95 @@ fn sync_where_it_is_not_set_up_is_one_line_and_makes_nothing() {
     a.wait_for_maintenance();
     assert!(!a.data_dir.exists(), "{:?}", files_in(&a.data_dir));
 }
+
+/// A session started on B a moment after A synced: its start asks the maintenance process for
+/// a sync (B's last is older than half a minute), and the session's next prompt recalls what
+/// A did, with no hook running git.
+#[test]
+fn a_session_started_after_another_machine_synced_recalls_its_work_in_its_next_prompt() {
+    let remote = Remote::new();
+    let a = machine();
+    let token = start(&a, &remote);
+    let b = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    join(&b, &remote, &token);
+    session(
+        &b,
+        "bbbbbbbb-0000-4000-8000-0000000000b9",
+        PROJECT,
+        &["bravo"],
+    );
+    b.wait_for_maintenance();
+    let said = "Pin the zeppelin exporter to port 9464 behind the collector";
+    let id = "aaaaaaaa-0000-4000-8000-0000000000a9";
+    assert_ack(&a.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            id,
+            PROJECT,
+            json!({"prompt_id": "pa9", "prompt": said}),
+        ),
+    ));
+    sync(&a);
+    last_sync_at(
+        &b,
+        std::time::SystemTime::now() - std::time::Duration::from_secs(60),
+    );
+
+    let now = "bbbbbbbb-0000-4000-8000-0000000000c1";
+    let start = b.hook(
+        "context",
+        &event("SessionStart", now, PROJECT, json!({"source": "startup"})),
+    );
+    assert_eq!(start.status.code(), Some(0));
+    b.wait_for_maintenance();
+    let out = b.hook(
+        "prompt",
+        &event(
+            "UserPromptSubmit",
+            now,
+            PROJECT,
+            json!({"prompt_id": "pc1", "prompt": "Which port is the zeppelin exporter pinned to?"}),
+        ),
+    );
+    assert_clean(&out);
+    let given = String::from_utf8_lossy(&out.stdout);
+    assert!(given.contains("9464"), "A's work not recalled: {given}");
+}
+
+/// The sync a session's end starts waits while the compressor that end started makes the
+/// session's memories (a model that takes two seconds here), so that they travel with it.
+#[test]
+fn the_sync_after_a_session_waits_for_its_compression_and_its_memories_travel() {
+    let remote = Remote::new();
+    let env = Env::new();
+    let answer = env.root.path().join("answer.json");
+    let reply = json!({"structured_output": {"observations": [memory("alpha", &[1])],
+                                             "summary": summary("alpha")},
+                       "usage": {"input_tokens": 1000, "output_tokens": 100}});
+    std::fs::write(&answer, reply.to_string()).unwrap();
+    let model = format!("sleep 2; cat >/dev/null; cat '{}'", answer.display());
+    let a = env
+        .with("CLAUDE_MEM_COMPRESS_CMD", &model)
+        .with("CLAUDE_MEM_COMPRESS", "on");
+    let token = start(&a, &remote);
+    let id = "aaaaaaaa-0000-4000-8000-0000000000d1";
+    session(&a, id, PROJECT, &["alpha"]);
+    a.wait_for_maintenance();
+    an_hour_later(&a);
+    assert_ack(&a.hook(
+        "cleanup",
+        &event("SessionEnd", id, PROJECT, json!({"reason": "exit"})),
+    ));
+    wait_until(
+        std::time::Duration::from_secs(60),
+        "the compressor and the sync",
+        || a.running("compress").is_empty() && a.running("maintain").is_empty(),
+    );
+    assert_eq!(ids(&a, "SELECT title FROM memories"), ["alphatitle"]);
+
+    let b = machine();
+    join(&b, &remote, &token);
+    sync(&b);
+    assert_eq!(ids(&b, "SELECT title FROM memories"), ["alphatitle"]);
+}

@@ -326,6 +326,7 @@ fn rules_said_before_the_upgrade_are_found_by_it() {
              INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
              VALUES ('old-rule', 's1', 2, 'From now on, money is Decimal, never float.',
                      '2026-01-01T00:00:00.000Z');
+             DROP TABLE forgotten;
              PRAGMA user_version = 8;",
         )
         .unwrap();
@@ -334,7 +335,7 @@ fn rules_said_before_the_upgrade_are_found_by_it() {
         context.contains("money is Decimal, never float"),
         "{context}"
     );
-    assert_eq!(env.count("PRAGMA user_version"), 9);
+    assert_eq!(env.count("PRAGMA user_version"), 10);
     assert_eq!(
         env.count("SELECT COUNT(*) FROM user_prompts WHERE standing > 0"),
         1

@@ -53,6 +53,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "mcp",
             "recall",
             "settings",
+            "sharing",
             "sync",
         ],
     ),
@@ -73,6 +74,7 @@ const COLD: &[&str] = &[
     "meaning",
     "recall",
     "settings",
+    "sharing",
     "sync",
 ];
 

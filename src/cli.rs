@@ -219,21 +219,34 @@ pub enum Command {
     /// Markdown file each, for the team to commit with the code.
     ///
     /// Only what the compressor made is shared, never prompts, tool calls or Claude's
-    /// messages; secrets are redacted again and `<private>` text never leaves. Running it
-    /// again rewrites the files that changed and removes this machine's files of what was
-    /// forgotten since; a teammate's files are never touched. A teammate's claude-mem, in a
-    /// clone, shows them in search, the MCP tools and the session-start context, as the
-    /// team's, without storing them. See docs/sharing.md.
+    /// messages; secrets are redacted again and `<private>` text never leaves. No summary of a
+    /// session that did nothing (no memory made of it, no file changed) unless named or
+    /// --all-summaries. Running it again rewrites the files that changed and removes this
+    /// machine's files of what was pruned since (`forget` removes a forgotten item's file
+    /// itself); a teammate's files are never touched. A teammate's claude-mem, in a clone,
+    /// shows them in search, the MCP tools and the session-start context, as the team's,
+    /// without storing them. See docs/sharing.md.
     Share(ShareArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct ShareArgs {
+    /// Only these: session, memory or summary ids, as any command prints them (a session brings
+    /// its memories and summary, whatever it did).
+    #[arg(value_name = "ID", conflicts_with_all = ["since", "until"])]
+    pub ids: Vec<String>,
     /// The project (default: the current one: $CLAUDE_PROJECT_DIR, else the current directory,
     /// or the recorded project that contains it).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
-    /// Say what would change, and write nothing.
+    /// Only what was made in that time.
+    #[command(flatten)]
+    pub range: Range,
+    /// Also the summaries of sessions that did nothing (no memory made of them, no file
+    /// changed: a question asked and answered).
+    #[arg(long)]
+    pub all_summaries: bool,
+    /// List the files that would be written or removed, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// One JSON object.

@@ -31,6 +31,7 @@ mod recall;
 mod recorded;
 mod render;
 mod settings;
+mod sharing;
 mod spill;
 mod standing;
 mod store;

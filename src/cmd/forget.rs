@@ -1,9 +1,12 @@
 //! `forget`: deletes for good what a person names (see `store::forget`), after showing it and
 //! asking on a terminal. Then it reaches everything else that held it: events of it still
 //! waiting in the spill folder (removed there, never applied), the private-turn and notice marks
-//! of forgotten sessions, the search index (a catch-up, which takes the rows' text out), and the old
-//! copies of its rows that earlier writes left in both files (a rebuild of each, then their
-//! WALs truncated: see `maintain::for_good`).
+//! of forgotten sessions, the files `share` wrote of its memories and summaries into a
+//! project's `.claude-mem/` (removed when safe, else left with how; see `sharing::unshare`),
+//! the search index (a catch-up, which takes the rows' text out), and the old copies of its
+//! rows that earlier writes left in both files (a rebuild of each, then their WALs truncated:
+//! see `maintain::for_good`). The ids of the memories and summaries it removes are kept (see
+//! `store::forgotten`), so that a team's file of one never shows it to the user again.
 
 use std::time::{Duration, Instant};
 
@@ -15,8 +18,10 @@ use crate::config::Config;
 use crate::emit::Report;
 use crate::recall::{Recall, usage};
 use crate::render::{self, Style};
+use crate::sharing::unshare::{self, Shared};
 use crate::store::Store;
 use crate::store::forget::{self, Counts, Plan, Range, Target};
+use crate::store::forgotten;
 use crate::store::rebuilding;
 use crate::store::rows::{Kind, short_id};
 use crate::store::slices::Slicer;
@@ -41,7 +46,13 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     if plan.is_empty() && spilled == 0 {
         return Ok("Nothing to forget.\n".to_string().into());
     }
+    let made = forgotten::made(store.conn(), &plan, &unshare::has_folder)?;
+    let mut shared = match recall.reader().store_id()? {
+        Some(origin) => unshare::find(&made, &origin, &config.redactor),
+        None => Vec::new(),
+    };
     let mut what = describe(&plan, &target);
+    what.push_str(&shared_files(&shared));
     if spilled > 0 {
         what.push_str(&format!(
             "  {} waiting in the spill folder\n",
@@ -60,7 +71,16 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     store.set_wait(WAIT)?;
     // Remembered until done: a forget stopped half-way leaves the rebuild to maintenance.
     rebuilding::request(conn)?;
+    forgotten::remember(conn, made.ids.iter().map(String::as_str))?;
     forget::apply(conn, &mut plan, &slicer)?;
+    // What the compressor stored while the person was asked went too.
+    forgotten::remember(
+        conn,
+        plan.memories
+            .iter()
+            .chain(&plan.summaries)
+            .map(String::as_str),
+    )?;
     let spilled = spill::forget(&config, &|write| plan.covers(write), true);
     for session in &plan.sessions {
         crate::hook::private_turn::forget_session(&config, &session.session_id);
@@ -76,6 +96,8 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
             render::plural(spilled as i64, "event")
         ));
     }
+    unshare::remove(&mut shared);
+    out.push_str(&taken_back(&shared));
     super::finish_for_good(&config, store, lock, &mut recall, &slicer, &mut out)?;
     Ok(out.into())
 }
@@ -212,4 +234,60 @@ fn items(c: &Counts) -> String {
     .map(|(n, what)| render::plural(*n, what))
     .collect::<Vec<_>>()
     .join(", ")
+}
+
+/// The files `share` wrote of what goes, for the question: each removed with it, or left and
+/// why.
+fn shared_files(shared: &[Shared]) -> String {
+    let mut out = String::new();
+    for s in shared.iter().take(LISTED) {
+        let fate = match &s.left {
+            None => "removed with it (you commit the deletion)".to_string(),
+            Some(why) => format!("left: {why}"),
+        };
+        out.push_str(&format!(
+            "  shared file {}  {fate}\n",
+            render::path(&s.file.to_string_lossy())
+        ));
+    }
+    if shared.len() > LISTED {
+        out.push_str(&format!(
+            "  and {} more\n",
+            render::plural((shared.len() - LISTED) as i64, "shared file")
+        ));
+    }
+    out
+}
+
+/// What became of the shared files: a line for the files removed from each folder (the user
+/// commits the deletion), and one for each left, saying how to remove it.
+fn taken_back(shared: &[Shared]) -> String {
+    let mut out = String::new();
+    let mut folders: Vec<&std::path::Path> = shared
+        .iter()
+        .filter(|s| s.left.is_none())
+        .map(|s| s.folder.as_path())
+        .collect();
+    folders.sort();
+    folders.dedup();
+    for folder in folders {
+        let removed = shared
+            .iter()
+            .filter(|s| s.left.is_none() && s.folder == folder)
+            .count();
+        out.push_str(&format!(
+            "Removed {} from {}: commit the deletion.\n",
+            render::plural(removed as i64, "shared file"),
+            folder.display()
+        ));
+    }
+    for s in shared {
+        if let Some(why) = &s.left {
+            out.push_str(&format!(
+                "Left {}: {why}; delete it yourself and commit the deletion.\n",
+                s.file.display()
+            ));
+        }
+    }
+    out
 }

@@ -1,62 +1,69 @@
 //! `share`: the project's memories and session summaries written into its `.claude-mem/`
-//! folder, for the team to commit (see `team` for the format and the folder). Only what the
-//! compressor made travels, never the prompts, tool calls or Claude's messages it was made
-//! from; its text goes through today's privacy and secret rules again on the way out (as
-//! `scrub` applies them), and file paths are told relative to the project: a path of the
-//! user's machine outside the project is left out.
+//! folder, for the team to commit (see `team` for the format and the folder, `sharing` for
+//! what is taken and how an item reads there). All of them, or the ones named, or those made
+//! in a time; never a summary of a session that did nothing unless asked for. `--dry-run`
+//! lists the files it would write and remove.
 
 use std::path::Path;
 
 use anyhow::{Result, anyhow, bail};
 use serde_json::json;
 
+use super::bounds;
 use crate::cli::ShareArgs;
 use crate::config::Config;
 use crate::emit::Report;
-use crate::privacy::clean_text;
-use crate::privacy::secrets::Redactor;
-use crate::recall::{Recall, no_database};
+use crate::recall::{Recall, no_database, usage};
 use crate::render::{self, plural};
-use crate::store::rows::short_id;
-use crate::store::rows::{Memory, Summary};
-use crate::team::format::{TITLE_CHARS, is_file_id};
+use crate::sharing::choose::{self, Ask, Chosen};
+use crate::sharing::note;
+use crate::store::rows::Kind;
+use crate::team::format::is_file_id;
 use crate::team::{Note, NoteKind, write};
 
 pub fn share(args: &ShareArgs) -> Result<Report> {
     let config = Config::from_env();
-    let recall = Recall::open(&config)?.ok_or_else(|| anyhow!(no_database(&config)))?;
+    let mut recall = Recall::open(&config)?.ok_or_else(|| anyhow!(no_database(&config)))?;
     let project = shared_project(&recall, args)?;
+    let ask = ask(args, &mut recall)?;
     let root = Path::new(&project);
     let origin = recall
         .reader()
         .store_id()?
         .ok_or_else(|| anyhow!("the database has no identity yet: run claude-mem maintain"))?;
-    let (memories, summaries) = recall.reader().project_compressed(&project)?;
+    let chosen = choose::choose(recall.reader(), &project, &ask)?;
     let redactor = &config.redactor;
-    let notes: Vec<Note> = memories
+    let notes: Vec<Note> = chosen
+        .memories
         .iter()
-        .map(|m| memory(m, &project, &origin, redactor))
+        .map(|m| note::memory(m, &project, &origin, redactor))
         .chain(
-            summaries
+            chosen
+                .summaries
                 .iter()
-                .map(|s| summary(s, &project, &origin, redactor)),
+                .map(|s| note::summary(s, &project, &origin, redactor)),
         )
         .filter(|n| is_file_id(&n.id))
         .collect();
-    let skipped = memories.len() + summaries.len() - notes.len();
+    let skipped = chosen.memories.len() + chosen.summaries.len() - notes.len();
+    let told = Told {
+        project: &project,
+        notes: &notes,
+        skipped,
+        idle: chosen.idle,
+    };
     if notes.is_empty() && crate::team::read::folder(root).is_none() {
-        let line = format!(
-            "nothing to share in {project}: it has no memories or summaries yet (claude-mem \
-             compress makes them)"
-        );
-        return Ok(answer(
-            args,
-            &line,
-            &json!({"project": project, "memories": 0, "summaries": 0}),
-        ));
+        let nothing = write::Outcome {
+            folder: root.join(crate::team::FOLDER),
+            ..write::Outcome::default()
+        };
+        let (_, value) = shared(args, &told, &nothing);
+        let line = format!("nothing to share in {project}: {}", why_nothing(&chosen));
+        return Ok(answer(args, &line, &value));
     }
-    let done = write::share(root, &notes, &origin, args.dry_run)?;
-    Ok(shared(args, &project, &notes, skipped, &done))
+    let done = write::share(root, &notes, &chosen.held, &origin, args.dry_run)?;
+    let (line, value) = shared(args, &told, &done);
+    Ok(answer(args, &line, &value))
 }
 
 /// The project to share: the one asked for, or the one here, a folder on this machine.
@@ -73,15 +80,57 @@ fn shared_project(recall: &Recall, args: &ShareArgs) -> Result<String> {
     Ok(project)
 }
 
-/// What share did (or would do), as a line or as JSON.
-fn shared(
-    args: &ShareArgs,
-    project: &str,
-    notes: &[Note],
+/// What the arguments ask for: each id named resolved (a session, memory or summary), and the
+/// time bounds.
+fn ask(args: &ShareArgs, recall: &mut Recall) -> Result<Ask> {
+    let (since, until) = bounds(&args.range)?;
+    let mut named = Vec::new();
+    for id in &args.ids {
+        let (kind, whole) = recall.resolve(id)?;
+        if !matches!(kind, Kind::Session | Kind::Memory | Kind::Summary) {
+            return Err(usage(format!(
+                "{id} is a {}: share takes a session, memory or summary id (what the \
+                 compressor made of it is shared with its session)",
+                kind.as_str()
+            )));
+        }
+        named.push((kind, whole));
+    }
+    Ok(Ask {
+        named,
+        since,
+        until,
+        every_summary: args.all_summaries,
+    })
+}
+
+/// Why nothing is to be shared, for a project with no folder yet.
+fn why_nothing(chosen: &Chosen) -> String {
+    if !chosen.any {
+        "it has no memories or summaries yet (claude-mem compress makes them)".into()
+    } else if chosen.idle > 0 {
+        format!(
+            "only {} of sessions that did nothing (--all-summaries shares them)",
+            plural(chosen.idle as i64, "summary")
+        )
+    } else {
+        "none was made in that time".into()
+    }
+}
+
+/// What a share is told about besides its outcome.
+struct Told<'a> {
+    project: &'a str,
+    notes: &'a [Note],
+    /// Items with an id no file can be named by.
     skipped: usize,
-    done: &write::Outcome,
-) -> Report {
-    let shared = |kind| notes.iter().filter(|n| n.kind == kind).count() as i64;
+    /// Summaries of sessions that did nothing, left out.
+    idle: usize,
+}
+
+/// What share did (or would do), as a line (after the files, dry) and as JSON.
+fn shared(args: &ShareArgs, told: &Told, done: &write::Outcome) -> (String, serde_json::Value) {
+    let shared = |kind| told.notes.iter().filter(|n| n.kind == kind).count() as i64;
     let (m, s) = (shared(NoteKind::Memory), shared(NoteKind::Summary));
     let verb = if args.dry_run {
         "would share"
@@ -89,39 +138,73 @@ fn shared(
         "shared"
     };
     let mut line = format!(
-        "{verb} {} and {} of {project} in {}: {} written, {} unchanged, {} removed",
+        "{verb} {} and {} of {} in {}: {} written, {} unchanged, {} removed",
         plural(m, "memory"),
         plural(s, "summary"),
+        told.project,
         done.folder.display(),
         render::count(done.written as i64),
         render::count(done.unchanged as i64),
         render::count(done.removed as i64)
     );
-    if done.others > 0 {
+    for (n, what) in [
+        (done.kept, "of yours kept (not chosen this time)"),
+        (done.others, "of others left as they are"),
+    ] {
+        if n > 0 {
+            line.push_str(&format!("; {} {what}", plural(n as i64, "file")));
+        }
+    }
+    if told.idle > 0 {
         line.push_str(&format!(
-            "; {} of others left as they are",
-            plural(done.others as i64, "file")
+            "; {} of sessions that did nothing left out (--all-summaries shares them)",
+            plural(told.idle as i64, "summary")
         ));
     }
-    if skipped > 0 {
+    if told.skipped > 0 {
         line.push_str(&format!(
             "; {} with an id no file can be named by",
-            plural(skipped as i64, "item")
+            plural(told.skipped as i64, "item")
         ));
     }
+    if args.dry_run && !args.json {
+        line = format!("{}{line}", listing(&done.changes));
+    }
+    let files: Vec<_> = done
+        .changes
+        .iter()
+        .map(|c| json!({"path": c.path, "change": if c.removed { "remove" } else { "write" }}))
+        .collect();
     let value = json!({
-        "project": project,
+        "project": told.project,
         "folder": done.folder,
         "memories": m,
         "summaries": s,
         "written": done.written,
         "unchanged": done.unchanged,
         "removed": done.removed,
+        "kept": done.kept,
         "others": done.others,
-        "skipped": skipped,
+        "left_out": told.idle,
+        "skipped": told.skipped,
+        "files": files,
         "dry_run": args.dry_run,
     });
-    answer(args, &line, &value)
+    (line, value)
+}
+
+/// The files a dry run would write or remove, one a line: what, where in the folder, and the
+/// title of what is written.
+fn listing(changes: &[write::Change]) -> String {
+    let width = changes.iter().map(|c| c.path.len()).max().unwrap_or(0);
+    changes
+        .iter()
+        .map(|c| {
+            let what = if c.removed { "remove" } else { "write" };
+            let line = format!("{what:<6}  {:<width$}  {}", c.path, c.title);
+            format!("{}\n", line.trim_end())
+        })
+        .collect()
 }
 
 fn answer(args: &ShareArgs, line: &str, value: &serde_json::Value) -> Report {
@@ -129,144 +212,5 @@ fn answer(args: &ShareArgs, line: &str, value: &serde_json::Value) -> Report {
         render::json_line(value).into()
     } else {
         format!("{line}\n").into()
-    }
-}
-
-/// A memory as shared: its texts cleaned again, its files relative to the project.
-fn memory(m: &Memory, project: &str, origin: &str, r: &Redactor) -> Note {
-    let clean = |t: &str| clean_text(r, t).into_owned();
-    let mut body = String::new();
-    if let Some(subtitle) = m.subtitle.as_deref().filter(|s| !s.trim().is_empty()) {
-        body.push_str(&format!("{}\n\n", clean(subtitle).trim()));
-    }
-    body.push_str(clean(&m.narrative).trim());
-    section(&mut body, "Facts", &list(&m.facts, &clean));
-    section(&mut body, "Concepts", &list(&m.concepts, &clean));
-    let read = files(&m.files_read, project, &clean);
-    let modified = files(&m.files_modified, project, &clean);
-    section(&mut body, "Files read", &list(&read, &|t| t.to_string()));
-    section(
-        &mut body,
-        "Files modified",
-        &list(&modified, &|t| t.to_string()),
-    );
-    Note {
-        kind: NoteKind::Memory,
-        id: m.id.clone(),
-        label: clean(&m.kind),
-        title: render::one_line(&clean(&m.title), TITLE_CHARS),
-        when: m.created_at.clone(),
-        session: short_id(&m.session_id).to_string(),
-        files: union(&modified, &read),
-        origin: origin.to_string(),
-        body: body.trim().to_string(),
-    }
-}
-
-/// A session summary as shared, cleaned as a memory is.
-fn summary(s: &Summary, project: &str, origin: &str, r: &Redactor) -> Note {
-    let clean = |t: &str| clean_text(r, t).into_owned();
-    let mut body = String::new();
-    for (name, text) in [
-        ("Request", &s.request),
-        ("Investigated", &s.investigated),
-        ("Learned", &s.learned),
-        ("Completed", &s.completed),
-        ("Next steps", &s.next_steps),
-    ] {
-        section(&mut body, name, clean(text).trim());
-    }
-    if let Some(notes) = &s.notes {
-        section(&mut body, "Notes", clean(notes).trim());
-    }
-    let read = files(&s.files_read, project, &clean);
-    let edited = files(&s.files_edited, project, &clean);
-    section(&mut body, "Files read", &list(&read, &|t| t.to_string()));
-    section(
-        &mut body,
-        "Files edited",
-        &list(&edited, &|t| t.to_string()),
-    );
-    Note {
-        kind: NoteKind::Summary,
-        id: s.id.clone(),
-        label: "summary".into(),
-        title: render::one_line(&clean(&s.request), TITLE_CHARS),
-        when: s.created_at.clone(),
-        session: short_id(&s.session_id).to_string(),
-        files: union(&edited, &read),
-        origin: origin.to_string(),
-        body: body.trim().to_string(),
-    }
-}
-
-/// `## name` and `text` after what `body` holds, unless `text` is empty.
-fn section(body: &mut String, name: &str, text: &str) {
-    if !text.trim().is_empty() {
-        body.push_str(&format!("\n\n## {name}\n\n{}", text.trim()));
-    }
-}
-
-fn list(items: &[String], clean: &dyn Fn(&str) -> String) -> String {
-    items
-        .iter()
-        .map(|i| render::one_line(&clean(i), 500))
-        .filter(|i| !i.is_empty())
-        .map(|i| format!("- {i}\n"))
-        .collect()
-}
-
-/// Paths as the team sees them: relative to the project's root. A path outside the project
-/// (which would tell of the user's machine) or climbing out of it is left out.
-fn files(paths: &[String], project: &str, clean: &dyn Fn(&str) -> String) -> Vec<String> {
-    let prefix = format!("{}/", project.trim_end_matches('/'));
-    paths
-        .iter()
-        .filter_map(|p| {
-            let p = p.trim();
-            let rel = match p.strip_prefix(&prefix) {
-                Some(rel) => rel,
-                None if !p.starts_with('/') && !p.starts_with('~') => p,
-                None => return None,
-            };
-            let rel = rel.trim_start_matches("./");
-            let climbs = Path::new(rel)
-                .components()
-                .any(|c| matches!(c, std::path::Component::ParentDir));
-            (!rel.is_empty() && !climbs && !rel.contains('\n')).then(|| clean(rel))
-        })
-        .collect()
-}
-
-/// `a` then what of `b` is not in it, each once.
-fn union(a: &[String], b: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for f in a.iter().chain(b) {
-        if !out.contains(f) {
-            out.push(f.clone());
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_are_told_relative_to_the_project_and_others_left_out() {
-        let paths: Vec<String> = [
-            "/home/dev/shop/src/a.rs",
-            "src/b.rs",
-            "./c.rs",
-            "/home/dev/.ssh/config",
-            "~/notes.md",
-            "../other/x.rs",
-            "src/../../x.rs",
-        ]
-        .map(String::from)
-        .to_vec();
-        let kept = files(&paths, "/home/dev/shop", &|t| t.to_string());
-        assert_eq!(kept, ["src/a.rs", "src/b.rs", "c.rs"]);
     }
 }

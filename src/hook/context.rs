@@ -160,7 +160,8 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
 }
 
 /// The newest of the team's notes in the project's `.claude-mem/` folder that this database
-/// does not hold itself (a person's own shared files are told as their sessions). Bounded: one
+/// neither holds itself (a person's own shared files are told as their sessions) nor was told
+/// to forget (`store::forgotten`). Bounded: one
 /// `lstat` when there is no folder; else one listing, an index probe per name looked at and a
 /// few small files. None on resume: the transcript has them.
 fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> Vec<Note> {

@@ -2,7 +2,7 @@
 //! machine's own memory in what the read commands and the MCP tools answer: searched with the
 //! same query, merged into the same ranking, fetched whole by id, and always marked as the
 //! team's. A note this database holds itself (the user's own shared file, read back in their
-//! own project) is shown once, as theirs.
+//! own project) is shown once, as theirs; one the user forgot, never.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,8 @@ use crate::team::{Note, read};
 /// What a line or a JSON result says of an item that is the team's.
 pub const SOURCE: &str = "team";
 
-/// The project's team notes that this database does not hold; none for every project.
+/// The project's team notes that this database neither holds nor forgot; none for every
+/// project.
 pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
     let Some(project) = project else {
         return Ok(Vec::new());
@@ -94,7 +95,8 @@ pub fn matches(index: Option<&Index>, search: &Search, notes: &[Note]) -> Result
 }
 
 /// The notes of the current project that `id` names (a whole id or a prefix of one); the
-/// project as `recall` finds it, or without a database as [`here`] does.
+/// project as `recall` finds it, or without a database as [`here`] does. Never one the
+/// database holds or the user forgot.
 pub fn find(config: &Config, recall: Option<&Recall>, id: &str) -> Result<Vec<Note>> {
     let project = match recall {
         Some(recall) => recall.project(None, false)?,
@@ -103,11 +105,15 @@ pub fn find(config: &Config, recall: Option<&Recall>, id: &str) -> Result<Vec<No
     let Some(project) = project else {
         return Ok(Vec::new());
     };
-    Ok(read::find(
-        Path::new(&project),
-        id,
-        &Log::new(config, "team"),
-    ))
+    let found = read::find(Path::new(&project), id, &Log::new(config, "team"));
+    let Some(recall) = recall.filter(|_| !found.is_empty()) else {
+        return Ok(found);
+    };
+    let known = recall.reader().known(found.iter().map(|n| n.id.as_str()))?;
+    Ok(found
+        .into_iter()
+        .filter(|n| !known.contains(&n.id))
+        .collect())
 }
 
 /// The project a command is about when there is no database to find recorded projects in:

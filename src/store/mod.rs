@@ -12,7 +12,8 @@
 //! - `layout.rs`: where the database lives, and moving an earlier release's files;
 //! - `queue/`: the queue contract and the compressor's tables;
 //! - `read/`: the readers (one short query each), the session-start context, the search index;
-//! - `hygiene/`: retention, forget, scrub, integrity, the rebuild that leaves nothing deleted;
+//! - `hygiene/`: retention, forget (and the ids of what it forgot), scrub, integrity, the
+//!   rebuild that leaves nothing deleted;
 //! - `transfer/`: export and import, the incumbent's import, and sync's records in and out.
 //!
 //! A hook runs the parts up to `layout.rs`, and of the readers only the session-start context
@@ -31,7 +32,7 @@ mod write;
 pub use base::errors::{is_busy, is_refused, is_transient};
 pub use base::wal::{WAL_INLINE_MAX, WAL_OPEN_MAX, wal_bytes};
 pub use base::{rebuilding, slices};
-pub use hygiene::{forget, integrity, projects, rebuild, retention, scrub};
+pub use hygiene::{forget, forgotten, integrity, projects, rebuild, retention, scrub};
 pub use queue::compressed;
 pub use read::context::{
     Failure, LatestSummary, MEMORIES_SHOWN, MemoryLine, RecentSession, Wanted, recent_sessions,

@@ -94,6 +94,11 @@ pub fn file_name(kind: NoteKind, id: &str) -> String {
     format!("{}-{id}.md", kind.as_str())
 }
 
+/// Where in the folder a note's file is: `2026-11/memory-<id>.md`.
+pub fn path(note: &Note) -> String {
+    format!("{}/{}", month(&note.when), file_name(note.kind, &note.id))
+}
+
 /// What a file's name says it holds: its kind and id; `None` for a name that is not one of
 /// ours (the README, a teammate's notes, an editor's backup).
 pub fn parse_name(name: &str) -> Option<(NoteKind, &str)> {

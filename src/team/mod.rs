@@ -1,7 +1,8 @@
 //! The team's memory: the memories and session summaries that `claude-mem share` writes into a
 //! project's `.claude-mem/` folder, one Markdown file each, for the team to commit with the
 //! code; and the same files read back, in a teammate's clone, by search, the MCP tools and the
-//! session-start context, which show them as the team's and never store them.
+//! session-start context, which show them as the team's and never store them; and a file of
+//! this machine's taken back out when the user forgets its item (`unshare`).
 //!
 //! Below the store, as the hook reads the folder at session start. What a clone holds was
 //! written by someone else: it is read as untrusted input (see `read`), and what of it reaches
@@ -9,6 +10,7 @@
 
 pub mod format;
 pub mod read;
+pub mod unshare;
 pub mod write;
 
 pub use format::{Note, NoteKind};

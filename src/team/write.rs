@@ -1,16 +1,17 @@
 //! The project's `.claude-mem/` folder brought in line with this machine's memories: a file
-//! for each note, in the folder of the month it was made (see `format::month`), written when
-//! its text changed (atomically: a teammate's editor or git never sees half a file), and this
-//! machine's files whose note is gone (forgotten, pruned) removed. A file is this machine's
-//! when its header names this database as its origin; a teammate's is never touched. Files
-//! are 0644 and the folders 0755: they are meant to be committed.
+//! for each note shared, in the folder of the month it was made (see `format::month`), written
+//! when its text changed (atomically: a teammate's editor or git never sees half a file), and
+//! this machine's files whose item is gone (forgotten, pruned) removed; those of items held
+//! but not chosen this time are left as they are. A file is this machine's when its header
+//! names this database as its origin; a teammate's is never touched. Files are 0644 and the
+//! folders 0755: they are meant to be committed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow};
 
 use super::format::{self, Note};
 use super::read;
@@ -27,9 +28,9 @@ leaves their machine.
 
 Commit these files with the code. A teammate's claude-mem shows them in `claude-mem search`,
 in its MCP tools and at the start of each Claude Code session, marked as the team's, without
-storing them. Review them as you review code; delete a file to un-share it (its author should
-also `claude-mem forget` it, or their next `share` writes it again, as it rewrites an edited
-one).
+storing them. Review them as you review code. To un-share one, its author runs
+`claude-mem forget <id>`, which removes the file too, and commits the deletion (a file only
+deleted is written again by its author's next `share`, as an edited one is rewritten).
 
 claude-mem's docs/sharing.md says more.
 ";
@@ -43,11 +44,33 @@ pub struct Outcome {
     pub removed: usize,
     /// Files of the folder this machine did not write (a teammate's), left as they are.
     pub others: usize,
+    /// This machine's files of items it still holds but did not share this time, left as
+    /// they are.
+    pub kept: usize,
+    /// The files written or removed (or, dry, to be), by path in the folder, in that order.
+    pub changes: Vec<Change>,
+}
+
+/// A file a share writes or removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub removed: bool,
+    /// What the note is called (none for a removed file: it is not read again).
+    pub title: String,
 }
 
 /// Writes `notes` into the project's folder (created if missing) and removes the files of
-/// `origin` that are not among them. `dry` changes nothing and counts what would change.
-pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<Outcome> {
+/// `origin` that are not among them, but for those of the items in `held` (the database still
+/// holds them: they were not chosen this time). `dry` changes nothing and counts what would
+/// change.
+pub fn share(
+    project: &Path,
+    notes: &[Note],
+    held: &HashSet<String>,
+    origin: &str,
+    dry: bool,
+) -> Result<Outcome> {
     let dir = project.join(super::FOLDER);
     let exists = usable(&dir)?;
     if !exists && !dry {
@@ -58,17 +81,8 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
         ..Outcome::default()
     };
     let mut ours = BTreeSet::new();
-    let mut wanted: Vec<(String, Option<&Note>)> = notes
-        .iter()
-        .map(|n| {
-            let path = format!(
-                "{}/{}",
-                format::month(&n.when),
-                format::file_name(n.kind, &n.id)
-            );
-            (path, Some(n))
-        })
-        .collect();
+    let mut wanted: Vec<(String, Option<&Note>)> =
+        notes.iter().map(|n| (format::path(n), Some(n))).collect();
     wanted.push((README.into(), None));
     for (path, note) in &wanted {
         ours.insert(path.clone());
@@ -77,19 +91,24 @@ pub fn share(project: &Path, notes: &[Note], origin: &str, dry: bool) -> Result<
             Some(note) => format::render(&owned(note, old.as_deref())),
             None => README_TEXT.to_string(),
         };
-        match (old.as_deref() == Some(text.as_str()), note.is_none()) {
-            (true, false) => outcome.unchanged += 1,
-            (true, true) => {}
-            (false, readme) => {
-                if !dry {
-                    write(&dir, path, text.as_bytes())?;
-                }
-                outcome.written += usize::from(!readme);
-            }
+        if old.as_deref() == Some(text.as_str()) {
+            outcome.unchanged += usize::from(note.is_some());
+            continue;
+        }
+        if !dry {
+            write(&dir, path, text.as_bytes())?;
+        }
+        if let Some(note) = note {
+            outcome.written += 1;
+            outcome.changes.push(Change {
+                path: path.clone(),
+                removed: false,
+                title: note.title.clone(),
+            });
         }
     }
     if exists {
-        remove_gone(&dir, &ours, origin, dry, &mut outcome)?;
+        remove_gone(&dir, &ours, held, origin, dry, &mut outcome)?;
     }
     if !dry {
         crate::fsutil::sync_dir(&dir);
@@ -115,11 +134,12 @@ fn owned(note: &Note, old: Option<&str>) -> Note {
     }
 }
 
-/// Removes the files of `origin` in `dir` that are not `ours` (the paths just written), and
-/// counts the others' files.
+/// Removes the files of `origin` in `dir` that are not `ours` (the paths just written) nor of
+/// an item `held`, and counts the others' files and the ones held.
 fn remove_gone(
     dir: &Path,
     ours: &BTreeSet<String>,
+    held: &HashSet<String>,
     origin: &str,
     dry: bool,
     outcome: &mut Outcome,
@@ -137,11 +157,20 @@ fn remove_gone(
             outcome.others += 1;
             continue;
         }
+        if held.contains(entry.id()) {
+            outcome.kept += 1;
+            continue;
+        }
         if !dry {
             let path = dir.join(&path);
             fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
         }
         outcome.removed += 1;
+        outcome.changes.push(Change {
+            path,
+            removed: true,
+            title: String::new(),
+        });
     }
     Ok(())
 }
@@ -149,26 +178,32 @@ fn remove_gone(
 /// Whether the folder exists; an error when something else is in its place (a link, a file,
 /// another user's folder): we write only into a real folder of the user's.
 fn usable(dir: &Path) -> Result<bool> {
+    real_folder(dir).map_err(|why| anyhow!("{why}: not writing into it"))
+}
+
+/// Whether `dir` is there as a real folder of the user's (`false`: nothing is there); else
+/// what is in its place, as the start of a line.
+pub(super) fn real_folder(dir: &Path) -> Result<bool, String> {
     let meta = match fs::symlink_metadata(dir) {
         Ok(meta) => meta,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(err) => return Err(err).with_context(|| format!("cannot read {}", dir.display())),
+        Err(err) => return Err(format!("cannot read {} ({err})", dir.display())),
     };
     if !meta.is_dir() {
-        bail!(
-            "{} is not a folder (a link or a file): not writing into it",
+        return Err(format!(
+            "{} is not a folder (a link or a file)",
             dir.display()
-        );
+        ));
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         if meta.uid() != crate::fsutil::euid() {
-            bail!(
-                "{} belongs to another user (uid {}): not writing into it",
+            return Err(format!(
+                "{} belongs to another user (uid {})",
                 dir.display(),
                 meta.uid()
-            );
+            ));
         }
     }
     Ok(true)

@@ -326,7 +326,8 @@ fn rules_said_before_the_upgrade_are_found_by_it() {
              INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
              VALUES ('old-rule', 's1', 2, 'From now on, money is Decimal, never float.',
                      '2026-01-01T00:00:00.000Z');
-             DROP TABLE project_moves;
+             DROP TABLE project_moves; DROP TABLE project_ids;
+             DROP TABLE forgotten;
              PRAGMA user_version = 8;",
         )
         .unwrap();

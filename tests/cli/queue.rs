@@ -745,7 +745,8 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
              DROP INDEX user_prompts_standing;
              ALTER TABLE user_prompts DROP COLUMN standing;
              ALTER TABLE user_prompts DROP COLUMN pinned_at;
-             DROP TABLE project_moves;
+             DROP TABLE project_moves; DROP TABLE project_ids;
+             DROP TABLE forgotten;
              PRAGMA user_version = 2;",
         )
         .unwrap();

@@ -430,7 +430,9 @@ fn telling_line(error: &str) -> String {
         .to_string()
 }
 
-/// Which of `ids` name a memory or a summary of this database: one index probe each.
+/// Which of `ids` name a memory or a summary of this database, or one the user forgot here
+/// (schema v10): a team's file of one of these is never shown as the team's. One index probe
+/// each.
 pub fn known<'a>(
     conn: &rusqlite::Connection,
     ids: impl IntoIterator<Item = &'a str>,
@@ -445,8 +447,8 @@ pub fn known<'a>(
     Ok(found)
 }
 
-const KNOWN: &str =
-    "SELECT 1 FROM memories WHERE id = ?1 UNION ALL SELECT 1 FROM summaries WHERE id = ?1";
+const KNOWN: &str = "SELECT 1 FROM memories WHERE id = ?1 UNION ALL SELECT 1 FROM summaries \
+     WHERE id = ?1 UNION ALL SELECT 1 FROM forgotten WHERE id = ?1";
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,8 @@
 //! What the database says about the team's files: which memories and summaries of a project
-//! `share` writes out, and which of the notes a clone holds are this database's own (a
-//! person's own shared files, read back in their own project, are shown once, as theirs).
+//! `share` writes out, which of its sessions did something (the floor under what summaries
+//! are shared), and which of the notes a clone holds are this database's own or forgotten here
+//! (a person's own shared files, read back in their own project, are shown once, as theirs;
+//! what they forgot, never).
 
 use std::collections::HashSet;
 
@@ -32,6 +34,24 @@ impl Reader {
     }
 }
 
+/// The project's sessions that did something: the compressor made a memory of them, or a tool
+/// call of theirs changed a file (Write, Edit, MultiEdit or NotebookEdit, not failed; the
+/// partial index of changes finds them).
+const BUSY: &str = "SELECT s.session_id FROM sessions s WHERE s.project_dir = ?1 AND (
+        EXISTS (SELECT 1 FROM memories m WHERE m.session_id = s.session_id)
+        OR EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id
+            AND q.tool_name IN ('Write', 'Edit', 'MultiEdit', 'NotebookEdit')
+            AND q.event = 'PostToolUse'))";
+
+impl Reader {
+    /// The sessions of `project` that did something (see [`BUSY`]).
+    pub fn busy_sessions(&self, project: &str) -> Result<HashSet<String>> {
+        let mut stmt = self.conn().prepare(BUSY)?;
+        let ids = stmt.query_map([project], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
 impl Reader {
     /// [`known`](super::context::known) on this reader's connection.
     pub fn known<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> Result<HashSet<String>> {
@@ -49,9 +69,12 @@ mod tests {
         for sql in [
             format!("{MEMORY_COLUMNS} WHERE {OF_PROJECT}"),
             format!("{SUMMARY_COLUMNS} WHERE {OF_PROJECT}"),
+            BUSY.to_string(),
         ] {
             let plan = crate::store::testing::plan(&conn, &sql).join("\n");
             assert!(!plan.contains("SCAN"), "{sql}: {plan}");
         }
+        let busy = crate::store::testing::plan(&conn, BUSY).join("\n");
+        assert!(busy.contains("pending_queue_changes"), "{busy}");
     }
 }

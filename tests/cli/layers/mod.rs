@@ -54,6 +54,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "mcp",
             "recall",
             "settings",
+            "sharing",
             "sync",
         ],
     ),
@@ -74,6 +75,7 @@ const COLD: &[&str] = &[
     "meaning",
     "recall",
     "settings",
+    "sharing",
     "sync",
 ];
 

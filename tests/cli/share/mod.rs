@@ -3,6 +3,11 @@
 //! search, the MCP tools and the session-start context without ever storing them.
 #![cfg(unix)]
 
+// What share takes: ids, a time, and no summary of a session that did nothing.
+mod choose;
+// `forget` of what was shared: its file taken back, and never shown as the team's again.
+mod forget;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -389,7 +394,7 @@ fn a_teammate_finds_the_shared_files_as_the_teams_and_never_stores_them() {
 }
 
 #[test]
-fn a_forgotten_memory_leaves_the_folder_on_the_next_share_and_a_teammates_file_stays() {
+fn a_forgotten_memory_leaves_the_folder_and_a_teammates_file_stays() {
     if !have_git() {
         return;
     }
@@ -426,13 +431,15 @@ fn a_forgotten_memory_leaves_the_folder_on_the_next_share_and_a_teammates_file_s
     );
 
     let (memory_id, _) = ids(&alice);
-    memory::ok(&alice.run(&["forget", &memory_id, "--yes"]));
+    let said = memory::ok(&alice.run(&["forget", &memory_id, "--yes"]));
+    assert!(said.contains("Removed 1 shared file from"), "{said}");
+    assert!(!alice.holds(&memory_id));
+    assert!(alice.holds(&bob_memory));
     let said = alice.share();
     assert!(
-        said.contains("1 removed") && said.contains("2 files of others"),
+        said.contains("0 removed") && said.contains("2 files of others"),
         "{said}"
     );
-    assert!(!alice.holds(&memory_id));
     assert!(alice.holds(&bob_memory));
     // Dry, nothing changes.
     bob.env.db().execute("DELETE FROM summaries", []).unwrap();
@@ -441,6 +448,7 @@ fn a_forgotten_memory_leaves_the_folder_on_the_next_share_and_a_teammates_file_s
         dry.contains("would share") && dry.contains("1 removed"),
         "{dry}"
     );
+    assert!(dry.starts_with("remove  "), "{dry}");
     assert_eq!(bob.files().len(), 5);
 }
 

@@ -169,8 +169,14 @@ pub type Around = [[Option<i64>; 2]; 2];
 /// LoCoMo, recall@10, with the shares of weight below): the better of the next two at 0.3,
 /// 0.687; their sum, the same; the sum of four at 0.3 and 0.15, 0.707 (0.2 and 0.2, 0.713;
 /// 0.25 and 0.125, 0.705). The coding set's recall@10 is 0.936 with any sum, 0.947 with the
-/// better of two: one query's second item leaves the ten.
-const NEIGHBOUR_SHARE: [f64; 2] = [0.3, 0.15];
+/// better of two: one query's second item leaves the ten. With the share raised to 1.5 and the
+/// session's share, the two past the next ones at 0.17 rather than 0.15 took LoCoMo from
+/// 0.632 / 0.717 / 0.526 (recall@5 / @10 / MRR) to 0.631 / 0.721 / 0.528 and the conventions
+/// set's recall@10 from 0.693 to 0.688 (its recall@5 and MRR the same), coding and remem
+/// unchanged. 0.16 gave LoCoMo 0.719; 0.18 and 0.2 gave 0.722 and 0.720 but put one coding
+/// query's session sixth (recall@5 0.894 to 0.872): 0.17 is at the edge of what the coding set
+/// allows, a few LoCoMo questions gained on the sets it was chosen on, not a margin.
+const NEIGHBOUR_SHARE: [f64; 2] = [0.3, 0.17];
 /// The share of its session's best relevance a result gains. On all of LoCoMo (with the
 /// neighbours): 0, 0.1 and 0.2 gave recall@10 0.665, 0.676 and 0.688; 0.2 lost a coding
 /// query (recall@10 0.947 to 0.936). With four neighbours and weighed terms, 0.15 gave 0.717

@@ -87,6 +87,45 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     run.env.wait_for_maintenance();
 }
 
+/// A project is its repository: a session Claude Code starts in a subfolder of the repository
+/// gets what one at its top would, the earlier session in its start context, its work with
+/// the prompt about it, and the memory through the MCP server (which runs in the subfolder).
+#[test]
+fn a_session_started_in_a_subfolder_gets_what_the_repositorys_top_would() {
+    let Some(claude) = claude_cli::find() else {
+        return;
+    };
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    let top = env.root.path().join("shop");
+    let sub = top.join("invoices");
+    fs::create_dir_all(&sub).unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&top)
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "git init: {git:?}");
+    let (top, sub) = (top.canonicalize().unwrap(), sub.canonicalize().unwrap());
+    let mock = MockApi::start(Duration::from_secs(600)).unwrap();
+    let _diagnostics = Diagnostics {
+        root: env.root.path().to_path_buf(),
+        home: env.home(),
+        data_dir: env.data_dir.clone(),
+    };
+    let mut run = Run {
+        claude,
+        env,
+        project: top,
+        base_url: mock.base_url(),
+    };
+    install_hooks(&run);
+    let first = first_session(&run, &mock);
+    wait_for_the_index(&run);
+    run.project = sub;
+    second_session(&run, &mock, &first);
+    run.env.wait_for_maintenance();
+}
+
 /// What the user told Claude to do from now on, fifteen sessions ago, is in the model's
 /// request of a new session that asks for code: the rule said in a real Claude Code session,
 /// fourteen sessions of other work after it through the hooks, then the request for code.

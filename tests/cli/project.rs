@@ -5,7 +5,6 @@
 //! `status` says which project the current folder is, and why.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::harness::*;
 use serde_json::{Value, json};
@@ -15,14 +14,7 @@ const FIX: &str = "Make gunicorn bind to port 8041 in production, behind the ngi
 const ASK: &str = "Which port does gunicorn bind to in production behind nginx?";
 
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
+    git_in(dir, args);
 }
 
 /// A repository with a commit, a subfolder `invoices/` and a linked worktree beside it.
@@ -33,19 +25,7 @@ fn repository(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
     git(&top, &["init", "-q", "-b", "main"]);
     std::fs::write(sub.join("app.py"), "print('hi')\n").unwrap();
     git(&top, &["add", "."]);
-    git(
-        &top,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "first",
-        ],
-    );
+    git(&top, &["commit", "-q", "-m", "first"]);
     let worktree = env.tmp().join("shop-feature");
     git(
         &top,
@@ -62,12 +42,7 @@ fn repository(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 fn event(name: &str, session: &str, cwd: &Path, extra: Value) -> Vec<u8> {
-    let mut e = json!({"session_id": session, "cwd": cwd, "hook_event_name": name,
-                       "transcript_path": format!("/tmp/{session}.jsonl")});
-    e.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    e.to_string().into_bytes()
+    memory::event(name, session, cwd.to_str().unwrap(), extra)
 }
 
 /// `text` as a prompt of `session` started in `cwd`; what recall handed Claude, if anything.

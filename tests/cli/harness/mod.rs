@@ -721,3 +721,17 @@ pub fn on_pty(mut cmd: Command, typed: &str) -> (Option<i32>, String) {
         String::from_utf8_lossy(&shown).replace("\r\n", "\n"),
     )
 }
+
+/// `git` run in `dir` as a test's user (no configuration of this machine's, a name and an
+/// address for commits); panics unless it succeeds.
+pub fn git_in(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Dev", "-c", "user.email=dev@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}

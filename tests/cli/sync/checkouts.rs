@@ -6,20 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
-/// `git` run in `dir`, with no user or system configuration of this machine.
 fn in_dir(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    git_in(dir, args);
 }
 
 /// The code's repository, bare, and a clone of it at `path`.
@@ -44,19 +32,7 @@ fn origin(dir: &Path) -> PathBuf {
     in_dir(&work, &["init", "--quiet", "-b", "main"]);
     std::fs::write(work.join("README"), "shop\n").unwrap();
     in_dir(&work, &["add", "."]);
-    in_dir(
-        &work,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "--quiet",
-            "-m",
-            "first",
-        ],
-    );
+    in_dir(&work, &["commit", "--quiet", "-m", "first"]);
     let bare = dir.join("shop.git");
     in_dir(
         dir,

@@ -34,7 +34,10 @@
 //! with those 200 rules: its median at most 8x the floor's, its p95 at most 6x the floor's p95
 //! and 40 ms (with room over what it took without rules when they were set: median 3.7x to 6.2x,
 //! p95 3.0x to 4.4x, in three runs at load 1.6 to 10), and its context must list the rules when
-//! they are there. Then bursts of 256 captures at once (see `burst`): none may spill, and their
+//! they are there. The prompt with recall in a project with a team's folder (see `team`: 200
+//! shared notes, their digest made before the runs), and in a hostile one (1,200 month folders,
+//! 20,000 files, 300 of them 63 KB), each with the budget of the prompt with recall, every
+//! answer listing a team's note. Then bursts of 256 captures at once (see `burst`): none may spill, and their
 //! 95th percentile is at most 500x. Last, hooks that must not be held up (see `held`): behind a
 //! write lock another process holds, a hook returns within its wait budget and 5x; past a FIFO, a
 //! link and a 3 GB file in the spill folder, within 2.5x. A missed budget, or a case that did not
@@ -48,6 +51,8 @@ mod burst;
 mod held;
 #[path = "hooks/standing.rs"]
 mod standing;
+#[path = "hooks/team.rs"]
+mod team;
 // The generated database of the read benches, here for the prompt hook with recall.
 #[allow(dead_code)]
 mod corpus;
@@ -128,6 +133,9 @@ enum Expect {
     /// planted rules, newest first (`Some(true)`), or none (`Some(false)`); either answer, for
     /// a compared build (`None`).
     Context { rules: Option<bool> },
+    /// A prompt in a project with a team's folder: one new prompt per run, answered with
+    /// recalled context that lists a team's note.
+    TeamPrompt,
 }
 
 struct Case {
@@ -143,6 +151,8 @@ struct Case {
     /// The data dir the case's own starts as a copy of (the recall database, with rules or
     /// without), if not an empty one.
     from: Option<PathBuf>,
+    /// The project whose team notes' digest the case's data dir is given before its runs.
+    team: Option<PathBuf>,
     expect: Expect,
     big: bool,
     /// Only the binary under test has budgets; compared builds are there to be read.
@@ -175,7 +185,8 @@ fn run() -> Result<bool> {
         "claude-mem",
     )?;
     let own = corpora(dir, &hook_bin, "own", true)?;
-    let inputs = inputs(dir, &own.project)?;
+    let folders = team::plant(dir)?;
+    let inputs = inputs(dir, &own.project, &folders)?;
     let mut cases = vec![Case {
         args: &[],
         data_dir: dir.join("data-floor"),
@@ -205,7 +216,7 @@ fn run() -> Result<bool> {
 }
 
 /// Writes the event files; the session starts are in `project`.
-fn inputs(dir: &Path, project: &str) -> Result<Inputs> {
+fn inputs(dir: &Path, project: &str, folders: &team::Folders) -> Result<Inputs> {
     let five = 5 * 1024 * 1024;
     Ok(Inputs {
         dir: dir.to_path_buf(),
@@ -222,7 +233,17 @@ fn inputs(dir: &Path, project: &str) -> Result<Inputs> {
             "bash-secrets-5m.json",
             &with_secrets(bash_output_event(five)),
         )?,
-        prompt: write_event(dir, "prompt.json", &prompt_event())?,
+        prompt: write_event(dir, "prompt.json", &prompt_event(corpus::PROJECTS[0]))?,
+        prompt_team: write_event(
+            dir,
+            "prompt-team.json",
+            &prompt_event(&folders.team.to_string_lossy()),
+        )?,
+        prompt_hostile: write_event(
+            dir,
+            "prompt-hostile.json",
+            &prompt_event(&folders.hostile.to_string_lossy()),
+        )?,
         context: write_event(dir, "context.json", &context_event(project))?,
     })
 }
@@ -234,6 +255,9 @@ fn prepare(cases: &mut [Case], counter: &mut u64) -> Result<()> {
     for case in cases {
         if let Some(from) = &case.from {
             copy_data(from, &case.data_dir)?;
+        }
+        if let Some(project) = &case.team {
+            team::digest(&case.bin, &case.data_dir, project)?;
         }
         if !matches!(case.expect, Expect::Exit | Expect::Nothing) {
             case.id_at = Some(find(&fs::read(&case.input)?, ID_PLACEHOLDER.as_bytes())?);
@@ -306,6 +330,9 @@ struct Inputs {
     bash_secrets_5m: PathBuf,
     /// A prompt about the work planted in the recall database.
     prompt: PathBuf,
+    /// The same prompt in the project with the team's folder, and in the hostile one.
+    prompt_team: PathBuf,
+    prompt_hostile: PathBuf,
     /// A new session's start in the busiest project of the recall database.
     context: PathBuf,
 }
@@ -331,6 +358,7 @@ impl Case {
             id_at: None,
             data_dir: PathBuf::new(),
             from: None,
+            team: None,
             expect,
             big: false,
             budget: None,
@@ -412,6 +440,30 @@ impl Build<'_> {
                 &self.copy(&self.inputs.prompt, case)?,
                 expect,
             )
+        })
+    }
+
+    /// The prompt in a project with a team's folder (`input` says which), on a copy of the
+    /// recall database, given the digest of the folder's notes before its runs (the binary under
+    /// test only: a compared build from before the digest has none to make); with the budget
+    /// of the prompt with recall.
+    fn team_prompt(&self, name: &str, input: &Path, case: &str) -> Result<Case> {
+        let own = self.label.is_empty();
+        let expect = match own {
+            true => Expect::TeamPrompt,
+            false => Expect::Prompt {
+                recalls: None,
+                rules: None,
+            },
+        };
+        let event: Value = serde_json::from_slice(&fs::read(input)?)?;
+        let project = event["cwd"].as_str().map(PathBuf::from);
+        Ok(Case {
+            args: &["hook", "prompt"],
+            from: Some(self.data.recall.clone()),
+            team: project.filter(|_| own),
+            budget_p95: own.then_some((RECALL_P95_BUDGET, RECALL_P95_MS)),
+            ..Case::new(name, self.bin, &self.copy(input, case)?, expect)
         })
     }
 
@@ -583,6 +635,16 @@ fn prompt_cases(b: &Build) -> Result<Vec<Case>> {
             true,
             true,
         )?,
+        b.team_prompt(
+            &format!("prompt with recall, {} team notes", team::NOTES),
+            &b.inputs.prompt_team,
+            "prt",
+        )?,
+        b.team_prompt(
+            "prompt with recall, hostile team folder",
+            &b.inputs.prompt_hostile,
+            "prh",
+        )?,
     ])
 }
 
@@ -702,7 +764,7 @@ fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration
     let mut cmd = command(case, counter)?;
     let answer = case.data_dir.with_extension("answer");
     let stdout = match case.expect {
-        Expect::Context { .. } => File::create(&answer)?,
+        Expect::Context { .. } | Expect::TeamPrompt => File::create(&answer)?,
         _ => null.try_clone()?,
     };
     cmd.stdout(stdout).stderr(null.try_clone()?);
@@ -713,14 +775,16 @@ fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration
         return Err(format!("{}: exited with {status}", case.name).into());
     }
     case.runs += 1;
-    if matches!(case.expect, Expect::Context { .. }) {
+    if matches!(case.expect, Expect::Context { .. } | Expect::TeamPrompt) {
         check_answer(case, &fs::read_to_string(&answer)?)?;
     }
     Ok(took)
 }
 
-/// Every session start's answer is checked, not only the first's: it went to a file (a pipe
-/// would have the bench read it while the hook runs), read once the run is timed.
+/// Every session start's answer is checked, not only the first's, and every answer to a prompt
+/// with a team's folder (a digest gone stale would have it start the process that makes one):
+/// it went to a file (a pipe would have the bench read it while the hook runs), read once the
+/// run is timed.
 fn check_answer(case: &Case, stdout: &str) -> Result<()> {
     answered(case.expect, stdout).map_err(|want| {
         format!(
@@ -781,6 +845,10 @@ fn answered(expect: Expect, stdout: &str) -> std::result::Result<(), String> {
             context && !rules,
             "with additionalContext and no rules".into(),
         ),
+        Expect::TeamPrompt => (
+            context && stdout.contains(team::SAID),
+            format!("with additionalContext that lists a {:?}", team::SAID),
+        ),
     };
     if ok { Ok(()) } else { Err(want) }
 }
@@ -810,7 +878,7 @@ fn check_after(case: &Case) -> Result<()> {
             }
             Ok(())
         }
-        Expect::Prompt { .. } => {
+        Expect::Prompt { .. } | Expect::TeamPrompt => {
             let conn = rusqlite::Connection::open(database(&case.data_dir))?;
             let rows: i64 = conn.query_row(
                 "SELECT COUNT(*) FROM user_prompts WHERE prompt_id LIKE 'toolu_bench_%'",
@@ -1147,13 +1215,13 @@ fn read_event(size: usize) -> Value {
     )
 }
 
-/// The UserPromptSubmit of a session that is not in the corpus, in its first project; its
-/// prompt_id is rewritten each run.
-fn prompt_event() -> Value {
+/// The UserPromptSubmit of a session that is not in the corpus, in `project`; its prompt_id
+/// is rewritten each run.
+fn prompt_event(project: &str) -> Value {
     json!({
         "session_id": "bench-recall-0000-4000-8000-000000000001",
         "transcript_path": "/home/dev/.claude/projects/-home-dev-shop/bench-recall.jsonl",
-        "cwd": corpus::PROJECTS[0],
+        "cwd": project,
         "permission_mode": "default",
         "hook_event_name": "UserPromptSubmit",
         "prompt_id": ID_PLACEHOLDER,

@@ -44,6 +44,10 @@ pub enum Command {
         /// Started by a hook: a rebuild that failed lately (a full disk) waits its hour.
         #[arg(long, hide = true)]
         auto: bool,
+        /// Started by a hook: only make the digest of this project's team notes that
+        /// per-prompt recall reads.
+        #[arg(long, hide = true, value_name = "DIR")]
+        team: Option<String>,
     },
     /// Remove claude-mem's hooks (and nothing else) from Claude Code's settings.json.
     ///

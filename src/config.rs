@@ -287,6 +287,12 @@ impl Config {
         self.data_dir.join("projects-joined")
     }
 
+    /// The digests of the team's notes that per-prompt recall reads, one a project (see
+    /// `team::digest`).
+    pub fn team_dir(&self) -> PathBuf {
+        self.data_dir.join("team")
+    }
+
     /// Present while the WAL may still hold pages of deleted private rows (a reader prevented
     /// the truncating checkpoint): the maintenance process retries until it succeeds.
     pub fn scrub_flag(&self) -> PathBuf {

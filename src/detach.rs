@@ -25,6 +25,15 @@ pub fn compress(config: &Config) {
     }
 }
 
+/// Starts `claude-mem maintain --team <project>`, which makes the digest of the project's team
+/// notes that per-prompt recall reads (see `team::digest`), unless one is making it already.
+pub fn team_digest(config: &Config, project: &str) {
+    let lock = crate::team::digest::lock_path(config, project);
+    if fsutil::our_dir(&config.team_dir()).is_ok() && !fsutil::is_locked(&lock) {
+        start(&["maintain", "--team", project]);
+    }
+}
+
 fn start(args: &[&str]) {
     let Ok(exe) = std::env::current_exe() else {
         return;

@@ -1,13 +1,23 @@
 //! `maintain`: runs the maintenance pass (see `crate::maintain`) in the foreground and says
-//! what it did.
+//! what it did; or, started by a hook with `--team`, makes a project's digest of its team
+//! notes (see `crate::team::digest`).
 
 use anyhow::Result;
 
 use crate::config::Config;
 use crate::render;
 
-pub fn maintain(auto: bool) -> Result<String> {
+pub fn maintain(auto: bool, team: Option<&str>) -> Result<String> {
     let config = Config::from_env();
+    if let Some(project) = team {
+        return Ok(match crate::recall::team::digest(&config, project)? {
+            Some(notes) => format!(
+                "Made the digest of {} of {project}.\n",
+                render::plural(notes as i64, "team note")
+            ),
+            None => format!("The digest of the team notes of {project} needs no making.\n"),
+        });
+    }
     let mut report = crate::maintain::run(&config, auto)?;
     // Sync, when due, after the rest (it waits on the network, the rest must not wait for
     // it); what it deleted (records forgotten on another machine) is rebuilt out right after.

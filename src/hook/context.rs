@@ -154,6 +154,9 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         shown
             .items
             .extend(listed.standing.iter().map(|id| given::key(id)));
+        shown
+            .items
+            .extend(team[..listed.team].iter().map(|n| given::key(&n.id)));
         given::record(config, &session.session_id, &shown);
     }
     HookOutput::Context { event: EVENT, text }
@@ -163,7 +166,8 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
 /// neither holds itself (a person's own shared files are told as their sessions) nor was told
 /// to forget (`store::forgotten`). Bounded: one
 /// `lstat` when there is no folder; else one listing, an index probe per name looked at and a
-/// few small files. None on resume: the transcript has them.
+/// few small files, and the front of the notes' digest and a `stat` of each folder it saw.
+/// None on resume: the transcript has them.
 fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> Vec<Note> {
     if resumed {
         return Vec::new();
@@ -171,6 +175,11 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
     let Some(dir) = team::read::folder(std::path::Path::new(project)) else {
         return Vec::new();
     };
+    // Per-prompt recall weighs the notes by their digest: made, when it is missing or stale,
+    // by a process of its own, most often before the session's first prompt.
+    if config.recall && team::digest::stale(config, project, &dir) {
+        crate::detach::team_digest(config, project);
+    }
     let log = crate::log::Log::new(config, "context");
     let own = |id: &str| {
         crate::store::read::context::known(store.conn(), [id]).map_or(true, |own| !own.is_empty())
@@ -221,11 +230,12 @@ struct Found<'a> {
     team: &'a [Note],
 }
 
-/// How many of the sessions and of the open threads' items a context lists (the first ones),
-/// and the prompts whose standing instructions it gives.
+/// How many of the sessions, of the open threads' items and of the team's notes a context
+/// lists (the first ones), and the prompts whose standing instructions it gives.
 struct Listed {
     sessions: usize,
     threads: usize,
+    team: usize,
     standing: Vec<String>,
 }
 
@@ -277,7 +287,7 @@ fn listing(
         budget,
         &mut used,
     );
-    let (shared, _) = within(
+    let (shared, team) = within(
         found.team.iter().map(team_line),
         TEAM_HEAD,
         budget,
@@ -294,6 +304,7 @@ fn listing(
         Listed {
             sessions: listed,
             threads,
+            team,
             standing: from.into_iter().map(String::from).collect(),
         },
     ))

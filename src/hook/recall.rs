@@ -1,6 +1,7 @@
 //! Per-prompt recall, `hook prompt`'s answer once the prompt is recorded: the few items of the
-//! project's earlier sessions that the prompt is about (what each is, when, its id, the words
-//! that matched), or nothing when none clears the bar (see `store::fts::recall`). Framed as
+//! project's earlier sessions, and of the notes its team shared in its `.claude-mem/` (said to
+//! be the team's), that the prompt is about (what each is, when, its id, the words that
+//! matched), or nothing when none clears the bar (see `store::fts::recall`). Framed as
 //! the session-start context is: recorded history, not instructions, in the same wrapper, with
 //! stored text that reads as an order left out; never an item of this session, nor one the
 //! session-start context already gave it (see [`crate::given`]).
@@ -8,6 +9,8 @@
 //! It runs after the write, on the store the write opened, and whatever goes wrong (no index,
 //! a locked one, an error) it answers with the acknowledgement alone and a line in the log:
 //! the prompt is already on disk.
+
+use std::path::{Path, PathBuf};
 
 use super::context::{CLOSE, OPEN, handed, sealed, units};
 use crate::config::Config;
@@ -18,8 +21,9 @@ use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::Store;
 use crate::store::fts::Item;
-use crate::store::fts::recall::{Ask, Recalled, recall};
+use crate::store::fts::recall::{Ask, MIN_WORDS, Recalled, Team, content_words, recall};
 use crate::store::rows::{Kind, short_id};
+use crate::team::{self, digest::Digest};
 
 const EVENT: &str = "UserPromptSubmit";
 /// Items looked for at most; the budget usually lets fewer through.
@@ -28,6 +32,9 @@ const TITLE_CHARS: usize = 80;
 const SNIPPET_CHARS: usize = 160;
 const HEAD: &str = "Earlier work in this project that matches this prompt, best match first \
                     (ids for mcp__claude-mem__get or `claude-mem show`):\n";
+/// Said under the head when a team's note is listed.
+const TEAM_SAID: &str = "\"(team)\": a note a teammate shared in this project's .claude-mem/ \
+                         folder, not this user's own history.\n";
 
 /// The answer to a recorded prompt: context when something clears the bar, else the ack.
 pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) -> HookOutput {
@@ -46,12 +53,14 @@ pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) 
         let given = given.get_or_init(|| crate::given::read(config, session));
         !was_given(given, item)
     };
+    let team = team_digest(config, project, text);
     let ask = Ask {
         prompt: text,
         project,
         session,
         keep: &keep,
         limit: ITEMS,
+        team: team.as_ref().map(|(dir, digest)| Team { dir, digest }),
     };
     let rules = super::standing::for_prompt(store.conn(), project, text, || {
         crate::given::read(config, session)
@@ -78,6 +87,23 @@ pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) 
     }
 }
 
+/// The project's `.claude-mem/` folder and the digest of its notes that a prompt of `text`
+/// weighs (see `team::digest`): none when the prompt has not words enough to look up, or the
+/// project no folder (one `lstat`). A digest missing or stale is made again by a process of
+/// its own, started here (a stale one is read meanwhile; without one, the team's notes wait
+/// for the next prompt).
+fn team_digest(config: &Config, project: &str, text: &str) -> Option<(PathBuf, Digest)> {
+    if content_words(text).len() < MIN_WORDS {
+        return None;
+    }
+    let dir = team::read::folder(Path::new(project))?;
+    let digest = team::digest::read(config, project);
+    if !digest.as_ref().is_some_and(|d| d.fresh(&dir)) {
+        crate::detach::team_digest(config, project);
+    }
+    Some((dir, digest?))
+}
+
 /// Whether the session-start context showed `item`: a memory it named, or the first prompt,
 /// summary or closing message of a session it listed.
 fn was_given(given: &Given, item: &Item) -> bool {
@@ -102,29 +128,37 @@ fn render(rules: &str, found: &[Recalled], budget: usize) -> Option<String> {
     };
     let mut used = units(OPEN) + units(recorded::FRAME) + units(HEAD) + units(CLOSE);
     let mut entries = String::new();
+    let mut team = false;
     for hit in found {
         let entry = entry(hit);
-        let cost = units(&entry);
+        let said = match hit.team && !team {
+            true => units(TEAM_SAID),
+            false => 0,
+        };
+        let cost = units(&entry) + said;
         if used + cost > budget {
             continue;
         }
         used += cost;
+        team |= hit.team;
         entries.push_str(&entry);
     }
+    let said = if team { TEAM_SAID } else { "" };
     let items = match entries.is_empty() {
         true if rules.is_empty() => return None,
         true => String::new(),
-        false => format!("{HEAD}{entries}"),
+        false => format!("{HEAD}{said}{entries}"),
     };
     Some(format!("{OPEN}{}{rules}{items}{CLOSE}", recorded::FRAME))
 }
 
-/// One item: what it is, its id, when, its title, and the words around the match when they
-/// say more than the title.
+/// One item: what it is (a team's note said so), its id, when, its title, and the words around
+/// the match when they say more than the title.
 pub(super) fn entry(hit: &Recalled) -> String {
     let item = &hit.item;
     let what = match (item.kind, &item.tool_name) {
         (Kind::Observation, Some(tool)) => handed(tool, 40),
+        (kind, _) if hit.team => format!("{} (team)", kind.as_str()),
         (kind, _) => kind.as_str().to_string(),
     };
     let when = item
@@ -171,6 +205,7 @@ mod tests {
                 created_at: "2026-11-20T10:05:00.000Z".into(),
             },
             snippet: snippet.into(),
+            team: false,
         }
     }
 

@@ -46,6 +46,7 @@ pub fn open(
             session: current,
             keep: &keep,
             limit: PER_THREAD,
+            team: None,
         })
         .collect();
     let answers = recall_each(config, store.conn(), &asks).unwrap_or_else(|err| {

@@ -2,20 +2,24 @@
 //! machine's own memory in what the read commands and the MCP tools answer: searched with the
 //! same query, merged into the same ranking, fetched whole by id, and always marked as the
 //! team's. A note this database holds itself (the user's own shared file, read back in their
-//! own project) is shown once, as theirs; one the user forgot, never.
+//! own project) is shown once, as theirs; one the user forgot, never. And the digest of them
+//! that per-prompt recall reads, made here, in the process a hook starts for it.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 
 use crate::config::Config;
+use crate::fsutil;
 use crate::log::Log;
 use crate::recall::Recall;
 use crate::recorded;
 use crate::render;
 use crate::store::fts::rank::Standing;
-use crate::store::fts::{Hit, Index, Search, team};
+use crate::store::fts::stems::Stemmer;
+use crate::store::fts::{Hit, Index, Search, notes, team};
+use crate::team::digest::{self, Noted};
 use crate::team::{Note, read};
 
 /// What a line or a JSON result says of an item that is the team's.
@@ -131,6 +135,48 @@ pub fn here(config: &Config, dir: Option<&Path>) -> Option<String> {
 /// The project's notes, where there is no database of ours to hold any of them.
 pub fn notes_here(config: &Config, project: &str) -> Vec<Note> {
     read::all(Path::new(project), &Log::new(config, "team"))
+}
+
+/// Makes the digest of `project`'s team notes that per-prompt recall reads (see
+/// `team::digest`), but of this database's own shared files, unless the project has no
+/// `.claude-mem/` folder, another process is making it, or the one there is fresh: how many
+/// notes it holds, when it made one.
+pub fn digest(config: &Config, project: &str) -> Result<Option<usize>> {
+    let Some(dir) = read::folder(Path::new(project)) else {
+        return Ok(None);
+    };
+    fsutil::our_dir(&config.team_dir())?;
+    let Some(_making) = fsutil::try_lock(&digest::lock_path(config, project)) else {
+        return Ok(None);
+    };
+    if digest::read(config, project).is_some_and(|d| d.fresh(&dir)) {
+        return Ok(None);
+    }
+    // This database's own files are its items: they are never digested (nor their ids kept).
+    let mine = match Recall::open(config)? {
+        Some(recall) => recall.reader().store_id()?,
+        None => None,
+    };
+    let began = digest::now();
+    let found = read::within(&dir, digest::BOUNDS, Some(&Log::new(config, "team")));
+    let stamps = digest::stamps(&dir, &found.months)
+        .ok_or_else(|| anyhow!("{} changed while it was read", dir.display()))?;
+    let stemmer = Stemmer::new()?;
+    let notes = found
+        .notes
+        .iter()
+        .filter(|(_, note)| mine.as_deref() != Some(note.origin.as_str()))
+        .map(|(path, note)| {
+            let noted = Noted {
+                path: path.clone(),
+                origin: digest::hash(&note.origin),
+            };
+            Ok((noted, notes::terms(&stemmer, note)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (file, kept) = digest::encode(began, &stamps, notes);
+    digest::write(config, project, &file)?;
+    Ok(Some(kept))
 }
 
 /// A note whole, as `get` answers it: said to be the team's, each line that reads as an order

@@ -23,6 +23,7 @@ pub const MAX_NOTES: usize = 2_000;
 pub const MAX_TOTAL_BYTES: usize = 16 * 1024 * 1024;
 /// The most names of the folder looked at, and of month folders.
 pub const MAX_ENTRIES: usize = 20_000;
+/// The most month folders listed: a hundred years.
 const MAX_MONTHS: usize = 1_200;
 
 /// A file of the folder that may be a note: its month's folder, its name and kind.
@@ -54,32 +55,62 @@ pub fn folder(project: &Path) -> Option<PathBuf> {
     meta.is_dir().then_some(dir)
 }
 
+/// How much of a folder a read looks at: the names of each listing and the month folders
+/// listed, and of what they name the files read and the bytes of text kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub names: usize,
+    pub months: usize,
+    pub notes: usize,
+    pub bytes: usize,
+}
+
+/// What a hook lists of a folder: the names of a month's folder that a git host shows, of the
+/// newest five years. (Its files are read from their front: [`front`].)
+const HOOK: Bounds = Bounds {
+    names: 2_000,
+    months: 60,
+    notes: 256,
+    bytes: 0,
+};
+/// What of a note's file is read for a list of notes, or a snippet: its header and the start
+/// of its text.
+pub const FRONT_BYTES: u64 = 4096;
+
+/// What a search reads.
+const SEARCH: Bounds = Bounds {
+    names: MAX_ENTRIES,
+    months: MAX_MONTHS,
+    notes: MAX_NOTES,
+    bytes: MAX_TOTAL_BYTES,
+};
+
 /// The month folders of `dir`, newest first: real folders (the listing says, without a
 /// `stat`; a link is not one) named as [`format::month`] names them.
-fn months(dir: &Path) -> Vec<String> {
+fn months(dir: &Path, bounds: Bounds) -> Vec<String> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut months: Vec<String> = read
-        .take(MAX_ENTRIES)
+        .take(bounds.names)
         .filter_map(|e| {
             let e = e.ok()?;
             let name = e.file_name().into_string().ok()?;
             (format::is_month(&name) && e.file_type().ok()?.is_dir()).then_some(name)
         })
-        .take(MAX_MONTHS)
         .collect();
     months.sort_unstable_by(|a, b| b.cmp(a));
+    months.truncate(bounds.months);
     months
 }
 
 /// The files of one month's folder named as notes, newest first (by id; ties by name).
-fn month_entries(dir: &Path, month: &str) -> Vec<Entry> {
+fn month_entries(dir: &Path, month: &str, names: usize) -> Vec<Entry> {
     let Ok(read) = std::fs::read_dir(dir.join(month)) else {
         return Vec::new();
     };
     let mut found: Vec<Entry> = read
-        .take(MAX_ENTRIES)
+        .take(names)
         .filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
             let (kind, _) = format::parse_name(&name)?;
@@ -97,59 +128,101 @@ fn month_entries(dir: &Path, month: &str) -> Vec<Entry> {
 /// The notes' files of `dir`, newest first, month by month: a month's folder is listed only
 /// when the ones after it were not enough.
 pub fn entries(dir: &Path) -> impl Iterator<Item = Entry> {
+    listed(dir, SEARCH)
+}
+
+/// [`entries`] within `bounds`' names and months.
+fn listed(dir: &Path, bounds: Bounds) -> impl Iterator<Item = Entry> {
     let dir = dir.to_path_buf();
-    months(&dir)
+    months(&dir, bounds)
         .into_iter()
-        .flat_map(move |month| month_entries(&dir, &month))
-        .take(MAX_ENTRIES)
+        .flat_map(move |month| month_entries(&dir, &month, bounds.names))
+        .take(bounds.names)
 }
 
 /// The text of a file of the folder (`path` in it), if it is one to read; else why not.
 pub fn text(dir: &Path, path: &str) -> Result<String, String> {
-    let path = dir.join(path);
-    let file = fsutil::open_ours(&path, Access::Read).map_err(|err| err.to_string())?;
+    text_of(dir, path, MAX_FILE_BYTES).map_err(|why| why.to_string())
+}
+
+/// Why a file of the folder was not read.
+enum Unread {
+    /// It holds more than the bytes a read was allowed.
+    Larger(u64),
+    Not(String),
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::Larger(most) => write!(f, "it is larger than {most} bytes"),
+            Unread::Not(why) => f.write_str(why),
+        }
+    }
+}
+
+/// [`text`], of at most `most` bytes.
+fn text_of(dir: &Path, path: &str, most: u64) -> Result<String, Unread> {
+    let not = |err: std::io::Error| Unread::Not(err.to_string());
+    let file = fsutil::open_ours(&dir.join(path), Access::Read).map_err(not)?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| err.to_string())?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("it is larger than {MAX_FILE_BYTES} bytes"));
+    file.take(most + 1).read_to_end(&mut bytes).map_err(not)?;
+    if bytes.len() as u64 > most {
+        return Err(Unread::Larger(most));
     }
     if bytes.contains(&0) {
-        return Err("it is binary".into());
+        return Err(Unread::Not("it is binary".into()));
     }
-    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".into())
+    String::from_utf8(bytes).map_err(|_| Unread::Not("it is not UTF-8 text".into()))
+}
+
+/// The note in an entry's file of at most `most` bytes, and how many it held.
+fn parsed(dir: &Path, entry: &Entry, most: u64) -> Result<(Note, usize), Unread> {
+    let text = text_of(dir, &entry.path(), most)?;
+    let note =
+        format::parse(&text, entry.kind, entry.id()).map_err(|why| Unread::Not(why.into()))?;
+    Ok((note, text.len()))
 }
 
 /// The note in an entry, or `None` (and a line in the log) when it is not one to read.
 pub fn note(dir: &Path, entry: &Entry, log: &Log) -> Option<Note> {
-    let parsed = text(dir, &entry.path())
-        .and_then(|text| format::parse(&text, entry.kind, entry.id()).map_err(String::from));
-    match parsed {
-        Ok(note) => Some(note),
+    match parsed(dir, entry, MAX_FILE_BYTES) {
+        Ok((note, _)) => Some(note),
         Err(why) => {
-            log.line(
-                "WARN",
-                &format!(
-                    "skipped the team's file {}: {why}",
-                    dir.join(entry.path()).display()
-                ),
-            );
+            skipped(dir, entry, &why, log);
             None
         }
     }
 }
 
+fn skipped(dir: &Path, entry: &Entry, why: &Unread, log: &Log) {
+    log.line(
+        "WARN",
+        &format!(
+            "skipped the team's file {}: {why}",
+            dir.join(entry.path()).display()
+        ),
+    );
+}
+
 /// Up to `limit` of the notes in `dir` (a project's [`folder`]), newest first, but those
-/// whose id `skip` names (known from the name: the file is not read). At most three files are
-/// read per note, and 256 names looked at, so that a folder of bad files or of skipped ones
-/// costs little more; the months before are not listed once enough is found.
+/// whose id `skip` names (known from the name: the file is not read), each from the front of
+/// its file ([`FRONT_BYTES`]: its header, what a list shows). At most three files are read per
+/// note, and 256 names looked at, so that a folder of bad files or of skipped ones costs little
+/// more; the months before are not listed once enough is found; a listing is read as far as
+/// [`HOOK`] says, so that a hostile folder costs a hook little more either.
 pub fn newest(dir: &Path, limit: usize, log: &Log, skip: impl Fn(&str) -> bool) -> Vec<Note> {
-    entries(dir)
+    listed(dir, HOOK)
         .take(256)
         .filter(|e| !skip(e.id()))
         .take(limit.saturating_mul(3))
-        .filter_map(|e| note(dir, &e, log))
+        .filter_map(|e| match front(dir, &e.path(), FRONT_BYTES) {
+            Ok(note) => Some(note),
+            Err(why) => {
+                skipped(dir, &e, &Unread::Not(why), log);
+                None
+            }
+        })
         .take(limit)
         .collect()
 }
@@ -157,18 +230,92 @@ pub fn newest(dir: &Path, limit: usize, log: &Log, skip: impl Fn(&str) -> bool) 
 /// The project's notes a search looks through: the newest, at most [`MAX_NOTES`] of them and
 /// [`MAX_TOTAL_BYTES`] of text.
 pub fn all(project: &Path, log: &Log) -> Vec<Note> {
-    let Some(dir) = folder(project) else {
-        return Vec::new();
+    match folder(project) {
+        Some(dir) => within(&dir, SEARCH, Some(log))
+            .notes
+            .into_iter()
+            .map(|(_, note)| note)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// What a read of a folder found: the month folders it listed, newest first, and the notes in
+/// their files, each with its file's path in the folder.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub months: Vec<String>,
+    pub notes: Vec<(String, Note)>,
+}
+
+/// The newest notes of `dir` (a project's [`folder`]) within `bounds`: the files of the
+/// newest months, and of those the newest, until one more would pass a bound (a file that is
+/// not one to read counts as read; its bytes, as far as they were read, do not). A file
+/// skipped is said in `log`, when there is one.
+pub fn within(dir: &Path, bounds: Bounds, log: Option<&Log>) -> Found {
+    let mut found = Found::default();
+    let mut left = bounds.bytes as u64;
+    let mut read = 0;
+    for month in months(dir, bounds) {
+        if read == bounds.notes {
+            break;
+        }
+        let entries = month_entries(dir, &month, bounds.names);
+        found.months.push(month);
+        for entry in entries.into_iter().take(bounds.notes - read) {
+            read += 1;
+            let most = left.min(MAX_FILE_BYTES);
+            match parsed(dir, &entry, most) {
+                Ok((note, bytes)) => {
+                    left = left.saturating_sub(bytes as u64);
+                    found.notes.push((entry.path(), note));
+                }
+                // Not one to skip: the bytes left are too few for it.
+                Err(Unread::Larger(_)) if most < MAX_FILE_BYTES => return found,
+                Err(why) => {
+                    if let Some(log) = log {
+                        skipped(dir, &entry, &why, log);
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The note in the file at `path` of the folder `dir` (as [`Found`] names it), from the first
+/// `most` bytes of the file (its text cut there, at a character's bound), if it is one to read:
+/// at most [`MAX_FILE_BYTES`], and what is read of it UTF-8 text without NUL and a note; else
+/// why not.
+pub fn front(dir: &Path, path: &str, most: u64) -> Result<Note, String> {
+    let (month, name) = path
+        .split_once('/')
+        .ok_or("it is not in a month's folder")?;
+    let (kind, id) = format::parse_name(name).ok_or("its name is not a note's")?;
+    if !format::is_month(month) {
+        return Err("it is not in a month's folder".into());
+    }
+    let file = fsutil::open_ours(&dir.join(path), Access::Read).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(Unread::Larger(MAX_FILE_BYTES).to_string());
+    }
+    let mut bytes = Vec::new();
+    file.take(most)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.contains(&0) {
+        return Err("it is binary".into());
+    }
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        // Cut within a character: the text up to it.
+        Err(err) if err.error_len().is_none() => {
+            std::str::from_utf8(&bytes[..err.valid_up_to()]).map_err(|_| "it is not UTF-8 text")?
+        }
+        Err(_) => return Err("it is not UTF-8 text".into()),
     };
-    let mut bytes = 0;
-    entries(&dir)
-        .take(MAX_NOTES)
-        .filter_map(|e| note(&dir, &e, log))
-        .take_while(|n| {
-            bytes += n.body.len() + n.title.len();
-            bytes <= MAX_TOTAL_BYTES
-        })
-        .collect()
+    format::parse(text, kind, id).map_err(String::from)
 }
 
 /// The notes whose id, or the last group of it that short ids show, starts with `prefix`.

@@ -58,3 +58,5 @@ mod share;
 mod scrub;
 // `sync`: machines through a git remote, encrypted; converging, refusing, never in a hook.
 mod sync;
+// The team's notes in per-prompt recall: handed as the team's, within the folder's bounds.
+mod team_recall;

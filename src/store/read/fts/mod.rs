@@ -18,13 +18,16 @@ mod catch_up;
 mod context;
 mod doclists;
 mod merge;
+pub mod notes;
 mod query;
 pub mod rank;
 pub mod recall;
 mod schema;
 mod snippet;
+pub mod stems;
 mod suggest;
 pub mod team;
+mod team_recall;
 mod tokenizer;
 
 use std::path::Path;

@@ -15,6 +15,11 @@
 //! (0.4) of the weight of all the prompt's content words, a word the memory never saw counting as
 //! the rarest. So "thanks" (no content word) and "run the tests again" (one) abstain, and so
 //! does a prompt that shares only a common word or two with the project's history.
+//!
+//! The team's notes of the project (its `.claude-mem/` files) are weighed as if the index held
+//! them, through their digest (see `team_recall.rs`): a word's items are the index's and the
+//! notes' that hold it, and the items of the memory the index's and the notes'. Without an
+//! index ready, the notes are weighed among themselves.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -24,6 +29,8 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item};
+use super::team_recall::Side;
+pub use super::team_recall::Team;
 use super::{doclists, snippet, tokenizer};
 use crate::config::Config;
 
@@ -240,6 +247,9 @@ pub struct Ask<'a> {
     /// Whether an item may be shown (not one the session was already given).
     pub keep: &'a dyn Fn(&Item) -> bool,
     pub limit: usize,
+    /// The team's notes of the project, when it has a `.claude-mem/` folder and a digest of
+    /// it: weighed as if the index held them (but this database's own).
+    pub team: Option<Team<'a>>,
 }
 
 /// An item recalled, with the words around the first match.
@@ -247,10 +257,13 @@ pub struct Ask<'a> {
 pub struct Recalled {
     pub item: Item,
     pub snippet: String,
+    /// A teammate's note, not an item of ours.
+    pub team: bool,
 }
 
-/// The items of `ask.project`'s other sessions that clear the bar, best first; none when the
-/// index is not there or not ready. `main` is the database, to tell whether the index is.
+/// The items of `ask.project`'s other sessions, and its team's notes, that clear the bar, best
+/// first; none of ours when the index is not there or not ready. `main` is the database, to
+/// tell whether the index is.
 pub fn recall(config: &Config, main: &Connection, ask: &Ask) -> Result<Vec<Recalled>> {
     let mut found = recall_each(config, main, std::slice::from_ref(ask))?;
     Ok(found.pop().unwrap_or_default())
@@ -276,73 +289,161 @@ fn busy(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Each ask's answer; the index is not opened when no ask has words enough to look up.
+/// Each ask's answer; the index is not opened when no ask has words enough to look up. Without
+/// an index ready, the team's notes are weighed among themselves.
 fn look_each(config: &Config, main: &Connection, asks: &[Ask]) -> Result<Vec<Vec<Recalled>>> {
     let words: Vec<Vec<String>> = asks.iter().map(|a| content_words(a.prompt)).collect();
     let nothing = || vec![Vec::new(); asks.len()];
     if words.iter().all(|w| w.len() < MIN_WORDS) {
         return Ok(nothing());
     }
-    let Some((index, items)) = open_ready(config, main)? else {
-        return Ok(nothing());
+    let index = match open_ready(config, main) {
+        Err(err) if busy(&err) => None,
+        index => index?,
     };
+    if index.is_none() && asks.iter().all(|a| a.team.is_none()) {
+        return Ok(nothing());
+    }
     asks.iter()
         .zip(&words)
         .map(|(ask, words)| match words.len() < MIN_WORDS {
             true => Ok(Vec::new()),
-            false => look(&index, items, ask, words),
+            false => look(main, index.as_ref(), ask, words),
         })
         .collect()
 }
 
-/// The items of the index that clear the bar for `ask`, whose content words are `words`.
-fn look(index: &Connection, items: u64, ask: &Ask, words: &[String]) -> Result<Vec<Recalled>> {
-    let weight = |found: usize| (1.0 + items as f64 / found.max(1) as f64).ln();
-    // (word as queried, its weight, the items that hold it)
-    let mut found: Vec<(String, f64, Vec<i64>)> = Vec::new();
+/// A content word of the prompt that some item or note holds.
+struct Word {
+    /// Its place among the prompt's content words.
+    at: usize,
+    /// As queried.
+    query: String,
+    weight: f64,
+    /// The index's items that hold it, and the team's notes (by place in their digest).
+    items: Vec<i64>,
+    notes: Vec<i64>,
+}
+
+/// The items of the index (with how many it holds) and the team's notes that clear the bar
+/// for `ask`, best first; its content words are `words`. A note counts as an item of the
+/// index: in how many hold a word, and in how many there are.
+fn look(
+    main: &Connection,
+    index: Option<&(Connection, u64)>,
+    ask: &Ask,
+    words: &[String],
+) -> Result<Vec<Recalled>> {
+    let none = || vec![Some(Vec::new()); words.len()];
+    let items = match index {
+        Some((index, _)) => doclists::read(index, words, COMMON)?,
+        None => none(),
+    };
+    let team = match &ask.team {
+        Some(team) => Some(Side::new(main, index.map(|(i, _)| i), team, words)?),
+        None => None,
+    };
+    let held = team.as_ref().map_or_else(none, Side::lists);
+    let all = index.map_or(0, |(_, n)| *n) + team.as_ref().map_or(0, |t| t.count);
+    let weight = |found: usize| (1.0 + all as f64 / found.max(1) as f64).ln();
+    let mut found: Vec<Word> = Vec::new();
     let mut whole = 0.0;
-    for (word, rows) in words.iter().zip(doclists::read(index, words, COMMON)?) {
+    for (at, ((word, items), notes)) in words.iter().zip(items).zip(held).enumerate() {
         // A common word is as good as a stop word here: out of the query and of the weight.
-        let Some(rows) = rows else {
+        let (Some(items), Some(notes)) = (items, notes) else {
             continue;
         };
-        whole += weight(rows.len());
-        if !rows.is_empty() {
-            found.push((format!("\"{word}\""), weight(rows.len()), rows));
+        let holding = items.len() + notes.len();
+        if holding > COMMON {
+            continue;
         }
-    }
-    let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
-    for (_, weight, rows) in &found {
-        for &row in rows {
-            let score = scores.entry(row).or_default();
-            score.0 += weight;
-            score.1 += 1;
+        whole += weight(holding);
+        if holding > 0 {
+            found.push(Word {
+                at,
+                query: format!("\"{word}\""),
+                weight: weight(holding),
+                items,
+                notes,
+            });
         }
     }
     let bar = COVERAGE * whole;
+    let mut out = match index {
+        Some((index, _)) => {
+            let passing = passing(&found, |w| &w.items, |row| -row, bar);
+            ours(index, ask, &found, passing)?
+        }
+        None => Vec::new(),
+    };
+    if let Some(team) = &team {
+        let passing = passing(&found, |w| &w.notes, |n| n, bar);
+        let places: Vec<usize> = found.iter().map(|w| w.at).collect();
+        let handed = team.hand(main, (ask.project, ask.limit), ask.keep, &places, passing)?;
+        for (score, item, snippet) in handed {
+            let team = true;
+            out.push((
+                score,
+                Recalled {
+                    item,
+                    snippet,
+                    team,
+                },
+            ));
+        }
+    }
+    // Best first; among equals ours first, each list in its own order (a stable sort).
+    out.sort_by(|a, b| b.0.total_cmp(&a.0));
+    out.truncate(ask.limit);
+    Ok(out.into_iter().map(|(_, recalled)| recalled).collect())
+}
+
+/// The rows (of the index, or of the notes) that clear `bar` by the words `found` of them, with
+/// their scores, best first; among equals the newest, the row whose `age` is the least (the
+/// index's larger document ids are later rows; the notes are numbered newest first).
+fn passing(
+    found: &[Word],
+    rows: impl Fn(&Word) -> &Vec<i64>,
+    age: impl Fn(i64) -> i64,
+    bar: f64,
+) -> Vec<(i64, f64)> {
+    let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
+    for word in found {
+        for &row in rows(word) {
+            let score = scores.entry(row).or_default();
+            score.0 += word.weight;
+            score.1 += 1;
+        }
+    }
     let mut passing: Vec<(i64, f64)> = scores
         .into_iter()
         .filter(|(_, (score, words))| *words >= MIN_WORDS && *score >= bar)
         .map(|(row, (score, _))| (row, score))
         .collect();
-    // Best first; among equals the newest (larger document ids are later rows).
-    passing.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    passing.sort_by(|a, b| b.1.total_cmp(&a.1).then(age(a.0).cmp(&age(b.0))));
     passing.truncate(LOOKED_AT);
+    passing
+}
+
+/// The items of `passing` (rows of the index, with their scores) that `ask` may be given, up to
+/// its limit, each with its score: of its project, not of its session, kept by its filter.
+fn ours(
+    index: &Connection,
+    ask: &Ask,
+    found: &[Word],
+    passing: Vec<(i64, f64)>,
+) -> Result<Vec<(f64, Recalled)>> {
     if passing.is_empty() {
         return Ok(Vec::new());
     }
-    let query: Vec<&str> = found.iter().map(|(q, _, _)| q.as_str()).collect();
+    let query: Vec<&str> = found.iter().map(|w| w.query.as_str()).collect();
     let query = query.join(" OR ");
     let mut doc = index.prepare(&format!(
         "SELECT {ITEM_COLUMNS} FROM docs d
           WHERE d.id = ?1 AND d.project_dir = ?2 AND d.session_id <> ?3 AND d.kind <> 'session'"
     ))?;
-    let mut marked = index.prepare(
-        "SELECT highlight(fts, 0, char(2), char(3)), highlight(fts, 1, char(2), char(3))
-           FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
-    )?;
     let mut out = Vec::new();
-    for (row, _) in passing {
+    for (row, score) in passing {
         let Some(item) = doc
             .query_row(params![row, ask.project, ask.session], item)
             .optional()?
@@ -352,21 +453,35 @@ fn look(index: &Connection, items: u64, ask: &Ask, words: &[String]) -> Result<V
         if !(ask.keep)(&item) {
             continue;
         }
-        let columns: [String; 2] = marked.query_row(params![query, row], |r| {
-            Ok([
-                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
-                r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-            ])
-        })?;
-        out.push(Recalled {
-            item,
-            snippet: snippet(&columns).0,
-        });
+        let snippet = marked(index, &query, row)?;
+        out.push((
+            score,
+            Recalled {
+                item,
+                snippet,
+                team: false,
+            },
+        ));
         if out.len() >= ask.limit {
             break;
         }
     }
     Ok(out)
+}
+
+/// The words around the first match of `query` in document `row` of `index`.
+fn marked(index: &Connection, query: &str, row: i64) -> Result<String> {
+    let mut marked = index.prepare_cached(
+        "SELECT highlight(fts, 0, char(2), char(3)), highlight(fts, 1, char(2), char(3))
+           FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
+    )?;
+    let columns: [String; 2] = marked.query_row(params![query, row], |r| {
+        Ok([
+            r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+            r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+        ])
+    })?;
+    Ok(snippet(&columns).0)
 }
 
 /// The prompt's content words, lower case, each once: the [`MAX_WORDS`] longest.

@@ -1,17 +1,17 @@
 //! The team's notes searched as the index searches our own items: the same query, tokenizer,
-//! ranking and snippets, in an index built in memory for the one search and then dropped, so
-//! that nothing of a teammate's text is written into this machine's files.
+//! ranking and snippets, in an index built in memory for the one search (see `notes.rs`).
 
 use std::collections::HashMap;
 
 use anyhow::Result;
 use rusqlite::{Connection, params};
 
+use super::notes::{item, kind};
 use super::rank::{self, Candidate};
 use super::snippet::snippet;
-use super::{Hit, Item, Search, WEIGHTS, tokenizer};
+use super::{Hit, Search, WEIGHTS};
 use crate::store::rows::Kind;
-use crate::team::{Note, NoteKind};
+use crate::team::Note;
 
 /// The notes that match `search`, best first: as [`super::Index::search`] answers, each with
 /// `project` as its project. A search for a session or a tool finds none (a note has neither
@@ -47,22 +47,19 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
     Ok(hits)
 }
 
-/// The notes in an index of their own, in memory, each under its place in `notes`.
+/// The notes in an index of their own, in memory (see `notes.rs`), with what a search filters
+/// them by beside it.
 fn index(notes: &[Note]) -> Result<Connection> {
-    let conn = Connection::open_in_memory()?;
-    tokenizer::register(&conn)?;
+    let conn = super::notes::index(notes)?;
     rank::register(&conn)?;
     conn.execute_batch(
-        "CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
-         CREATE TABLE notes (id INTEGER PRIMARY KEY, kind TEXT, created_at TEXT, files TEXT);
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, kind TEXT, created_at TEXT, files TEXT);
          BEGIN;",
     )?;
     {
-        let mut text = conn.prepare("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?;
         let mut meta = conn.prepare("INSERT INTO notes VALUES (?1, ?2, ?3, ?4)")?;
         for (n, note) in notes.iter().enumerate() {
             let files: String = note.files.iter().map(|f| format!("/{f}\n")).collect();
-            text.execute(params![n as i64, note.title, plain(&note.body)])?;
             meta.execute(params![
                 n as i64,
                 kind(note.kind).as_str(),
@@ -133,46 +130,10 @@ fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, Has
     Ok((candidates, found))
 }
 
-/// A note's Markdown as the words worth finding: without its headings (`## Facts` in every
-/// memory would make `facts` find them all) and the marks of its lists.
-fn plain(body: &str) -> String {
-    body.lines()
-        .map(str::trim_start)
-        .filter(|line| !line.starts_with('#'))
-        .map(|line| line.strip_prefix("- ").unwrap_or(line))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn kind(kind: NoteKind) -> Kind {
-    match kind {
-        NoteKind::Memory => Kind::Memory,
-        NoteKind::Summary => Kind::Summary,
-    }
-}
-
-/// A note as a list shows an item.
-pub fn item(note: &Note, project: &str) -> Item {
-    Item {
-        kind: kind(note.kind),
-        id: note.id.clone(),
-        session_id: note.session.clone(),
-        project_dir: Some(project.to_string()),
-        tool_name: None,
-        files: note
-            .files
-            .iter()
-            .map(|f| format!("{}/{f}", project.trim_end_matches('/')))
-            .collect(),
-        prompt_number: None,
-        title: note.title.clone(),
-        created_at: note.when.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::team::NoteKind;
 
     fn note(id: &str, title: &str, body: &str) -> Note {
         Note {

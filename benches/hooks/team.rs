@@ -91,6 +91,11 @@ pub fn plant(dir: &Path) -> Result<Folders> {
         let text = if n >= FILES - LARGE { &large } else { ANSWER };
         note(&hostile, "2026-11", n, "a hostile note", text)?;
     }
+    // Each a project of its own, as a clone is: the bench's folder is inside this repository,
+    // whose top would otherwise be their project.
+    for project in [&team, &hostile] {
+        fs::write(project.join(".claude-mem-project"), "")?;
+    }
     // The digest of a folder changed within its racy window (2 to 3 s, in whole seconds) is
     // made again by the next prompt: wait it out, as the runs are not to make one.
     std::thread::sleep(Duration::from_millis(3_100));

@@ -66,37 +66,18 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
             ..Report::default()
         });
     };
-    match crate::store::layout::settle(config) {
-        Ok(crate::store::layout::Settled::Moved { from }) => log.line(
-            "INFO",
-            &format!(
-                "moved the files of an earlier release from {}",
-                from.display()
-            ),
-        ),
-        Ok(_) => {}
-        // Nothing may be written at the new place before the old database has moved.
-        Err(err) => return Err(err.context("cannot move the files of an earlier release")),
-    }
+    settle(config, &log)?;
     let started = Instant::now();
     let mut report = Report {
         wal_before: store::wal_bytes(config),
         ..Report::default()
     };
     let mut retention_due = crate::marks::retention_due(config);
-    let mut join_due = !config.projects_joined_flag().exists();
+    let mut projects_due = true;
     loop {
         let mut store = Store::open(config, Instant::now() + Duration::from_secs(5))?;
-        if std::mem::take(&mut join_due) {
-            join_projects(config, &store, &log);
-        }
-        // Each pass: another machine's sessions, synced before this machine had a checkout
-        // of their repository, filed under it now that it has one.
-        if let Err(err) = store::projects::adopt(store.conn(), &crate::clock::now()) {
-            log.line(
-                "WARN",
-                &format!("could not file synced sessions under their checkout: {err:#}"),
-            );
+        if std::mem::take(&mut projects_due) {
+            file_projects(config, &store, &log);
         }
         let backlog = spill::ingest(&mut store, config, &log, FULL_SLICE);
         report.applied += backlog.applied;
@@ -141,6 +122,38 @@ pub fn run(config: &Config, auto: bool) -> Result<Report> {
         catch_up_index(config, &log);
     }
     Ok(report)
+}
+
+/// The files of an earlier release moved to where this one keeps them, before anything is
+/// written at the new place.
+fn settle(config: &Config, log: &Log) -> Result<()> {
+    match crate::store::layout::settle(config) {
+        Ok(crate::store::layout::Settled::Moved { from }) => log.line(
+            "INFO",
+            &format!(
+                "moved the files of an earlier release from {}",
+                from.display()
+            ),
+        ),
+        Ok(_) => {}
+        Err(err) => return Err(err.context("cannot move the files of an earlier release")),
+    }
+    Ok(())
+}
+
+/// Sessions filed under their project, once a pass: those an earlier release recorded under a
+/// subfolder of a repository (once ever, see [`join_projects`]), and another machine's,
+/// synced before this machine had a checkout of their repository.
+fn file_projects(config: &Config, store: &Store, log: &Log) {
+    if !config.projects_joined_flag().exists() {
+        join_projects(config, store, log);
+    }
+    if let Err(err) = store::projects::adopt(store.conn(), &crate::clock::now()) {
+        log.line(
+            "WARN",
+            &format!("could not file synced sessions under their checkout: {err:#}"),
+        );
+    }
 }
 
 /// Once: the sessions an earlier release recorded under a subfolder or a linked worktree of a

@@ -56,21 +56,7 @@ fn a_claude_code_session_is_recorded_and_its_memory_reaches_the_next_one() {
     let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
     let project = env.root.path().join("project");
     fs::create_dir(&project).unwrap();
-    // Claude Code reports the project dir resolved; so must we, or a /tmp symlink (macOS)
-    // would make the comparison fail for the wrong reason.
-    let project = project.canonicalize().unwrap();
-    let mock = MockApi::start(Duration::from_secs(600)).unwrap();
-    let _diagnostics = Diagnostics {
-        root: env.root.path().to_path_buf(),
-        home: env.home(),
-        data_dir: env.data_dir.clone(),
-    };
-    let run = Run {
-        claude,
-        env,
-        project,
-        base_url: mock.base_url(),
-    };
+    let (run, mock, _diagnostics) = sandbox(claude, env, &project);
 
     install_hooks(&run);
     let first = first_session(&run, &mock);
@@ -99,25 +85,9 @@ fn a_session_started_in_a_subfolder_gets_what_the_repositorys_top_would() {
     let top = env.root.path().join("shop");
     let sub = top.join("invoices");
     fs::create_dir_all(&sub).unwrap();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&top)
-        .output()
-        .unwrap();
-    assert!(git.status.success(), "git init: {git:?}");
-    let (top, sub) = (top.canonicalize().unwrap(), sub.canonicalize().unwrap());
-    let mock = MockApi::start(Duration::from_secs(600)).unwrap();
-    let _diagnostics = Diagnostics {
-        root: env.root.path().to_path_buf(),
-        home: env.home(),
-        data_dir: env.data_dir.clone(),
-    };
-    let mut run = Run {
-        claude,
-        env,
-        project: top,
-        base_url: mock.base_url(),
-    };
+    harness::git_in(&top, &["init", "-q"]);
+    let sub = sub.canonicalize().unwrap();
+    let (mut run, mock, _diagnostics) = sandbox(claude, env, &top);
     install_hooks(&run);
     let first = first_session(&run, &mock);
     wait_for_the_index(&run);
@@ -137,19 +107,7 @@ fn a_rule_said_fifteen_sessions_ago_reaches_the_model_when_the_prompt_asks_for_c
     let env = Env::new();
     let project = env.root.path().join("project");
     fs::create_dir(&project).unwrap();
-    let project = project.canonicalize().unwrap();
-    let mock = MockApi::start(Duration::from_secs(600)).unwrap();
-    let _diagnostics = Diagnostics {
-        root: env.root.path().to_path_buf(),
-        home: env.home(),
-        data_dir: env.data_dir.clone(),
-    };
-    let run = Run {
-        claude,
-        env,
-        project,
-        base_url: mock.base_url(),
-    };
+    let (run, mock, _diagnostics) = sandbox(claude, env, &project);
     install_hooks(&run);
     mock.set_script(vec![Reply::Text("Noted.".into())]);
     run.session("rule", RULE_PROMPT);
@@ -728,6 +686,25 @@ fn install_hooks(run: &Run) {
 }
 
 /// Everything one `claude -p` run needs.
+/// A run of `claude` in `env` with `project` (made already) as its folder, against a mock of
+/// the API, and what a failure prints. Claude Code reports the project dir resolved; so must
+/// we, or a /tmp symlink (macOS) would make comparisons fail for the wrong reason.
+fn sandbox(claude: PathBuf, env: Env, project: &Path) -> (Run, MockApi, Diagnostics) {
+    let mock = MockApi::start(Duration::from_secs(600)).unwrap();
+    let diagnostics = Diagnostics {
+        root: env.root.path().to_path_buf(),
+        home: env.home(),
+        data_dir: env.data_dir.clone(),
+    };
+    let run = Run {
+        claude,
+        env,
+        project: project.canonicalize().unwrap(),
+        base_url: mock.base_url(),
+    };
+    (run, mock, diagnostics)
+}
+
 struct Run {
     claude: PathBuf,
     /// The sandbox; each run leaves its debug log and output at its root, for `Diagnostics`.

@@ -13,21 +13,17 @@ const EARLIER: &str = "5b2d7e31-0c4a-4e8f-9a61-2f7c3b9d1e04";
 const FIX: &str = "Make gunicorn bind to port 8041 in production, behind the nginx proxy";
 const ASK: &str = "Which port does gunicorn bind to in production behind nginx?";
 
-fn git(dir: &Path, args: &[&str]) {
-    git_in(dir, args);
-}
-
 /// A repository with a commit, a subfolder `invoices/` and a linked worktree beside it.
 fn repository(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
     let top = env.tmp().join("shop");
     let sub = top.join("invoices");
     std::fs::create_dir_all(&sub).unwrap();
-    git(&top, &["init", "-q", "-b", "main"]);
+    git_in(&top, &["init", "-q", "-b", "main"]);
     std::fs::write(sub.join("app.py"), "print('hi')\n").unwrap();
-    git(&top, &["add", "."]);
-    git(&top, &["commit", "-q", "-m", "first"]);
+    git_in(&top, &["add", "."]);
+    git_in(&top, &["commit", "-q", "-m", "first"]);
     let worktree = env.tmp().join("shop-feature");
-    git(
+    git_in(
         &top,
         &[
             "worktree",
@@ -204,7 +200,7 @@ fn recorded_under_a_subfolder(env: &Env) -> (PathBuf, PathBuf) {
                "tool_response": {"stdout": "bind = '0.0.0.0:8041'", "stderr": ""}}),
     );
     assert_clean(&env.hook("capture", &capture));
-    git(&top, &["init", "-q", "-b", "main"]);
+    git_in(&top, &["init", "-q", "-b", "main"]);
     (top, sub)
 }
 

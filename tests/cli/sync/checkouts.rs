@@ -6,14 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
-fn in_dir(dir: &Path, args: &[&str]) {
-    git_in(dir, args);
-}
-
 /// The code's repository, bare, and a clone of it at `path`.
 fn clone(origin: &Path, path: &Path) -> PathBuf {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    in_dir(
+    git_in(
         path.parent().unwrap(),
         &[
             "clone",
@@ -29,12 +25,12 @@ fn clone(origin: &Path, path: &Path) -> PathBuf {
 fn origin(dir: &Path) -> PathBuf {
     let work = dir.join("seed");
     std::fs::create_dir_all(&work).unwrap();
-    in_dir(&work, &["init", "--quiet", "-b", "main"]);
+    git_in(&work, &["init", "--quiet", "-b", "main"]);
     std::fs::write(work.join("README"), "shop\n").unwrap();
-    in_dir(&work, &["add", "."]);
-    in_dir(&work, &["commit", "--quiet", "-m", "first"]);
+    git_in(&work, &["add", "."]);
+    git_in(&work, &["commit", "--quiet", "-m", "first"]);
     let bare = dir.join("shop.git");
-    in_dir(
+    git_in(
         dir,
         &[
             "clone",

@@ -8,6 +8,7 @@ use super::{nothing_captured, scope_hint};
 use crate::cli::{KindArg, SearchArgs};
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::names::Names;
 use crate::recall::search::{Found, Page, Request};
 use crate::recall::team;
 use crate::render::{self, Color, Style, Table, cell};
@@ -32,8 +33,11 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         offset: scope.offset,
     }
     .check("--")?;
-    let page = match request.find(&config)? {
-        Found::Page(page, _) => *page,
+    let (page, names) = match request.find(&config)? {
+        Found::Page(page, recall) => {
+            let names = recall.map(|r| Names::load(r.reader())).transpose()?;
+            (*page, names)
+        }
         Found::NoWords => {
             return Ok(Report {
                 found_nothing: true,
@@ -69,10 +73,10 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     let stdout = if scope.json {
         page.hits
             .iter()
-            .map(|h| render::json_line(&to_json(h, &page, page.team.contains(&h.item.id))))
+            .map(|h| render::json_line(&to_json(h, &page, names.as_ref())))
             .collect()
     } else {
-        lines(&page, &style, project.is_none())
+        lines(&page, &style, project.is_none(), names.as_ref())
     };
     let more = page
         .next
@@ -114,7 +118,7 @@ fn kind(arg: KindArg) -> Kind {
 
 /// One line a result: id, when, what (the tool, or the kind; `(team)` after a team's note),
 /// session, and the snippet; the project too when searching them all.
-fn lines(page: &Page, style: &Style, all: bool) -> String {
+fn lines(page: &Page, style: &Style, all: bool, names: Option<&Names>) -> String {
     let (hits, team) = (&page.hits, &page.team);
     let mut table = Table::default();
     for hit in hits {
@@ -133,9 +137,11 @@ fn lines(page: &Page, style: &Style, all: bool) -> String {
             cell(short_id(&item.session_id)).color(Color::Id),
         ];
         if all {
-            row.push(cell(render::path(
-                item.project_dir.as_deref().unwrap_or("-"),
-            )));
+            let dir = item.project_dir.as_deref();
+            row.push(cell(match names {
+                Some(names) => names.shown(dir),
+                None => render::path(dir.unwrap_or("-")),
+            }));
         }
         row.push(cell(style.highlight(&hit.snippet, &hit.matches)));
         table.row(row);
@@ -145,14 +151,20 @@ fn lines(page: &Page, style: &Style, all: bool) -> String {
 
 /// The documented JSON shape of one result of `page`; `source` is `team` for a team's note,
 /// else `own`.
-fn to_json(hit: &Hit, page: &Page, team: bool) -> serde_json::Value {
+fn to_json(hit: &Hit, page: &Page, names: Option<&Names>) -> serde_json::Value {
     let item = &hit.item;
+    let team = page.team.contains(&item.id);
+    let project_name = item.project_dir.as_deref().map(|dir| match names {
+        Some(names) => names.name(dir),
+        None => crate::project::name(None, dir),
+    });
     json!({
         "id": item.id,
         "short_id": short_id(&item.id),
         "kind": item.kind.as_str(),
         "session_id": item.session_id,
         "project": item.project_dir,
+        "project_name": project_name,
         "tool": item.tool_name,
         "files": item.files,
         "prompt_number": item.prompt_number,

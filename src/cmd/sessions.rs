@@ -6,6 +6,7 @@ use super::{bounds, nothing_captured, project, scope_hint};
 use crate::cli::Scope;
 use crate::config::Config;
 use crate::emit::Report;
+use crate::recall::names::Names;
 use crate::recall::{Recall, whole};
 use crate::render::{self, Color, Style, Table, cell};
 use crate::store::read::{SessionFilter, SessionOverview};
@@ -41,22 +42,28 @@ pub fn sessions(scope: &Scope) -> Result<Report> {
         });
     }
     let style = Style::detect();
+    let names = Names::load(recall.reader())?;
     let stdout = if scope.json {
         sessions
             .iter()
-            .map(|s| render::json_line(&whole::overview_json(s)))
+            .map(|s| {
+                let mut value = whole::overview_json(s);
+                value["project_name"] = s.project_dir.as_deref().map(|d| names.name(d)).into();
+                render::json_line(&value)
+            })
             .collect()
     } else {
-        table(&sessions, &style, project.is_none())
+        table(&sessions, &style, project.is_none().then_some(&names))
     };
     Ok(stdout.into())
 }
 
-fn table(sessions: &[SessionOverview], style: &Style, all: bool) -> String {
+/// The sessions, a line each; with the project of each when `names` are given (`--all`).
+fn table(sessions: &[SessionOverview], style: &Style, names: Option<&Names>) -> String {
     let mut table = Table::default();
     if style.terminal {
         let mut header = vec!["SESSION", "STARTED", "TOOK", "PROMPTS", "TOOLS", "FILES"];
-        if all {
+        if names.is_some() {
             header.push("PROJECT");
         }
         header.push("FIRST REQUEST");
@@ -79,8 +86,8 @@ fn table(sessions: &[SessionOverview], style: &Style, all: bool) -> String {
             cell(render::count(s.tool_calls)).right(),
             cell(render::count(s.files_changed.len() as i64)).right(),
         ];
-        if all {
-            row.push(cell(render::path(s.project_dir.as_deref().unwrap_or("-"))));
+        if let Some(names) = names {
+            row.push(cell(names.shown(s.project_dir.as_deref())));
         }
         row.push(cell(render::fit(
             s.first_prompt.as_deref().unwrap_or(""),

@@ -41,6 +41,8 @@ struct Status {
     warnings: Warnings,
     /// The project of the folder status runs in, as the hooks would record it.
     here: Option<crate::project::Project>,
+    /// What that project is called on every machine (`project::identity`), for a repository.
+    identity: Option<String>,
 }
 
 pub fn status(json: bool) -> Result<Report> {
@@ -68,6 +70,9 @@ pub fn status(json: bool) -> Result<Report> {
             (spill.waiting, spill.quarantined)
         },
         warnings: crate::health::log::warnings(&config, &crate::health::log::a_day_ago()),
+        identity: here(&config)
+            .filter(|p| p.why != crate::project::Why::Folder)
+            .and_then(|p| crate::project::identity(&p.root)),
         here: here(&config),
         config,
     };
@@ -104,6 +109,7 @@ fn to_json(s: &Status) -> Value {
         "project": s.here.as_ref().map(|p| json!({
             "root": p.root,
             "why": p.why.key(),
+            "identity": s.identity,
             "worktree": match &p.why {
                 crate::project::Why::Worktree(top) => Some(top),
                 _ => None,
@@ -182,7 +188,15 @@ fn text(s: &Status, style: &Style) -> String {
     if let Some(here) = &s.here {
         line(
             "project",
-            format!("{} ({})", here.root.display(), here.why.describe()),
+            match &s.identity {
+                Some(id) => format!(
+                    "{} ({}; known on every machine by {})",
+                    here.root.display(),
+                    here.why.describe(),
+                    crate::project::describe_identity(id)
+                ),
+                None => format!("{} ({})", here.root.display(), here.why.describe()),
+            },
             None,
         );
     }

@@ -8,6 +8,7 @@
 //! opens a new one per call sees a database or an index that was deleted or replaced
 //! meanwhile.
 
+pub mod names;
 pub mod rules;
 pub mod search;
 pub mod team;

@@ -155,12 +155,19 @@ fn a_marker_file_or_a_configured_root_makes_a_subfolder_a_project_of_its_own() {
         .find(|l| l.starts_with("project "))
         .unwrap_or_default();
     assert!(
-        line.ends_with(&format!(
-            "{} (the top of its git repository)",
+        line.contains(&format!(
+            "{} (the top of its git repository; known on every machine by its first commit ",
             top.display()
         )),
         "{status}"
     );
+    git_in(
+        &top,
+        &["remote", "add", "origin", "git@github.com:Acme/Shop.git"],
+    );
+    let status = run_in(&configured, &top, &["status", "--json"]);
+    let v: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(v["project"]["identity"], "github.com/Acme/Shop", "{status}");
 }
 
 /// Each row that names a project, as `(table, session, project)`, sorted.

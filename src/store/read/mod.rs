@@ -184,6 +184,15 @@ impl Reader {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The identity sync brought for each folder another machine recorded sessions under.
+    pub fn project_identities(&self) -> Result<std::collections::HashMap<String, String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT project_dir, identity FROM project_ids")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// What a full id names, if it names anything.
     pub fn kind_of(&self, id: &str) -> Result<Option<Kind>> {
         let found: Option<String> = self

@@ -108,3 +108,53 @@ fn checkouts_at_different_paths_see_each_others_sessions() {
     assert_no_duplicate(&a);
     assert_no_duplicate(&b);
 }
+
+/// A repository with one commit and no remote, at `path`.
+fn repository(path: &Path) -> PathBuf {
+    std::fs::create_dir_all(path).unwrap();
+    git_in(path, &["init", "--quiet", "-b", "main"]);
+    std::fs::write(path.join("README"), "shop\n").unwrap();
+    git_in(path, &["add", "."]);
+    git_in(path, &["commit", "--quiet", "-m", "first"]);
+    path.to_path_buf()
+}
+
+#[test]
+fn copies_of_a_repository_without_a_remote_are_one_project_by_their_first_commit() {
+    let remote = Remote::new();
+    let a = machine();
+    let b = machine();
+    let at_a = repository(&a.tmp().join("work/shop"));
+    let at_b = b.tmp().join("src/shop-copy");
+    std::fs::create_dir_all(at_b.parent().unwrap()).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .args([&at_a, &at_b])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    session(&a, OF_A, at_a.to_str().unwrap(), &["alpha"]);
+    let token = start(&a, &remote);
+    sync(&a);
+    std::fs::rename(&at_a, at_a.with_extension("away")).unwrap();
+
+    // Before B files them under its copy, A's sessions are shown by the repository's name,
+    // not by a path of A's.
+    join(&b, &remote, &token);
+    sync(&b);
+    let out = b.command().args(["sessions", "--all"]).output().unwrap();
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert!(listed.contains(" shop "), "{listed}");
+    assert!(
+        !listed.contains("work/shop"),
+        "A's path shown on B: {listed}"
+    );
+
+    session(&b, OF_B, at_b.to_str().unwrap(), &["bravo"]);
+    b.wait_for_maintenance();
+    let out = b.command().arg("maintain").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let both: BTreeSet<String> = [OF_A, OF_B].map(String::from).into();
+    assert_eq!(sessions_in(&b, &at_b), both);
+    assert_no_duplicate(&b);
+}

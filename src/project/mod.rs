@@ -10,7 +10,11 @@
 //! `commondir` files), never by running git: the hooks ask on every write. What it reads
 //! belongs to the user's checkout and is read bounded; nothing is written.
 
+mod identity;
+
 use std::path::{Path, PathBuf};
+
+pub use identity::{describe as describe_identity, identity, name};
 
 /// The file that makes its folder a project of its own, whatever repository it is in.
 pub const MARKER: &str = ".claude-mem-project";
@@ -106,76 +110,6 @@ pub fn of(dir: &Path, roots: &[PathBuf]) -> Project {
     }
 }
 
-/// The identity of the repository whose work tree's top is `root`, the same on every machine
-/// whatever the path of the checkout: the URL of its `origin` remote (else of its first
-/// remote), normalised (`git@github.com:Acme/Shop.git`, `https://user:token@github.com/Acme/Shop`
-/// and `ssh://git@github.com/Acme/Shop/` are all `github.com/Acme/Shop`; a credential is never
-/// part of it). `None` without a remote: the project is then known by its path.
-pub fn identity(root: &Path) -> Option<String> {
-    let config = small_text(&root.join(".git").join("config"), CONFIG_FILE)?;
-    let mut remote: Option<&str> = None;
-    let mut first: Option<String> = None;
-    for line in config.lines().map(str::trim) {
-        if line.starts_with('[') {
-            remote = line
-                .strip_prefix("[remote \"")
-                .and_then(|rest| rest.strip_suffix("\"]"));
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let (Some(name), "url") = (remote, key.trim()) else {
-            continue;
-        };
-        let url = normalised(value.trim())?;
-        if name == "origin" {
-            return Some(url);
-        }
-        first.get_or_insert(url);
-    }
-    first
-}
-
-/// Bytes read of a repository's `config`.
-const CONFIG_FILE: u64 = 64 * 1024;
-
-/// A remote's URL without its scheme, credentials, `.git` or trailing slash, its host in lower
-/// case; a local path stays a path.
-fn normalised(url: &str) -> Option<String> {
-    let url = url.trim_matches('"');
-    let (host_and_path, scp) = match url.split_once("://") {
-        Some((_, rest)) => (rest, false),
-        // `git@host:owner/repo`: scp-like, when the part before `:` has no `/`.
-        None => match url.split_once(':') {
-            Some((host, _)) if !host.contains('/') && !url.starts_with('/') => (url, true),
-            _ => {
-                return Some(
-                    url.trim_end_matches('/')
-                        .trim_end_matches(".git")
-                        .to_string(),
-                );
-            }
-        },
-    };
-    let without_user = match host_and_path.split_once('@') {
-        Some((user, rest)) if !user.contains('/') => rest,
-        _ => host_and_path,
-    };
-    let (host, path) = if scp {
-        without_user.split_once(':')?
-    } else {
-        without_user.split_once('/').unwrap_or((without_user, ""))
-    };
-    // A port is not part of what the repository is.
-    let host = host.split(':').next().unwrap_or(host).to_lowercase();
-    let path = path
-        .trim_matches('/')
-        .trim_end_matches(".git")
-        .trim_end_matches('/');
-    (!host.is_empty()).then(|| format!("{host}/{path}"))
-}
-
 /// A work tree whose `.git` is a file: a linked worktree (its git dir names a common dir, the
 /// main repository's `.git`) belongs to the main work tree; a submodule, or what cannot be
 /// read, is a repository of its own.
@@ -256,43 +190,6 @@ mod tests {
             normal(Path::new("/r/.git/worktrees/wt/../..")),
             PathBuf::from("/r/.git")
         );
-    }
-
-    #[test]
-    fn a_remotes_url_is_the_same_however_it_is_written_and_never_holds_a_credential() {
-        for url in [
-            "git@github.com:Acme/Shop.git",
-            "https://user:tok3n@GitHub.com/Acme/Shop",
-            "ssh://git@github.com:22/Acme/Shop/",
-            "https://github.com/Acme/Shop.git",
-        ] {
-            assert_eq!(
-                normalised(url).as_deref(),
-                Some("github.com/Acme/Shop"),
-                "{url}"
-            );
-        }
-        assert_eq!(
-            normalised("/srv/git/shop.git").as_deref(),
-            Some("/srv/git/shop")
-        );
-    }
-
-    #[test]
-    fn the_identity_is_origins_url_else_the_first_remotes() {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir(tmp.path().join(".git")).unwrap();
-        assert_eq!(identity(tmp.path()), None);
-        let config = "[core]\n\tbare = false\n[remote \"fork\"]\n\turl = git@github.com:me/shop.git\n\
-                      [remote \"origin\"]\n\turl = https://github.com/acme/shop\n";
-        std::fs::write(tmp.path().join(".git/config"), config).unwrap();
-        assert_eq!(
-            identity(tmp.path()).as_deref(),
-            Some("github.com/acme/shop")
-        );
-        let fork_only = "[remote \"fork\"]\n\turl = git@github.com:me/shop.git\n";
-        std::fs::write(tmp.path().join(".git/config"), fork_only).unwrap();
-        assert_eq!(identity(tmp.path()).as_deref(), Some("github.com/me/shop"));
     }
 
     #[test]

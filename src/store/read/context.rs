@@ -102,27 +102,24 @@ const FILES_CHANGED: &str = "SELECT DISTINCT f.value
             json_each(q.files_touched) f
       LIMIT ?2";
 
-/// The latest failures of a session after ?3 (`pending_queue_failures`).
-const FAILURES: &str = "SELECT tool_name, json_extract(raw_output, '$.tool_input'),
-            substr(json_extract(raw_output, '$.error'), 1, 4000), created_at
+/// The latest failures of a session after ?3 (`pending_queue_failures`). What a call was and
+/// how it failed are read from `raw_output` here, in Rust (see [`Called`]), as for commands.
+const FAILURES: &str = "SELECT tool_name, raw_output, created_at
        FROM pending_queue
       WHERE session_id = ?1 AND event = 'PostToolUseFailure' AND created_at > ?3
       ORDER BY created_at DESC LIMIT ?2";
 
 /// A session's commands after a time, oldest first, at most ?3 (`pending_queue_commands`).
-const COMMANDS_AFTER: &str =
-    "SELECT event = 'PostToolUse', json_extract(raw_output, '$.tool_input.command')
+const COMMANDS_AFTER: &str = "SELECT event = 'PostToolUse', raw_output
        FROM pending_queue
       WHERE session_id = ?1 AND tool_name = 'Bash' AND created_at > ?2
       ORDER BY created_at LIMIT ?3";
 
-/// A session's latest commands after ?3 that succeeded, newest first, among its latest ?2.
-const LATEST_COMMANDS: &str = "SELECT command FROM (
-        SELECT event, json_extract(raw_output, '$.tool_input.command') AS command
-          FROM pending_queue
-         WHERE session_id = ?1 AND tool_name = 'Bash' AND created_at > ?3
-         ORDER BY created_at DESC LIMIT ?2)
-      WHERE event = 'PostToolUse'";
+/// A session's latest commands after ?3, newest first, at most ?2, and whether each succeeded.
+const LATEST_COMMANDS: &str = "SELECT event = 'PostToolUse', raw_output
+       FROM pending_queue
+      WHERE session_id = ?1 AND tool_name = 'Bash' AND created_at > ?3
+      ORDER BY created_at DESC LIMIT ?2";
 
 /// The compressor's latest summary of a session (`summaries_by_session`).
 const LATEST_SUMMARY: &str = "SELECT request, learned, completed, next_steps, prompt_number,
@@ -236,23 +233,58 @@ fn compressed(conn: &Connection, session: &mut RecentSession) -> Result<Option<S
     Ok(until)
 }
 
+/// What the context reads of a stored call's `raw_output`: its input and its error. Read with
+/// serde, which steps over the rest (a command's output, often most of the text) without
+/// building it; SQLite's `json_extract` builds the whole document first, and did so for every
+/// command looked at: a fifth of what a session start cost.
+#[derive(serde::Deserialize, Default)]
+struct Called {
+    #[serde(default)]
+    tool_input: Value,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// The command of a stored Bash call.
+#[derive(serde::Deserialize)]
+struct Command {
+    tool_input: Option<CommandInput>,
+}
+
+#[derive(serde::Deserialize)]
+struct CommandInput {
+    command: Option<String>,
+}
+
+/// The command a stored Bash call ran, from its `raw_output`.
+fn command_of(raw: &str) -> Option<String> {
+    serde_json::from_str::<Command>(raw)
+        .ok()?
+        .tool_input?
+        .command
+}
+
+/// Characters of an error read for its telling line.
+const ERROR_READ: usize = 4000;
+
 fn failures(conn: &Connection, session_id: &str, after: &str) -> Result<Vec<Failure>> {
-    let rows: Vec<(String, Option<String>, Option<String>, String)> = conn
+    let rows: Vec<(String, String, String)> = conn
         .prepare_cached(FAILURES)?
         .query_map(params![session_id, FAILURES_PER_SESSION, after], |r| {
             Ok((
                 r.get::<_, Option<String>>(0)?.unwrap_or_default(),
                 r.get(1)?,
                 r.get(2)?,
-                r.get(3)?,
             ))
         })?
         .collect::<Result<_>>()?;
     let mut failures = Vec::new();
-    for (tool, input, error, at) in rows {
-        let input: Value = input
-            .and_then(|i| serde_json::from_str(&i).ok())
-            .unwrap_or(Value::Null);
+    for (tool, raw, at) in rows {
+        let Called {
+            tool_input: input,
+            error,
+        } = serde_json::from_str(&raw).unwrap_or_default();
+        let error: Option<String> = error.map(|e| e.chars().take(ERROR_READ).collect());
         let command = input.get("command").and_then(Value::as_str);
         let later = match command {
             Some(command) if tool == "Bash" => rerun(conn, session_id, &at, command)?,
@@ -276,7 +308,10 @@ fn rerun(conn: &Connection, session_id: &str, after: &str, command: &str) -> Res
     let runs: Vec<(bool, Option<String>)> = conn
         .prepare_cached(COMMANDS_AFTER)?
         .query_map(params![session_id, after, COMMANDS_LOOKED_AT], |r| {
-            Ok((r.get(0)?, r.get(1)?))
+            Ok((
+                r.get(0)?,
+                r.get::<_, String>(1).map(|raw| command_of(&raw))?,
+            ))
         })?
         .collect::<Result<_>>()?;
     Ok(runs
@@ -289,7 +324,10 @@ fn rerun(conn: &Connection, session_id: &str, after: &str, command: &str) -> Res
 fn changing_commands(conn: &Connection, session_id: &str, after: &str) -> Result<Vec<String>> {
     let commands: Vec<Option<String>> = conn
         .prepare_cached(LATEST_COMMANDS)?
-        .query_map(params![session_id, COMMANDS_LOOKED_AT, after], |r| r.get(0))?
+        .query_map(params![session_id, COMMANDS_LOOKED_AT, after], |r| {
+            let (succeeded, raw): (bool, String) = (r.get(0)?, r.get(1)?);
+            Ok(if succeeded { command_of(&raw) } else { None })
+        })?
         .collect::<Result<_>>()?;
     let mut shown: Vec<String> = Vec::new();
     for command in commands.into_iter().flatten() {

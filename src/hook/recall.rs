@@ -177,7 +177,10 @@ pub(super) fn entry(hit: &Recalled) -> String {
         true => format!("\"{title}\""),
         false => title,
     };
-    let mut line = format!("- {what} {}, {when} UTC: {title}\n", sealed(short_id(&item.id)));
+    let mut line = format!(
+        "- {what} {}, {when} UTC: {title}\n",
+        sealed(short_id(&item.id))
+    );
     let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     let title = flat(&item.title);
     let snippet = flat(&hit.snippet);

@@ -110,7 +110,9 @@ fn substituted(line: &str) -> bool {
             let fetched = command_words(inside)
                 .next()
                 .is_some_and(|w| FETCHERS.contains(&w));
-            fetched && (command_words(&line[..at]).any(|w| RUNNERS.contains(&w)) || interpreted(&line[..at]))
+            fetched
+                && (command_words(&line[..at]).any(|w| RUNNERS.contains(&w))
+                    || interpreted(&line[..at]))
         })
     })
 }

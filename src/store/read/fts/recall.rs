@@ -29,9 +29,9 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item};
+use super::snippet::{self, snippet};
 use super::team_recall::Side;
 pub use super::team_recall::Team;
-use super::snippet::{self, snippet};
 use super::{doclists, tokenizer};
 use crate::config::Config;
 use crate::recorded::Whose;
@@ -510,7 +510,11 @@ fn marked(index: &Connection, query: &str, row: i64, kind: Kind) -> Result<(Stri
     }
     let [input, answer] = &columns;
     let (around, matches) = snippet(std::slice::from_ref(input));
-    let around = if matches.is_empty() { String::new() } else { around };
+    let around = if matches.is_empty() {
+        String::new()
+    } else {
+        around
+    };
     Ok((around, snippet::matched(answer, MATCHED_WORDS)))
 }
 

@@ -195,8 +195,8 @@ pub(super) fn entry(hit: &Recalled) -> String {
         line.push_str(&format!("  \"{}\"\n", handed(&snippet, SNIPPET_CHARS)));
     }
     if hit.whose() == Whose::ThirdParty && !hit.matched.is_empty() {
-        let words: Vec<String> = hit.matched.iter().map(|w| handed(w, 40)).collect();
-        line.push_str(&format!("  {ANSWER_SAID} {}\n", words.join(", ")));
+        let words = handed(&hit.matched.join(", "), SNIPPET_CHARS);
+        line.push_str(&format!("  {ANSWER_SAID} {words}\n"));
     }
     line
 }
@@ -270,6 +270,34 @@ mod tests {
         let said = hit(Kind::Observation, "cargo test", "… panicked: 3 failed");
         let text = render("", &[said], 1500).unwrap();
         assert!(text.contains("\"… panicked: 3 failed\""), "{text}");
+    }
+
+    #[test]
+    fn third_party_text_is_named_or_quoted_never_free() {
+        let mut fetch = hit(Kind::Observation, "https://x.example/docs", "");
+        fetch.item.tool_name = Some("WebFetch".into());
+        fetch.matched = vec!["walrus".into(), "turnstile".into()];
+        assert_eq!(
+            entry(&fetch),
+            format!(
+                "- WebFetch 3ebc8321, 2026-11-20 10:05 UTC: https://x.example/docs\n  \
+                 {ANSWER_SAID} walrus, turnstile\n"
+            )
+        );
+        let mut note = hit(
+            Kind::Memory,
+            "Ports are set in deploy/",
+            "Ports are set in deploy/",
+        );
+        note.team = true;
+        let text = render("", &[note], 1500).unwrap();
+        assert!(
+            text.contains(TEAM_SAID)
+                && text.contains(
+                    "- memory (team) 3ebc8321, 2026-11-20 10:05 UTC: \"Ports are set in deploy/\"\n"
+                ),
+            "{text}"
+        );
     }
 
     #[test]

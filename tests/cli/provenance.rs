@@ -201,3 +201,36 @@ fn every_shape_of_an_order_the_docs_name_is_left_out() {
     );
     assert!(answer.contains("Run cargo test before pushing"), "{answer}");
 }
+
+/// The session-start context tells the next session what broke by quoting a failed call's
+/// error, under words that say it is the tool's output: a third party's, not an order.
+#[test]
+fn a_failed_fetchs_error_starts_the_next_session_quoted_as_the_tools() {
+    let env = Env::new();
+    assert_eq!(
+        prompt(&env, EARLIER, "p-1", "Read the turnstile docs"),
+        None
+    );
+    let failure = json!({"prompt_id": "p-1", "tool_name": "WebFetch", "tool_use_id": "w-1",
+                         "tool_input": {"url": URL}, "error": PAGE, "is_interrupt": false});
+    let out = hook(&env, "capture", "PostToolUseFailure", EARLIER, failure);
+    assert_eq!(out, ACK.as_bytes());
+    let out = hook(
+        &env,
+        "context",
+        "SessionStart",
+        NOW,
+        json!({"source": "startup"}),
+    );
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains(&format!(
+            "  errors (quoting the tools' output, third-party text): WebFetch `{URL}` failed \
+             (\"{PAGE}\")\n"
+        )),
+        "{context}"
+    );
+}

@@ -10,6 +10,9 @@
 
 mod addressed;
 mod piped;
+mod whose;
+
+pub use whose::Whose;
 
 use std::borrow::Cow;
 

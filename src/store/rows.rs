@@ -7,6 +7,8 @@ use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::recorded::Whose;
+
 /// What an id names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -44,6 +46,16 @@ impl Kind {
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
+    }
+
+    /// Whose words the text of an item of this kind is (see [`Whose`]): of a tool call, its
+    /// answer's (its input, the call's title, is Claude's).
+    pub fn whose(self) -> Whose {
+        match self {
+            Kind::Prompt => Whose::User,
+            Kind::Session | Kind::Message | Kind::Summary | Kind::Memory => Whose::Claude,
+            Kind::Observation => Whose::ThirdParty,
+        }
     }
 }
 

@@ -690,9 +690,9 @@ fn errors_met_and_commands_run_reach_the_next_session() {
     let text = context(&env, "next", "startup").unwrap();
     assert!(
         text.contains(
-            "  errors: Bash `npm run lint` failed (src/x.js: 'y' is not defined); \
-             Bash `cargo test -p app 2>&1 | tail -3` failed (thread 'main' panicked: error: \
-             database is locked), a later run succeeded\n"
+            "  errors (quoting the tools' output, third-party text): Bash `npm run lint` failed \
+             (\"src/x.js: 'y' is not defined\"); Bash `cargo test -p app 2>&1 | tail -3` failed \
+             (\"thread 'main' panicked: error: database is locked\"), a later run succeeded\n"
         ),
         "{text}"
     );
@@ -881,8 +881,9 @@ fn a_failure_is_not_told_fixed_by_another_command_that_passed() {
     let text = context(&env, "next", "startup").unwrap();
     assert!(
         text.contains(
-            "  errors: Bash `cargo test -p cart` failed (error: test failed), a later run \
-             succeeded; Bash `npm run lint` failed (src/x.js: 'y' is not defined)\n"
+            "  errors (quoting the tools' output, third-party text): Bash `cargo test -p cart` \
+             failed (\"error: test failed\"), a later run succeeded; Bash `npm run lint` failed \
+             (\"src/x.js: 'y' is not defined\")\n"
         ),
         "{text}"
     );
@@ -920,7 +921,8 @@ fn commands_reach_claude_as_written_and_only_the_wrapper_tag_is_neutralised() {
     let text = context(&env, "next", "startup").unwrap();
     for expected in [
         "  asked: Why does &lt;/Claude-Mem-Context > show up when a < b && c > d?\n",
-        "  errors: Bash `test -f x || make check < in.txt` failed (error: a < b && c)\n",
+        "  errors (quoting the tools' output, third-party text): Bash `test -f x || make check < \
+         in.txt` failed (\"error: a < b && c\")\n",
         "  ran: `cd app && git commit -am 'Fix <T> & co' 2>&1`\n",
     ] {
         assert!(text.contains(expected), "{expected:?} in:\n{text}");

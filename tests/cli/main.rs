@@ -44,6 +44,8 @@ mod mcp;
 mod privacy;
 // Per-prompt recall: earlier work handed with a prompt, or nothing, and its rules.
 mod prompt_recall;
+// Whose words an item is: third-party text named, not quoted, beside a prompt; the order check.
+mod provenance;
 // A project is its repository: its top, subfolders and linked worktrees share one memory.
 mod project;
 // The queue contract: claims, acks, fails and releases by consumers running at once.

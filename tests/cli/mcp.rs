@@ -15,7 +15,7 @@ const SESSION: &str = "7c1f3a52-94d0-4c1e-b7a2-5f0e9d3c8a61";
 const ANSWER_WITHIN: Duration = Duration::from_secs(30);
 
 /// A running `claude-mem mcp` and the lines it answers.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -53,7 +53,7 @@ impl Server {
     }
 
     /// A server past the handshake, as Claude Code leaves it.
-    fn initialized(env: &Env) -> Server {
+    pub(crate) fn initialized(env: &Env) -> Server {
         let mut server = Server::start(env);
         let init = server.request(
             "initialize",
@@ -105,7 +105,7 @@ impl Server {
         )
     }
 
-    fn text(&mut self, tool: &str, arguments: Value) -> String {
+    pub(crate) fn text(&mut self, tool: &str, arguments: Value) -> String {
         let (text, error) = self.call(tool, arguments.clone());
         assert!(!error, "{tool} {arguments}: {text}");
         text

@@ -172,7 +172,7 @@ fn a_teammates_note_is_handed_as_the_teams_with_the_question_it_answers() {
     let short = &note_id(1)[24..32];
     assert!(
         context.contains(&format!(
-            "- memory (team) {short}, {MONTH}-20 10:01 UTC: {TITLE}\n"
+            "- memory (team) {short}, {MONTH}-20 10:01 UTC: \"{TITLE}\"\n"
         )),
         "{context}"
     );

@@ -335,7 +335,7 @@ fn a_teammate_finds_the_shared_files_as_the_teams_and_never_stores_them() {
     let context = bob.context("bob-1");
     assert!(context.contains("From the team"), "{context}");
     assert!(
-        context.contains(&format!("memory discovery {short}: alphatitle")),
+        context.contains(&format!("memory discovery {short}: \"alphatitle\"")),
         "{context}"
     );
 

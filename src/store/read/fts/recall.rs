@@ -29,10 +29,13 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item};
+use super::snippet::{self, snippet};
 use super::team_recall::Side;
 pub use super::team_recall::Team;
-use super::{doclists, snippet, tokenizer};
+use super::{doclists, tokenizer};
 use crate::config::Config;
+use crate::recorded::Whose;
+use crate::store::rows::Kind;
 
 /// A word matching more items than this is left out of the query.
 pub const COMMON: usize = 500;
@@ -48,6 +51,8 @@ const READ_CHARS: usize = 4000;
 /// 99%.)
 pub const MIN_WORDS: usize = 2;
 pub const COVERAGE: f64 = 0.4;
+/// Words of a tool's answer said to have matched, at most.
+const MATCHED_WORDS: usize = 6;
 /// Items looked at, best first, for the ones of this project that may be shown.
 const LOOKED_AT: usize = 200;
 
@@ -256,9 +261,24 @@ pub struct Ask<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recalled {
     pub item: Item,
+    /// Of a tool call, the words around a match in its input only (Claude's); empty when only
+    /// its answer matched.
     pub snippet: String,
+    /// Of a tool call, the words of its answer (third-party text) that matched, and none of
+    /// the text around them.
+    pub matched: Vec<String>,
     /// A teammate's note, not an item of ours.
     pub team: bool,
+}
+
+impl Recalled {
+    /// Whose words the item's text is: a teammate's note is a third party's, whatever its kind.
+    pub fn whose(&self) -> Whose {
+        match self.team {
+            true => Whose::ThirdParty,
+            false => self.item.kind.whose(),
+        }
+    }
 }
 
 /// The items of `ask.project`'s other sessions, and its team's notes, that clear the bar, best
@@ -387,6 +407,7 @@ fn look(
                 Recalled {
                     item,
                     snippet,
+                    matched: Vec::new(),
                     team,
                 },
             ));
@@ -453,12 +474,13 @@ fn ours(
         if !(ask.keep)(&item) {
             continue;
         }
-        let snippet = marked(index, &query, row)?;
+        let (snippet, matched) = marked(index, &query, row, item.kind)?;
         out.push((
             score,
             Recalled {
                 item,
                 snippet,
+                matched,
                 team: false,
             },
         ));
@@ -469,8 +491,10 @@ fn ours(
     Ok(out)
 }
 
-/// The words around the first match of `query` in document `row` of `index`.
-fn marked(index: &Connection, query: &str, row: i64) -> Result<String> {
+/// The words around the first match of `query` in document `row` of `index`, an item of
+/// `kind`, and the words that matched where they are a third party's (a tool's answer): those
+/// are never quoted, so the snippet is then of the input alone.
+fn marked(index: &Connection, query: &str, row: i64, kind: Kind) -> Result<(String, Vec<String>)> {
     let mut marked = index.prepare_cached(
         "SELECT highlight(fts, 0, char(2), char(3)), highlight(fts, 1, char(2), char(3))
            FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
@@ -481,7 +505,17 @@ fn marked(index: &Connection, query: &str, row: i64) -> Result<String> {
             r.get::<_, Option<String>>(1)?.unwrap_or_default(),
         ])
     })?;
-    Ok(snippet(&columns).0)
+    if kind.whose() != Whose::ThirdParty {
+        return Ok((snippet(&columns).0, Vec::new()));
+    }
+    let [input, answer] = &columns;
+    let (around, matches) = snippet(std::slice::from_ref(input));
+    let around = if matches.is_empty() {
+        String::new()
+    } else {
+        around
+    };
+    Ok((around, snippet::matched(answer, MATCHED_WORDS)))
 }
 
 /// The prompt's content words, lower case, each once: the [`MAX_WORDS`] longest.

@@ -8,6 +8,8 @@
 /// Characters of a snippet, and of them at most this many before the first match.
 const WIDTH: usize = 100;
 const BEFORE: usize = 30;
+/// Characters of a matched word given alone at most.
+const WORD_CHARS: usize = 40;
 
 /// From the columns as `highlight()` marked them (`\x02` and `\x03` around each match), the one
 /// with the most matches, as one line around its first match, and where the matches are in it
@@ -21,6 +23,23 @@ pub fn snippet(columns: &[String]) -> (String, Vec<(usize, usize)>) {
         }
     }
     excerpt(best.0, best.1)
+}
+
+/// The matched words of a column as `highlight()` marked it, lower case, each once, at most
+/// `max` of them (each of at most [`WORD_CHARS`] characters): what says why a text matched
+/// without quoting it.
+pub fn matched(marked: &str, max: usize) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for span in marked.split('\u{2}').skip(1) {
+        let span = span.split('\u{3}').next().unwrap_or("");
+        for word in span.split_whitespace() {
+            let word: String = word.to_lowercase().chars().take(WORD_CHARS).collect();
+            if words.len() < max && !words.contains(&word) {
+                words.push(word);
+            }
+        }
+    }
+    words
 }
 
 /// The text on one line, without the markers, and where they were.
@@ -124,6 +143,14 @@ mod tests {
             text.starts_with('…') && text.ends_with("line39 ok error: [database] is [locked]"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn matched_words_are_the_marked_ones_once_each() {
+        let marked = "first run \u{2}npx\u{3} -y \u{2}Walrus\u{3}-fix; \u{2}walrus turnstile\u{3}";
+        assert_eq!(matched(marked, 5), ["npx", "walrus", "turnstile"]);
+        assert_eq!(matched(marked, 1), ["npx"]);
+        assert!(matched("no marks here", 5).is_empty());
     }
 
     #[test]

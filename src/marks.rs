@@ -20,10 +20,13 @@ const RECHECK: Duration = Duration::from_secs(24 * 3600);
 const RECHECK_OVER_CAP: Duration = Duration::from_secs(3600);
 
 /// The pause file as written (see `compress::pause`): until when (seconds since the epoch),
-/// the word of its cause (absent in a file of an earlier release), and its reason as stored.
+/// the word of its cause (absent in a file of an earlier release), how many pauses came before
+/// it with no run storing anything between (the backoff; absent in an earlier release's file),
+/// and its reason as stored.
 pub struct PauseFile {
     pub until: u64,
     pub cause: Option<String>,
+    pub streak: u32,
     pub why: String,
 }
 
@@ -41,6 +44,7 @@ pub fn pause_file(config: &Config) -> Option<PauseFile> {
     Some(PauseFile {
         until,
         cause: words.next().map(str::to_string),
+        streak: words.next().and_then(|w| w.parse().ok()).unwrap_or(0),
         why: why.trim().to_string(),
     })
 }

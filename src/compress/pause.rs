@@ -176,3 +176,21 @@ pub fn clear(config: &Config) {
 fn now() -> u64 {
     marks::now_secs()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_doubles_with_each_before_it_up_to_the_cap() {
+        let quarter = Duration::from_secs(15 * 60);
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        assert_eq!(backoff(quarter, 0), quarter);
+        assert_eq!(backoff(quarter, 1), 2 * quarter);
+        assert_eq!(backoff(hours(1), 2), hours(4));
+        assert_eq!(backoff(hours(1), 3), MAX_BACKOFF);
+        assert_eq!(backoff(hours(1), u32::MAX), MAX_BACKOFF);
+        // A cause whose own pause is longer than the cap keeps its own.
+        assert_eq!(backoff(hours(12), 5), hours(12));
+    }
+}

@@ -739,7 +739,11 @@ fn a_planted_shm_or_wal_symlink_is_refused_with_what_to_remove() {
             env.spilled().is_empty()
         });
         env.wait_for_maintenance();
-        assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 3, "{suffix}");
+        assert_eq!(
+            env.count("SELECT COUNT(*) FROM pending_queue"),
+            3,
+            "{suffix}"
+        );
     }
 }
 

@@ -48,8 +48,16 @@ fn a_model_program_that_never_ran_costs_no_tokens_and_no_attempt() {
     let cases: [(&str, &str, &std::path::Path); 4] = [
         ("missing", "CLAUDE_MEM_COMPRESS_CMD", &missing),
         ("not executable", "CLAUDE_MEM_COMPRESS_CMD", &not_executable),
-        ("a wrapper whose target is gone", "CLAUDE_MEM_COMPRESS_CMD", &wrapper),
-        ("a claude wrapper whose target is gone", "CLAUDE_MEM_CLAUDE_BIN", &wrapper),
+        (
+            "a wrapper whose target is gone",
+            "CLAUDE_MEM_COMPRESS_CMD",
+            &wrapper,
+        ),
+        (
+            "a claude wrapper whose target is gone",
+            "CLAUDE_MEM_CLAUDE_BIN",
+            &wrapper,
+        ),
     ];
     for (case, var, program) in cases {
         let env = Env::new().with(var, program.to_str().unwrap());
@@ -59,14 +67,16 @@ fn a_model_program_that_never_ran_costs_no_tokens_and_no_attempt() {
             assert_eq!(out.status.code(), Some(1), "{case}: {}", stdout(&out));
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(
-                err.contains("could not run")
-                    && err.contains("no attempt counted, no token spent"),
+                err.contains("could not run") && err.contains("no attempt counted, no token spent"),
                 "{case}: {err}"
             );
         }
         assert_eq!(queue_states(&env), [json!(["raw", 0, 0])], "{case}");
         assert_eq!(
-            rows(&env, "SELECT outcome, tokens FROM compress_calls GROUP BY 1, 2"),
+            rows(
+                &env,
+                "SELECT outcome, tokens FROM compress_calls GROUP BY 1, 2"
+            ),
             [json!(["unavailable", 0])],
             "{case}"
         );
@@ -86,7 +96,7 @@ fn a_missing_model_program_backs_off_doubling_and_the_hooks_do_not_restart_it() 
     let wrapper = model.join("wrapper.sh");
     harness::write_program(
         &wrapper,
-        &format!(
+        format!(
             "#!/bin/sh\necho run >> '{}'\nexec /gone/model \"$@\"\n",
             counter.display()
         ),
@@ -163,7 +173,7 @@ fn batches_failing_in_a_row_back_off() {
     let broken = model.join("broken.sh");
     harness::write_program(
         &broken,
-        &format!(
+        format!(
             "#!/bin/sh\ncat >/dev/null\necho run >> '{}'\necho 'Traceback: KeyError' >&2\nexit 1\n",
             model.join("runs").display()
         ),
@@ -185,7 +195,12 @@ fn batches_failing_in_a_row_back_off() {
     let (until, cause, streak) = pause_line(&env);
     assert_eq!((cause.as_str(), streak), ("failing", 0));
     assert!(until.abs_diff(now() + 15 * 60) < 60, "{until}");
-    let runs = || fs::read_to_string(model.join("runs")).unwrap().lines().count();
+    let runs = || {
+        fs::read_to_string(model.join("runs"))
+            .unwrap()
+            .lines()
+            .count()
+    };
     assert_eq!(runs(), 3);
     working_session(&env, "s4");
     assert_ack(&env.hook(
@@ -195,7 +210,11 @@ fn batches_failing_in_a_row_back_off() {
     std::thread::sleep(Duration::from_millis(300));
     #[cfg(target_os = "linux")]
     assert_eq!(env.running("compress"), Vec::<u32>::new());
-    assert_eq!(runs(), 3, "the hooks started a compressor while it backs off");
+    assert_eq!(
+        runs(),
+        3,
+        "the hooks started a compressor while it backs off"
+    );
     let status = ok(&env.command().arg("status").output().unwrap());
     assert!(
         status.contains("when the hooks try again") && status.contains("3 batches failed in a row"),

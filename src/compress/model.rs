@@ -62,7 +62,8 @@ pub struct Reply {
 /// A call that gave no reply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
-    /// The program could not be started (none found, not executable).
+    /// No program ran, so no model was reached: it could not be started (none found, not
+    /// executable), or it exited 126 or 127 without a result (see [`never_ran`]).
     Unavailable(String),
     /// No answer before the deadline: the program was killed.
     Timeout,

@@ -6,16 +6,15 @@
 //!
 //! A pause that follows another with nothing stored between lasts twice as long, up to
 //! [`MAX_BACKOFF`]: a model program that stays missing or broken is tried less and less often,
-//! not at every session's end (where each try read and failed batches of a 100,000-item
-//! backlog, making the hooks 6 to 12 times slower while it went on). The budget's pause, until
-//! midnight, does not double.
+//! not at every session's end (where each try read and failed three batches of a 100,000-item
+//! backlog, charged and counted against their items until issue 27, and slowed the hooks
+//! while it went on). The budget's pause, until midnight, does not double.
 //!
 //! The file holds `<until> <cause> <streak>` on its first line and the reason on the second
 //! (an earlier release wrote no cause and no streak: the pause holds all the same). The reason
-//! is often a
-//! model's error, which may quote a key: it is redacted as the hooks redact what they capture,
-//! before it is written, and again when read (a file an earlier build wrote); `scrub` rewrites
-//! such a file over its own bytes ([`scrub`]).
+//! is often a model's error, which may quote a key: it is redacted as the hooks redact what
+//! they capture, before it is written, and again when read (a file an earlier build wrote);
+//! `scrub` rewrites such a file over its own bytes ([`scrub`]).
 
 use std::io::{Read, Seek, Write};
 use std::time::Duration;

@@ -49,10 +49,28 @@ pub fn pause_file(config: &Config) -> Option<PauseFile> {
     })
 }
 
-/// Whether compression waits now (the day's budget is spent, no model can be reached): the
-/// hooks start no compressor then.
+/// Whether compression waits now (the day's budget is spent, no model can be reached, it is
+/// backing off after failures): the hooks start no compressor then. One `stat`: the pause
+/// file's modification time is the end of the pause ([`pause_ends_at`]). A file that is not a
+/// regular file of ours, or one an earlier release wrote (its time is when it was written),
+/// reads as no pause here: the compressor started then reads the file itself and stops at once.
 pub fn compress_paused(config: &Config) -> bool {
-    pause_file(config).is_some_and(|pause| pause.until > now_secs())
+    let Ok(meta) = std::fs::symlink_metadata(config.compress_pause()) else {
+        return false;
+    };
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::uid(&meta) != fsutil::euid() {
+        return false;
+    }
+    meta.is_file() && meta.modified().is_ok_and(|at| at > SystemTime::now())
+}
+
+/// Stamps the pause file with the end of its pause, for [`compress_paused`]. Best effort:
+/// without it the hooks start a compressor that reads the pause and stops at once.
+pub fn pause_ends_at(config: &Config, until: u64) {
+    if let Ok(file) = fsutil::open_ours(&config.compress_pause(), Access::Append) {
+        let _ = file.set_modified(UNIX_EPOCH + Duration::from_secs(until));
+    }
 }
 
 /// Seconds since the epoch, as the pause file counts them.

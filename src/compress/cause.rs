@@ -125,7 +125,8 @@ impl Cause {
             }
             Cause::Unavailable => {
                 "install Claude Code (or set CLAUDE_MEM_CLAUDE_BIN), or set \
-                 CLAUDE_MEM_COMPRESS_CMD; then run claude-mem compress"
+                 CLAUDE_MEM_COMPRESS_CMD, to a program that is there and runs; then run \
+                 claude-mem compress"
             }
             Cause::Login => "log in again (run claude, then /login), then run claude-mem compress",
             Cause::Account => {

@@ -1,8 +1,8 @@
 //! When compression waits: the daily budget is spent, no model can be reached, or batch after
-//! batch fails. The compressor leaves a small file saying until when and why; the hooks read it
-//! before they start a compressor (so that a spent budget or a missing model program costs no
-//! process per session end), and `status` and `doctor` show it. A run that stores something
-//! removes it.
+//! batch fails. The compressor leaves a small file saying until when and why, its modification
+//! time set to the pause's end; the hooks `stat` it before they start a compressor (so that a
+//! spent budget or a missing model program costs no process per session end), and `status`
+//! and `doctor` read it. A run that stores something removes it.
 //!
 //! A pause that follows another with nothing stored between lasts twice as long, up to
 //! [`MAX_BACKOFF`]: a model program that stays missing or broken is tried less and less often,
@@ -74,6 +74,7 @@ pub fn set(config: &Config, until: u64, cause: Cause, streak: u32, why: &str) {
     if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
         let name = name.to_string_lossy();
         let _ = fsutil::write_atomic(dir, &name, text.as_bytes(), Durability::Kill);
+        marks::pause_ends_at(config, until);
     }
 }
 
@@ -152,6 +153,10 @@ pub fn scrub(config: &Config, dry: bool) -> Scrubbed {
     }
     if !dry && overwrite(&mut file, &format!("{first}\n{clean}\n"), text.len()).is_err() {
         return remove(Scrubbed::NotOurs);
+    }
+    if !dry {
+        // The rewrite moved its time, which the hooks read as the pause's end.
+        marks::pause_ends_at(config, until);
     }
     Scrubbed::Redacted
 }

@@ -16,11 +16,12 @@ pub fn maintain(config: &Config) {
     }
 }
 
-/// Starts `claude-mem compress --auto` for this data dir, unless one is running already or
-/// compression is paused (the day's budget is spent, no model could be reached). The caller
-/// has checked that compression is on and that items wait.
+/// Starts `claude-mem compress --auto` for this data dir, unless compression is paused (the
+/// day's budget is spent, no model could be reached, it backs off after failures: one `stat`)
+/// or one is running already. The caller has checked that compression is on and that items
+/// wait.
 pub fn compress(config: &Config) {
-    if !fsutil::is_locked(&config.compress_lock()) && !crate::marks::compress_paused(config) {
+    if !crate::marks::compress_paused(config) && !fsutil::is_locked(&config.compress_lock()) {
         start(&["compress", "--auto"]);
     }
 }

@@ -20,10 +20,13 @@ const RECHECK: Duration = Duration::from_secs(24 * 3600);
 const RECHECK_OVER_CAP: Duration = Duration::from_secs(3600);
 
 /// The pause file as written (see `compress::pause`): until when (seconds since the epoch),
-/// the word of its cause (absent in a file of an earlier release), and its reason as stored.
+/// the word of its cause (absent in a file of an earlier release), how many pauses came before
+/// it with no run storing anything between (the backoff; absent in an earlier release's file),
+/// and its reason as stored.
 pub struct PauseFile {
     pub until: u64,
     pub cause: Option<String>,
+    pub streak: u32,
     pub why: String,
 }
 
@@ -41,14 +44,33 @@ pub fn pause_file(config: &Config) -> Option<PauseFile> {
     Some(PauseFile {
         until,
         cause: words.next().map(str::to_string),
+        streak: words.next().and_then(|w| w.parse().ok()).unwrap_or(0),
         why: why.trim().to_string(),
     })
 }
 
-/// Whether compression waits now (the day's budget is spent, no model can be reached): the
-/// hooks start no compressor then.
+/// Whether compression waits now (the day's budget is spent, no model can be reached, it is
+/// backing off after failures): the hooks start no compressor then. One `stat`: the pause
+/// file's modification time is the end of the pause ([`pause_ends_at`]). A file that is not a
+/// regular file of ours, or one an earlier release wrote (its time is when it was written),
+/// reads as no pause here: the compressor started then reads the file itself and stops at once.
 pub fn compress_paused(config: &Config) -> bool {
-    pause_file(config).is_some_and(|pause| pause.until > now_secs())
+    let Ok(meta) = std::fs::symlink_metadata(config.compress_pause()) else {
+        return false;
+    };
+    #[cfg(unix)]
+    if std::os::unix::fs::MetadataExt::uid(&meta) != fsutil::euid() {
+        return false;
+    }
+    meta.is_file() && meta.modified().is_ok_and(|at| at > SystemTime::now())
+}
+
+/// Stamps the pause file with the end of its pause, for [`compress_paused`]. Best effort:
+/// without it the hooks start a compressor that reads the pause and stops at once.
+pub fn pause_ends_at(config: &Config, until: u64) {
+    if let Ok(file) = fsutil::open_ours(&config.compress_pause(), Access::Append) {
+        let _ = file.set_modified(UNIX_EPOCH + Duration::from_secs(until));
+    }
 }
 
 /// Seconds since the epoch, as the pause file counts them.

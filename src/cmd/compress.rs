@@ -6,6 +6,7 @@ use chrono::Utc;
 
 use crate::cli::CompressArgs;
 use crate::clock;
+use crate::compress::cause::Cause;
 use crate::compress::{self, DryBatch, Options, Report as Done, Stop};
 use crate::config::Config;
 use crate::emit::{Progress, Report};
@@ -89,18 +90,22 @@ fn said(done: &Done, config: &Config, one_session: bool) -> String {
             count(config.compress.daily_tokens as i64)
         )),
         Some(Stop::Unavailable(why)) => out.push_str(&format!(
-            "Stopped: the model cannot be run ({}): {why}; {waiting}.\n",
-            compress::model_description(config)
+            "Stopped: the model cannot be run ({}): {why}; {waiting}, no attempt counted, no \
+             token spent, and the hooks start no compressor for {}.\n",
+            compress::model_description(config),
+            for_how_long(done.paused_for.unwrap_or(Cause::Unavailable.pause())),
         )),
         Some(Stop::Unreachable(cause, why)) => out.push_str(&format!(
             "Stopped: the model answered with an error that is not about the items ({why}); \
              {waiting}, no attempt counted, and the hooks start no compressor for {}: {}.\n",
-            for_how_long(cause.pause()),
+            for_how_long(done.paused_for.unwrap_or(cause.pause())),
             cause.remedy()
         )),
         Some(Stop::Failing(why)) => out.push_str(&format!(
-            "Stopped after {} failed batches in a row: {why}\n",
-            done.failures.len()
+            "Stopped after {} failed batches in a row: {why}; the hooks start no compressor \
+             for {} (it doubles while batches keep failing).\n",
+            done.failures.len(),
+            for_how_long(done.paused_for.unwrap_or(Cause::Failing.pause())),
         )),
     }
     out.push_str(&format!(

@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::claude::ClaudeCode;
-use crate::compress::pause::{self, Pause};
+use crate::compress::pause;
 use crate::config::{Config, Retention};
 use crate::emit::Report;
 use crate::health::hooks::{self, HookFile, HookState, runs, unquote};
@@ -139,6 +139,7 @@ fn to_json(s: &Status) -> Value {
             "waiting": stats.map(|s| s.pending.waiting()),
             "failed": stats.map(|s| s.pending.failed),
             "paused_until": paused.as_ref().map(|p| until(p.until)),
+            "paused_in_a_row": paused.as_ref().map(|p| p.streak.saturating_add(1)),
             "paused_because": paused.map(|p| p.why),
         },
         "retention": retention_json(&config.retention, s.retention.as_ref()),
@@ -398,9 +399,14 @@ fn compress_line(
     }
     let mut color = None;
     let when = match pause::current(config) {
-        Some(Pause { until: at, why, .. }) => {
+        Some(pause) => {
             color = Some(Color::Warn);
-            format!("paused until {} ({why})", until(at))
+            format!(
+                "paused until {}, when the hooks try again{} ({})",
+                until(pause.until),
+                pause.backing_off(),
+                pause.why
+            )
         }
         None if config.compress.auto => {
             "runs after each session (CLAUDE_MEM_COMPRESS=off turns that off)".into()

@@ -21,6 +21,9 @@ pub enum Cause {
     Service,
     /// Nothing reached the service.
     Network,
+    /// Batch after batch failed (answers invalid, the program failing): something is wrong
+    /// beyond a batch.
+    Failing,
 }
 
 /// Words of the errors, lower-cased, in the order they are tried. Claude Code 2.1.330 says,
@@ -79,6 +82,7 @@ impl Cause {
             Cause::Account => "account",
             Cause::Service => "service",
             Cause::Network => "network",
+            Cause::Failing => "failing",
         }
     }
 
@@ -90,17 +94,21 @@ impl Cause {
             Cause::Account,
             Cause::Service,
             Cause::Network,
+            Cause::Failing,
         ]
         .into_iter()
         .find(|c| c.as_str() == word)
     }
 
-    /// How long the hooks start no compressor after such an error: long when only the user
-    /// can end it, short when it passes by itself.
+    /// How long the hooks start no compressor after such an error, the first time: long when
+    /// only the user can end it, short when it passes by itself (`pause` doubles it while it
+    /// goes on).
     pub fn pause(self) -> Duration {
         match self {
             Cause::Unavailable | Cause::Login | Cause::Account => Duration::from_secs(3600),
-            Cause::Budget | Cause::Service | Cause::Network => Duration::from_secs(15 * 60),
+            Cause::Budget | Cause::Service | Cause::Network | Cause::Failing => {
+                Duration::from_secs(15 * 60)
+            }
         }
     }
 
@@ -117,7 +125,8 @@ impl Cause {
             }
             Cause::Unavailable => {
                 "install Claude Code (or set CLAUDE_MEM_CLAUDE_BIN), or set \
-                 CLAUDE_MEM_COMPRESS_CMD; then run claude-mem compress"
+                 CLAUDE_MEM_COMPRESS_CMD, to a program that is there and runs; then run \
+                 claude-mem compress"
             }
             Cause::Login => "log in again (run claude, then /login), then run claude-mem compress",
             Cause::Account => {
@@ -130,6 +139,11 @@ impl Cause {
             Cause::Network => {
                 "check the network (or the proxy); the hooks try again after the pause, \
                  claude-mem compress tries now"
+            }
+            Cause::Failing => {
+                "see why in claude-mem queue stats and the log (a model program that answers \
+                 no JSON, a model too small for the schema); the hooks try again after the \
+                 pause, claude-mem compress tries now"
             }
         }
     }

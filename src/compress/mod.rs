@@ -113,6 +113,9 @@ pub struct Report {
     /// One line per batch that failed.
     pub failures: Vec<String>,
     pub stop: Option<Stop>,
+    /// How long the hooks start no compressor after this run's stop (a pause that doubles
+    /// while the model stays out of reach or its batches keep failing; see `pause`).
+    pub paused_for: Option<Duration>,
     pub today: Spend,
     pub cap: u64,
     /// The queue when the run ended: what still waits, and why none of it could be taken.
@@ -150,7 +153,7 @@ pub fn run(
         .then(|| model::unavailable(config))
         .flatten();
     if let Some(why) = &unavailable {
-        pause::set_for(config, Cause::Unavailable, why);
+        report.paused_for = Some(pause::set_for(config, Cause::Unavailable, why));
         report.stop = Some(Stop::Unavailable(why.clone()));
         if options.auto {
             Log::new(config, "compress").line("INFO", &format!("stopped: {why}"));
@@ -365,7 +368,7 @@ impl Work<'_> {
             Verdict::GiveBack(cause, why) => {
                 self.settle(&called, judged.outcome, judged.error.as_deref())?;
                 self.give_back(&batch)?;
-                pause::set_for(self.config, *cause, why);
+                self.report.paused_for = Some(pause::set_for(self.config, *cause, why));
                 self.stop(match cause {
                     Cause::Unavailable => Stop::Unavailable(why.clone()),
                     _ => Stop::Unreachable(*cause, why.clone()),
@@ -500,6 +503,10 @@ impl Work<'_> {
         self.report.failures.push(why.to_string());
         self.failed_in_a_row += 1;
         if self.failed_in_a_row >= FAILURES_IN_A_ROW {
+            // Something is wrong beyond a batch: the hooks back off rather than start a run
+            // at every session's end that fails the next batches the same way.
+            let said = format!("{FAILURES_IN_A_ROW} batches failed in a row, the last: {why}");
+            self.report.paused_for = Some(pause::set_for(self.config, Cause::Failing, &said));
             self.stop(Stop::Failing(why.to_string()));
         }
         Ok(())
@@ -527,6 +534,7 @@ impl Work<'_> {
                 self.config,
                 next_midnight(),
                 Cause::Budget,
+                0,
                 "the daily token budget is spent",
             );
         }

@@ -62,7 +62,8 @@ pub struct Reply {
 /// A call that gave no reply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
-    /// The program could not be started (none found, not executable).
+    /// No program ran, so no model was reached: it could not be started (none found, not
+    /// executable), or it exited 126 or 127 without a result (see [`never_ran`]).
     Unavailable(String),
     /// No answer before the deadline: the program was killed.
     Timeout,
@@ -92,16 +93,30 @@ pub fn call(config: &Config, request: &Request) -> Result<Reply, Failure> {
         .current_dir(work_dir(config));
     let out = process::run(command, request.digest, config.compress.timeout)?;
     let redactor = &config.redactor;
-    match parse(&out.stdout, redactor) {
-        Some(reply) => Ok(reply),
-        None => Err(Failure::Broken(format!(
-            "it exited with {} and printed no result{}",
-            out.status,
-            last_line(&out.stderr, redactor)
-                .map(|l| format!(" ({l})"))
-                .unwrap_or_default()
-        ))),
+    if let Some(reply) = parse(&out.stdout, redactor) {
+        return Ok(reply);
     }
+    let said = last_line(&out.stderr, redactor)
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
+    if out.code.is_some_and(never_ran) {
+        return Err(Failure::Unavailable(format!(
+            "the model program could not run ({}: not found or not executable){said}",
+            out.status,
+        )));
+    }
+    Err(Failure::Broken(format!(
+        "it exited with {} and printed no result{said}",
+        out.status
+    )))
+}
+
+/// Whether an exit code says that no model was reached because nothing ran: 127 is what `sh`
+/// (and our keeper, `guard`) exit with when the program is not found, 126 when it is found but
+/// cannot be run; a wrapper whose target is gone says the same through its own shell. Such a
+/// call spent nothing and is not the batch's fault: it costs no tokens and no attempt.
+fn never_ran(code: i32) -> bool {
+    matches!(code, 126 | 127)
 }
 
 /// Why no call can be made, when that is known without making one: no `claude` found (and

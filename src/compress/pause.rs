@@ -1,15 +1,23 @@
-//! When compression waits: the daily budget is spent, or no model can be reached. The
-//! compressor leaves a small file saying until when and why; the hooks read it before they
-//! start a compressor (so that a spent budget costs no process per session end), and `status`
-//! and `doctor` show it. A run that stores something removes it.
+//! When compression waits: the daily budget is spent, no model can be reached, or batch after
+//! batch fails. The compressor leaves a small file saying until when and why, its modification
+//! time set to the pause's end; the hooks `stat` it before they start a compressor (so that a
+//! spent budget or a missing model program costs no process per session end), and `status`
+//! and `doctor` read it. A run that stores something removes it.
 //!
-//! The file holds `<until> <cause>` on its first line and the reason on the second (an
-//! earlier release wrote no cause: the pause holds all the same). The reason is often a
-//! model's error, which may quote a key: it is redacted as the hooks redact what they capture,
-//! before it is written, and again when read (a file an earlier build wrote); `scrub` rewrites
-//! such a file over its own bytes ([`scrub`]).
+//! A pause that follows another with nothing stored between lasts twice as long, up to
+//! [`MAX_BACKOFF`]: a model program that stays missing or broken is tried less and less often,
+//! not at every session's end (where each try read and failed three batches of a 100,000-item
+//! backlog, charged and counted against their items until issue 27, and slowed the hooks
+//! while it went on). The budget's pause, until midnight, does not double.
+//!
+//! The file holds `<until> <cause> <streak>` on its first line and the reason on the second
+//! (an earlier release wrote no cause and no streak: the pause holds all the same). The reason
+//! is often a model's error, which may quote a key: it is redacted as the hooks redact what
+//! they capture, before it is written, and again when read (a file an earlier build wrote);
+//! `scrub` rewrites such a file over its own bytes ([`scrub`]).
 
 use std::io::{Read, Seek, Write};
+use std::time::Duration;
 
 use super::cause::Cause;
 use crate::config::Config;
@@ -23,8 +31,27 @@ pub struct Pause {
     pub until: u64,
     /// What it waits for; `None` from a file of an earlier release.
     pub cause: Option<Cause>,
+    /// Pauses before this one with nothing stored between: it lasts 2^streak times its cause's.
+    pub streak: u32,
     pub why: String,
 }
+
+impl Pause {
+    /// When it is one of several in a row, what `status` and `doctor` add to its time:
+    /// "; backing off: paused 3 times in a row, each twice as long as the one before".
+    pub fn backing_off(&self) -> String {
+        if self.streak == 0 {
+            return String::new();
+        }
+        format!(
+            "; backing off: paused {} times in a row, each twice as long as the one before",
+            self.streak.saturating_add(1)
+        )
+    }
+}
+
+/// The longest a pause that doubles can last.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(6 * 3600);
 
 /// The pause in force now, if any.
 pub fn current(config: &Config) -> Option<Pause> {
@@ -32,25 +59,42 @@ pub fn current(config: &Config) -> Option<Pause> {
     (file.until > now()).then(|| Pause {
         until: file.until,
         cause: file.cause.as_deref().and_then(Cause::parse),
+        streak: file.streak,
         why: clean_text(&config.redactor, &file.why).into_owned(),
     })
 }
 
-/// Pauses compression until `until` (seconds since the epoch). Best effort: without the file
-/// the hooks start a compressor that finds the same reason and stops at once.
-pub fn set(config: &Config, until: u64, cause: Cause, why: &str) {
+/// Pauses compression until `until` (seconds since the epoch), the `streak`th pause in a row.
+/// Best effort: without the file the hooks start a compressor that finds the same reason and
+/// stops at once.
+pub fn set(config: &Config, until: u64, cause: Cause, streak: u32, why: &str) {
     let why = clean_text(&config.redactor, why).replace('\n', " ");
-    let text = format!("{until} {}\n{why}\n", cause.as_str());
+    let text = format!("{until} {} {streak}\n{why}\n", cause.as_str());
     let path = config.compress_pause();
     if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
         let name = name.to_string_lossy();
         let _ = fsutil::write_atomic(dir, &name, text.as_bytes(), Durability::Kill);
+        marks::pause_ends_at(config, until);
     }
 }
 
-/// Pauses compression for as long as `cause` asks.
-pub fn set_for(config: &Config, cause: Cause, why: &str) {
-    set(config, now() + cause.pause().as_secs(), cause, why);
+/// Pauses compression for as long as `cause` asks, doubled for each pause before it with
+/// nothing stored between (up to [`MAX_BACKOFF`]); how long that is.
+pub fn set_for(config: &Config, cause: Cause, why: &str) -> Duration {
+    // The budget's own pause says nothing of whether the model works.
+    let streak = marks::pause_file(config)
+        .filter(|before| before.cause.as_deref() != Some(Cause::Budget.as_str()))
+        .map_or(0, |before| before.streak.saturating_add(1));
+    let pause = backoff(cause.pause(), streak);
+    set(config, now() + pause.as_secs(), cause, streak, why);
+    pause
+}
+
+/// `base` doubled `streak` times, at most [`MAX_BACKOFF`] (and never less than `base`).
+fn backoff(base: Duration, streak: u32) -> Duration {
+    base.checked_mul(1u32.checked_shl(streak.min(31)).unwrap_or(u32::MAX))
+        .unwrap_or(Duration::MAX)
+        .min(MAX_BACKOFF.max(base))
 }
 
 /// What [`scrub`] did (or, dry, would do) to the pause file.
@@ -110,6 +154,10 @@ pub fn scrub(config: &Config, dry: bool) -> Scrubbed {
     if !dry && overwrite(&mut file, &format!("{first}\n{clean}\n"), text.len()).is_err() {
         return remove(Scrubbed::NotOurs);
     }
+    if !dry {
+        // The rewrite moved its time, which the hooks read as the pause's end.
+        marks::pause_ends_at(config, until);
+    }
     Scrubbed::Redacted
 }
 
@@ -131,4 +179,22 @@ pub fn clear(config: &Config) {
 
 fn now() -> u64 {
     marks::now_secs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_doubles_with_each_before_it_up_to_the_cap() {
+        let quarter = Duration::from_secs(15 * 60);
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        assert_eq!(backoff(quarter, 0), quarter);
+        assert_eq!(backoff(quarter, 1), 2 * quarter);
+        assert_eq!(backoff(hours(1), 2), hours(4));
+        assert_eq!(backoff(hours(1), 3), MAX_BACKOFF);
+        assert_eq!(backoff(hours(1), u32::MAX), MAX_BACKOFF);
+        // A cause whose own pause is longer than the cap keeps its own.
+        assert_eq!(backoff(hours(12), 5), hours(12));
+    }
 }

@@ -30,6 +30,8 @@ const OUTPUT_GRACE: Duration = Duration::from_secs(5);
 pub struct Output {
     /// How it ended, for messages.
     pub status: String,
+    /// Its exit code, when it exited rather than being killed.
+    pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
 }
@@ -67,6 +69,7 @@ pub fn run(program: Command, input: &str, timeout: Duration) -> Result<Output, F
     })?;
     Ok(Output {
         status: status.to_string(),
+        code: status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })

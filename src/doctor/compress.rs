@@ -88,7 +88,12 @@ fn on_pause(config: &Config, pause: &Pause, o: Option<&Outlook>) -> Check {
         Some(cause) if cause.needs_you() => Verdict::Fail,
         _ => Verdict::Warn,
     };
-    let mut message = format!("paused until {}: {}", local(pause.until), pause.why);
+    let mut message = format!(
+        "paused until {}, when the hooks try again{}: {}",
+        local(pause.until),
+        pause.backing_off(),
+        pause.why
+    );
     if cause == Some(Cause::Budget) {
         message.push_str(&format!(" ({})", spend(config, o)));
     }

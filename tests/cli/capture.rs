@@ -707,6 +707,46 @@ fn a_database_from_a_newer_version_is_never_modified() {
     assert!(!env.data_dir.join("memory.db-wal").exists());
 }
 
+/// Issue 27: a `memory.db-shm` symlink planted beside the database made every open fail with
+/// SQLite's "unable to open database file": the events were spilled, and the user was told
+/// nothing. It is refused as the database file itself is, by name, with what to remove; the
+/// link's target is never created; once it is removed, the kept events land.
+#[cfg(unix)]
+#[test]
+fn a_planted_shm_or_wal_symlink_is_refused_with_what_to_remove() {
+    for suffix in ["-shm", "-wal"] {
+        let env = Env::new();
+        assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-1.json")));
+        env.db()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+        let side = env.data_dir.join(format!("memory.db{suffix}"));
+        let target = env.root.path().join("target");
+        let _ = std::fs::remove_file(&side);
+        std::os::unix::fs::symlink(&target, &side).unwrap();
+        let out = env.hook("capture", &fixture("hooks/PostToolUse-2.json"));
+        assert_ack_telling(&out, "claude-mem is not recording");
+        let told = notice(&out).unwrap();
+        assert!(
+            told.contains(&format!("remove it (rm {})", side.display())),
+            "{suffix}: {told}"
+        );
+        assert!(!target.exists(), "{suffix}: the link was followed");
+        assert_eq!(env.spilled().len(), 1, "{suffix}: the event was not kept");
+        std::fs::remove_file(&side).unwrap();
+        assert_ack(&env.hook("capture", &fixture("hooks/PostToolUse-3.json")));
+        wait_until(Duration::from_secs(60), "the kept event landed", || {
+            env.spilled().is_empty()
+        });
+        env.wait_for_maintenance();
+        assert_eq!(
+            env.count("SELECT COUNT(*) FROM pending_queue"),
+            3,
+            "{suffix}"
+        );
+    }
+}
+
 #[test]
 fn the_wal_stays_bounded_across_many_runs() {
     let env = Env::new();

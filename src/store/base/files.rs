@@ -14,10 +14,39 @@ use crate::fsutil;
 pub const READ_WAIT: Duration = Duration::from_secs(5);
 
 /// The database file must be a regular file of ours: SQLite would follow a symlink and open a
-/// FIFO, and another user's file is not ours to write.
+/// FIFO, and another user's file is not ours to write. So must its `-wal` and `-shm` when they
+/// are there: SQLite opens them by name, following a link (a planted `-shm` symlink made every
+/// open fail with "unable to open database file", which said nothing of what to remove).
 pub fn check_file(path: &Path) -> Result<()> {
     let meta = std::fs::symlink_metadata(path)
         .with_context(|| format!("cannot look at the database {}", path.display()))?;
+    check_meta(path, &meta)?;
+    for suffix in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let side = Path::new(&side);
+        if let Ok(meta) = std::fs::symlink_metadata(side) {
+            check_side(side, &meta)?;
+        }
+    }
+    Ok(())
+}
+
+/// A `-wal` or `-shm` that is not ours: SQLite makes both anew, so removing it is the fix (a
+/// WAL of ours is a regular file of ours, never what this refuses).
+fn check_side(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    check_meta(path, meta).map_err(|_| {
+        Refused(format!(
+            "{} is not a file of ours (a symlink, a folder, a device or another user's); \
+             remove it (rm {}) and claude-mem records again",
+            path.display(),
+            path.display()
+        ))
+        .into()
+    })
+}
+
+fn check_meta(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
     if !meta.is_file() {
         return Err(Refused(format!(
             "{} is not a regular file (a symlink, a folder or a device); left untouched",

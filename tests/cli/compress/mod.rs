@@ -8,6 +8,7 @@
 //! Here: the model stand-in and the sessions the tests record; one file per area.
 #![cfg(unix)]
 
+mod backoff;
 mod batches;
 mod budget;
 mod failed;

@@ -307,9 +307,12 @@ pub fn for_good(
     wait: Duration,
 ) -> Result<bool> {
     let conn = store.conn();
+    // Read first: a private turn purged from now on asks again, and this pass may have
+    // caught the index up before its tombstones.
+    let asked = rebuilding::standing(conn)?;
     let index_clean = recall.purge_index(wait)?;
     retention::prune_tombstones(conn, config)?;
-    rebuild::database(conn, &config.data_dir)?;
+    rebuild::database(conn, &config.data_dir, asked.as_deref())?;
     let _ = std::fs::remove_file(config.rebuild_stamp());
     Ok(retention::sweep(conn, slicer, wait)? && index_clean)
 }

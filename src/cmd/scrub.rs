@@ -49,11 +49,12 @@ pub fn scrub(dry_run: bool) -> Result<Report> {
     // Remembered until done: a scrub stopped half-way leaves the rebuild to maintenance.
     let pending = rebuilding::requested(store.conn())?;
     rebuilding::request(store.conn())?;
+    let asked = rebuilding::standing(store.conn())?;
     let report = scrub::run(store.conn(), &config.redactor, Some(&slicer))?;
     let mut out = text(&report, false);
     out.push_str(&said(pause::scrub(&config, false), false));
     if report.rows_changed() == 0 && !pending {
-        rebuilding::cancel(store.conn())?;
+        rebuilding::answered(store.conn(), asked.as_deref())?;
         return Ok(out.into());
     }
     super::finish_for_good(&config, store, lock, &mut recall, &slicer, &mut out)?;

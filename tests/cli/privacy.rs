@@ -554,11 +554,12 @@ fn a_private_turns_purge_left_old_copies_in_live_pages() {
         .collect();
     assert!(
         left.is_empty(),
-        "{} left: {left:?} in {:?}",
+        "{} left: {left:?} in {:?} LOG {}",
         left.len(),
         left.iter()
             .flat_map(|w| files_holding(env.root.path(), w))
-            .collect::<std::collections::BTreeSet<_>>()
+            .collect::<std::collections::BTreeSet<_>>(),
+        env.log()
     );
     assert!(words_of("gamma", 12).iter().all(|w| contains(&disk, w)));
 }

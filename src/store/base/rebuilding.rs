@@ -61,17 +61,35 @@ pub fn under_way(data_dir: &Path) -> bool {
 }
 
 /// Remembers in the database that it must be rebuilt, until [`database`](crate::store::rebuild::database) has done it.
+/// Each request is told apart from the one before (a random value), so that a rebuild answers
+/// only the request it found when it began (see [`answered`]).
 pub fn request(conn: &Connection) -> Result<()> {
     conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, '1')",
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, lower(hex(randomblob(8))))",
         [REQUEST],
     )?;
     Ok(())
 }
 
-/// Clears the request: the rebuild is done, or turned out to have no cause.
-pub fn cancel(conn: &Connection) -> Result<()> {
-    conn.execute("DELETE FROM meta WHERE key = ?1", [REQUEST])?;
+/// The request standing now, to hand to [`answered`] once the work it asks for is done.
+pub fn standing(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [REQUEST], |r| {
+            r.get(0)
+        })
+        .optional()?)
+}
+
+/// Clears the request `asked` (read by [`standing`] before the work began), and only it: a
+/// private turn purged while the search index was being rebuilt asked again, and its text is
+/// in the index until the next rebuild.
+pub fn answered(conn: &Connection, asked: Option<&str>) -> Result<()> {
+    if let Some(asked) = asked {
+        conn.execute(
+            "DELETE FROM meta WHERE key = ?1 AND value = ?2",
+            [REQUEST, asked],
+        )?;
+    }
     Ok(())
 }
 

@@ -31,7 +31,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::store::base::rebuilding::{Mark, cancel, vacuum};
+use crate::store::base::rebuilding::{Mark, answered, vacuum};
 
 /// Rebuilds the database `conn` is open on (no transaction may be open on it), making its
 /// temporary copy in `data_dir` and holding the [`Mark`] there meanwhile. The file takes the
@@ -39,8 +39,8 @@ use crate::store::base::rebuilding::{Mark, cancel, vacuum};
 /// tables with an index, as ours all have, and the search index relies on them: should a
 /// SQLite ever renumber them, the row at a table's largest rowid is another one after (rows
 /// renumbered in order change only past a gap), and the database draws a new `store_id`, so
-/// that the index rebuilds.
-pub fn database(conn: &Connection, data_dir: &Path) -> Result<()> {
+/// that the index rebuilds. Answers the rebuild request `asked` (see `rebuilding::answered`).
+pub fn database(conn: &Connection, data_dir: &Path, asked: Option<&str>) -> Result<()> {
     let before = last_rows(conn, None)?;
     let mark = Mark::hold(data_dir);
     vacuum(conn, data_dir, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
@@ -52,7 +52,7 @@ pub fn database(conn: &Connection, data_dir: &Path) -> Result<()> {
             [],
         )?;
     }
-    cancel(conn)
+    answered(conn, asked)
 }
 
 /// Per indexed table: its largest rowid and the key of the row there (or, given an earlier
@@ -149,6 +149,32 @@ mod tests {
         assert_eq!(files.len(), 3, "no temporary file is left: {files:?}");
     }
 
+    /// Regression: a private turn purged while the maintenance process rebuilt the search
+    /// index and the database asked for a rebuild, and the rebuild's end took that request
+    /// away: the turn's words stayed in the index file (seen under load in
+    /// `privacy::a_private_turns_purge_left_old_copies_in_live_pages`).
+    #[test]
+    fn a_rebuild_answers_only_the_request_it_began_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("memory.db")).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
+        for migration in crate::store::sql::MIGRATIONS {
+            conn.execute_batch(migration).unwrap();
+        }
+        request(&conn).unwrap();
+        let asked = crate::store::base::rebuilding::standing(&conn).unwrap();
+        assert!(asked.is_some());
+        request(&conn).unwrap();
+        database(&conn, dir.path(), asked.as_deref()).unwrap();
+        assert!(
+            requested(&conn).unwrap(),
+            "the later request was taken away"
+        );
+        let asked = crate::store::base::rebuilding::standing(&conn).unwrap();
+        database(&conn, dir.path(), asked.as_deref()).unwrap();
+        assert!(!requested(&conn).unwrap());
+    }
+
     /// Rebuilds the database `conn` is open on while another writer makes it wait for the
     /// lock: hooks learn that the rebuild holds it while it does, and only then.
     fn rebuild_seen_by_hooks(conn: &mut Connection, data_dir: &Path) {
@@ -164,7 +190,8 @@ mod tests {
         }))
         .unwrap();
         assert!(!under_way(data_dir));
-        database(conn, data_dir).unwrap();
+        let asked = crate::store::base::rebuilding::standing(conn).unwrap();
+        database(conn, data_dir, asked.as_deref()).unwrap();
         conn.busy_handler(None::<fn(i32) -> bool>).unwrap();
         assert!(
             seen.load(std::sync::atomic::Ordering::Relaxed),

@@ -493,7 +493,8 @@ pub fn convert(conn: &Connection, data_dir: &Path) -> Result<bool> {
     if incremental(conn)? {
         return Ok(false);
     }
-    super::rebuild::database(conn, data_dir)?;
+    // Converting answers no request: what one asks of the search index is still to do.
+    super::rebuild::database(conn, data_dir, None)?;
     Ok(true)
 }
 

@@ -85,7 +85,9 @@ pub(super) fn compacted(sql: &str) -> String {
         } else if c == '/' && chars.peek() == Some(&'*') {
             chars.next();
             let mut last = ' ';
-            chars.by_ref().find(|&n| std::mem::replace(&mut last, n) == '*' && n == '/');
+            chars
+                .by_ref()
+                .find(|&n| std::mem::replace(&mut last, n) == '*' && n == '/');
             space = true;
         } else if c.is_whitespace() {
             space = true;
@@ -147,7 +149,10 @@ mod tests {
             .unwrap();
         assert_eq!(before.len(), after.len());
         for (old, new) in before.iter().zip(&after) {
-            assert!(!new.contains("--") && !new.contains("  ") && !new.contains('\n'), "{new}");
+            assert!(
+                !new.contains("--") && !new.contains("  ") && !new.contains('\n'),
+                "{new}"
+            );
             assert!(new.len() < old.len() || new == old);
         }
         let check: String = tx

@@ -178,6 +178,9 @@ fn show_status(config: &Config, json: bool) -> Result<Report> {
         },
         None,
     );
+    if let Some(aside) = &s.set_aside {
+        line("set aside", aside.clone(), Some(Color::Warn));
+    }
     if let (Some(error), Some(at)) = (&s.error, &s.failed_at) {
         line(
             "last error",
@@ -231,6 +234,7 @@ fn status_json_of(config: &Config, shown: &Shown) -> Value {
         "tried_at": s.tried_at,
         "error": s.error,
         "failed_at": s.failed_at,
+        "set_aside": s.set_aside,
         "waiting": {"records": records, "deletions": deletions},
         "interval_seconds": config.sync_interval.map(|d| d.as_secs()),
     })

@@ -92,7 +92,7 @@ fn start(git: &Git, url: &str) -> Result<([u8; 16], Key)> {
 fn join(git: &Git, url: &str, tip: &str, given: Option<Key>) -> Result<([u8; 16], Key)> {
     let layout = Layout::read(git, tip)?;
     let header = match &layout.header {
-        Some(id) => git.blobs(&[id.as_str()])?.remove(id.as_str()),
+        Some(id) => git.small_blob(id)?,
         None => None,
     };
     let Some((remote, header)) = header.and_then(|h| Some((chunk::header_remote(&h)?, h))) else {

@@ -267,7 +267,11 @@ impl Git {
             return Ok(found);
         }
         let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
-        let out = self.run(&["cat-file", "--batch-check"], Some(input.as_bytes()), LOCAL)?;
+        let out = self.run(
+            &["cat-file", "--batch-check"],
+            Some(input.as_bytes()),
+            LOCAL,
+        )?;
         for line in text(&out).lines() {
             let fields: Vec<&str> = line.split(' ').collect();
             let size = match fields[..] {
@@ -352,7 +356,11 @@ impl Git {
         let objects = self.repo.join("objects");
         let base = objects.join("pack").join("pack");
         let base = base.to_str().context("the data dir's path is not UTF-8")?;
-        let out = self.run(&["pack-objects", "-q", base], Some(keep.as_bytes()), self.timeout)?;
+        let out = self.run(
+            &["pack-objects", "-q", base],
+            Some(keep.as_bytes()),
+            self.timeout,
+        )?;
         let made = format!("pack-{}.", text(&out).trim());
         for entry in std::fs::read_dir(objects.join("pack"))? {
             let name = entry?.file_name();

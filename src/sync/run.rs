@@ -299,7 +299,10 @@ impl Sync<'_> {
 
     /// Reads a batch of chunks and takes in each that opens; the others are set aside.
     fn take_in(&self, batch: &[(Todo, u64)], moved: &mut Moved) -> Result<()> {
-        let ids: Vec<&str> = batch.iter().map(|((_, _, blob), _)| blob.as_str()).collect();
+        let ids: Vec<&str> = batch
+            .iter()
+            .map(|((_, _, blob), _)| blob.as_str())
+            .collect();
         // Each blob, and its line of `cat-file`.
         let cap = batch.iter().map(|(_, size)| *size as usize + 128).sum();
         let mut blobs = self.git.blobs(&ids, cap)?;

@@ -13,6 +13,7 @@ mod background;
 mod checkouts;
 mod ciphertext;
 mod converge;
+mod hostile;
 mod keys;
 mod races;
 mod tampered;

@@ -43,7 +43,8 @@ fn now(config: &Config) -> Result<Report> {
     Ok(format!("{}\n", moved?.line()).into())
 }
 
-fn set_up(config: &Config, remote: &str, key: Option<&str>) -> Result<Report> {
+fn set_up(config: &Config, given: &str, key: Option<&str>) -> Result<Report> {
+    let remote = &sync::url::shown(given.trim());
     let key = match key {
         Some("-") => {
             let mut text = String::new();
@@ -55,7 +56,7 @@ fn set_up(config: &Config, remote: &str, key: Option<&str>) -> Result<Report> {
         }
         other => other.map(str::to_string),
     };
-    let out = match setup::setup(config, remote, key.as_deref())? {
+    let out = match setup::setup(config, given, key.as_deref())? {
         Joined::Already => format!("Sync is set up with {remote} already.\n"),
         Joined::Existing => format!(
             "Set up sync with {remote}: the key opens its data.\n\

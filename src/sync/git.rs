@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use super::url::Credential;
 use crate::child::{self, Failed, Pipes};
 
 /// The branch on the remote that holds the sync data.
@@ -62,7 +63,16 @@ pub struct Git {
     timeout: Duration,
     /// `GIT_SSH_COMMAND` for batch mode, when the user set no ssh command of their own.
     batch_ssh: bool,
+    /// The remote's user name and password, given to git by [`HELPER`].
+    credential: Option<Credential>,
 }
+
+/// A credential helper that answers git from its environment, which only this user can read:
+/// the password never is on a command line, in a file of git's, or in the URL.
+const HELPER: &str = "!f() { test \"$1\" = get || return 0; \
+    printf 'username=%s\\n' \"$CLAUDE_MEM_SYNC_USERNAME\"; \
+    if test -n \"${CLAUDE_MEM_SYNC_PASSWORD+set}\"; then \
+    printf 'password=%s\\n' \"$CLAUDE_MEM_SYNC_PASSWORD\"; fi; }; f";
 
 /// Local commands (on the repository alone) get this long.
 const LOCAL: Duration = Duration::from_secs(60);
@@ -83,6 +93,7 @@ impl Git {
             background,
             timeout,
             batch_ssh: false,
+            credential: None,
         };
         if !repo.join("HEAD").is_file() {
             crate::fsutil::private_dir(repo)
@@ -97,6 +108,12 @@ impl Git {
                 .local(&["config", "--get", "core.sshCommand"])
                 .map_or(true, |out| out.is_empty());
         Ok(git)
+    }
+
+    /// Gives git this user name and password for the remote's host.
+    pub fn with_credential(mut self, credential: Option<Credential>) -> Git {
+        self.credential = credential;
+        self
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -118,8 +135,21 @@ impl Git {
             .args(["-c", "core.quotePath=false"])
             // No gc of git's own: it cannot leave out the refused chunks, which a ref reaches
             // ([`Git::repack`] does), and would fail on one left out before.
-            .args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"])
-            .args(args);
+            .args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"]);
+        if let Some(credential) = &self.credential {
+            // The user's helpers first go (one would be asked before ours, another would keep
+            // the password); ours answers for the remote's host alone.
+            command
+                .args(["-c", "credential.helper="])
+                .arg("-c")
+                .arg(format!("credential.{}.helper={HELPER}", credential.scope))
+                .env("CLAUDE_MEM_SYNC_USERNAME", &credential.username);
+            match &credential.password {
+                Some(password) => command.env("CLAUDE_MEM_SYNC_PASSWORD", password),
+                None => command.env_remove("CLAUDE_MEM_SYNC_PASSWORD"),
+            };
+        }
+        command.args(args);
         let now = chrono::Utc::now().timestamp();
         for role in ["AUTHOR", "COMMITTER"] {
             command

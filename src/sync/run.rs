@@ -130,7 +130,8 @@ fn run(
     background: bool,
 ) -> Result<Moved> {
     let remote = settings.remote_id()?;
-    let git = Git::open(&paths.repo(), background, NETWORK_TIMEOUT)?;
+    let git = Git::open(&paths.repo(), background, NETWORK_TIMEOUT)?
+        .with_credential(settings.credential.clone());
     crate::store::layout::settle(config)?;
     let store = Store::open(config, Instant::now() + WAIT)?;
     store.set_wait(WAIT)?;

@@ -13,6 +13,7 @@ use super::chunk;
 use super::git::Git;
 use super::key::{self, Key};
 use super::remote::Layout;
+use super::url::Credential;
 use super::{NETWORK_TIMEOUT, Paths, Settings};
 use crate::config::Config;
 use crate::fsutil::{self, Durability};
@@ -32,6 +33,8 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
     if url.is_empty() {
         bail!("name the remote: a path, or a URL git takes (ssh, https, file://)");
     }
+    let (url, credential) = super::url::split(url)?;
+    let url = url.as_str();
     let key = token.map(Key::parse).transpose()?;
     if let Some(settings) = super::settings(config)? {
         if settings.url == url {
@@ -50,7 +53,7 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
     let _lock = super::lock(&paths, Some(Duration::ZERO))?;
     // A state of an earlier remote says nothing of this one.
     remove_state(&paths)?;
-    let git = Git::open(&paths.repo(), false, NETWORK_TIMEOUT)?;
+    let git = Git::open(&paths.repo(), false, NETWORK_TIMEOUT)?.with_credential(credential.clone());
     let tip = git
         .fetch(url)
         .map_err(|err| anyhow::anyhow!("cannot reach {url}: {err:#}"))?;
@@ -69,7 +72,7 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
             (remote, Joined::Existing, key)
         }
     };
-    keep(&paths, url, &remote, &key)?;
+    keep(&paths, url, credential.as_ref(), &remote, &key)?;
     Ok(outcome)
 }
 
@@ -123,11 +126,28 @@ fn join(git: &Git, url: &str, tip: &str, given: Option<Key>) -> Result<([u8; 16]
 }
 
 /// Keeps the remote's key and settings on this machine.
-fn keep(paths: &Paths, url: &str, remote: &[u8; 16], key: &Key) -> Result<()> {
+fn keep(
+    paths: &Paths,
+    url: &str,
+    credential: Option<&Credential>,
+    remote: &[u8; 16],
+    key: &Key,
+) -> Result<()> {
     let settings = Settings {
         url: url.to_string(),
         remote: key::hex(remote),
+        credential: None,
     };
+    match credential {
+        Some(credential) => fsutil::write_atomic(
+            &paths.dir,
+            super::CREDENTIAL,
+            &serde_json::to_vec(credential)?,
+            Durability::PowerLoss,
+        )
+        .context("cannot keep the remote's credential")?,
+        None => remove(&paths.credential())?,
+    }
     fsutil::write_atomic(
         &paths.dir,
         "key",
@@ -156,10 +176,20 @@ pub fn off(config: &Config) -> Result<Option<String>> {
     std::fs::remove_file(paths.settings())
         .with_context(|| format!("cannot remove {}", paths.settings().display()))?;
     let _ = std::fs::remove_file(paths.key());
+    remove(&paths.credential())?;
     let _ = std::fs::remove_file(paths.status());
     let _ = std::fs::remove_file(paths.tried());
     remove_state(&paths)?;
     Ok(Some(settings.url))
+}
+
+fn remove(path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn remove_state(paths: &Paths) -> Result<()> {

@@ -16,6 +16,7 @@ mod converge;
 mod hostile;
 mod keys;
 mod races;
+mod remotes;
 mod tampered;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,7 +3,8 @@
 //! remote that has data it takes the key given and checks it against the remote's header
 //! before keeping anything: a key made for another remote, or one that does not open this
 //! one, ends here with nothing stored, nothing imported and the remote unchanged. `sync off`
-//! forgets the remote here (the remote itself, and every other machine, stay as they are).
+//! forgets the remote here (the remote itself, and every other machine, stay as they are),
+//! all but the records this machine knows were deleted: joining again never brings them back.
 
 use std::time::Duration;
 
@@ -51,7 +52,7 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
         .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
     fsutil::our_dir(&paths.dir).with_context(|| format!("cannot use {}", paths.dir.display()))?;
     let _lock = super::lock(&paths, Some(Duration::ZERO))?;
-    // A state of an earlier remote says nothing of this one.
+    // A state of an earlier remote says nothing of this one, but for what was deleted here.
     remove_state(&paths)?;
     let git = Git::open(&paths.repo(), false, NETWORK_TIMEOUT)?.with_credential(credential.clone());
     let tip = git
@@ -192,15 +193,9 @@ fn remove(path: &std::path::Path) -> Result<()> {
     }
 }
 
+/// Forgets what this machine knew of a remote, but the records it knows were deleted.
 fn remove_state(paths: &Paths) -> Result<()> {
-    for path in [paths.state(), paths.dir.join("state.db-journal")] {
-        match std::fs::remove_file(&path) {
-            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                return Err(err).with_context(|| format!("cannot remove {}", path.display()));
-            }
-            _ => {}
-        }
-    }
+    crate::store::sync::forget_remote(&paths.state())?;
     let repo = paths.repo();
     if repo.exists() {
         std::fs::remove_dir_all(&repo)

@@ -17,6 +17,7 @@ mod hostile;
 mod keys;
 mod races;
 mod remotes;
+mod rollback;
 mod tampered;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -128,6 +128,32 @@ pub fn detach(conn: &Connection) {
     let _ = conn.execute_batch("DETACH DATABASE sync");
 }
 
+/// Forgets what the state at `path` says of its remote (this machine's chunks and id there,
+/// what it took in, the chunks set aside, the records it sent), keeping the records this
+/// machine knows were deleted: a remote joined later, or this one again after its host rolled
+/// it back, never brings one of them back.
+pub fn forget_remote(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let conn = Connection::open_in_memory()?;
+    attach(&conn, path)?;
+    let result = conn
+        .execute_batch(&format!(
+            "BEGIN;
+             DELETE FROM sync.known WHERE gone = {HERE};
+             UPDATE sync.known SET chunk = NULL;
+             DELETE FROM sync.chunks;
+             DELETE FROM sync.applied;
+             DELETE FROM sync.set_aside;
+             DELETE FROM sync.meta;
+             COMMIT;"
+        ))
+        .context("cannot reset the sync state");
+    detach(&conn);
+    result
+}
+
 /// A value of the state's `meta`.
 pub fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn

@@ -199,7 +199,10 @@ impl Sync<'_> {
                 Ok(()) => {
                     // Older versions of chunks written again (here or there) leave the data
                     // dir too, and so do the chunks set aside.
-                    let droppable = state::droppable(self.conn)?;
+                    let mut droppable = state::droppable(self.conn)?;
+                    for id in layout.root_blobs() {
+                        droppable.remove(id);
+                    }
                     if moved.rewritten + moved.reread + moved.set_aside > 0
                         || moved.received.deleted > 0
                         || self.git.holds_any(&droppable)?

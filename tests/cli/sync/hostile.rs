@@ -76,11 +76,14 @@ fn chunks_past_the_cap_and_junk_chunks_are_set_aside_dropped_and_never_stop_a_sy
         let junk = format!("junk {seq}").into_bytes();
         files.push((format!("fedcba9876543210/{seq:08}.cmc"), junk));
     }
+    // And the header's bytes as a chunk: refused, but the header must stay.
+    let header = blob(&remote.path(), "refs/heads/claude-mem:header");
+    files.push(("fedcba9876543210/00000301.cmc".to_string(), header));
     plant(&remote, &files);
     let said = sync(&b);
     assert!(said.contains("received 2 sessions"), "{said}");
     assert!(
-        said.contains("Set aside 301 chunks") && said.contains("over the 16 MiB cap"),
+        said.contains("Set aside 302 chunks") && said.contains("over the 16 MiB cap"),
         "{said}"
     );
     assert!(said.len() < 400, "one short line: {said}");
@@ -122,7 +125,7 @@ fn chunks_past_the_cap_and_junk_chunks_are_set_aside_dropped_and_never_stop_a_sy
         serde_json::from_str(&ok(&run(&b, &["sync", "status", "--json"]))).unwrap();
     let aside = shown["set_aside"].as_str().unwrap();
     assert!(
-        aside.contains("301 chunks") && aside.len() < 300 && shown["error"].is_null(),
+        aside.contains("302 chunks") && aside.len() < 300 && shown["error"].is_null(),
         "{shown}"
     );
     let kept = std::fs::metadata(b.data_dir.join("sync/status.json")).unwrap();

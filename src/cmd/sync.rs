@@ -43,7 +43,8 @@ fn now(config: &Config) -> Result<Report> {
     Ok(format!("{}\n", moved?.line()).into())
 }
 
-fn set_up(config: &Config, remote: &str, key: Option<&str>) -> Result<Report> {
+fn set_up(config: &Config, given: &str, key: Option<&str>) -> Result<Report> {
+    let remote = &sync::url::shown(given.trim());
     let key = match key {
         Some("-") => {
             let mut text = String::new();
@@ -55,7 +56,7 @@ fn set_up(config: &Config, remote: &str, key: Option<&str>) -> Result<Report> {
         }
         other => other.map(str::to_string),
     };
-    let out = match setup::setup(config, remote, key.as_deref())? {
+    let out = match setup::setup(config, given, key.as_deref())? {
         Joined::Already => format!("Sync is set up with {remote} already.\n"),
         Joined::Existing => format!(
             "Set up sync with {remote}: the key opens its data.\n\
@@ -178,6 +179,9 @@ fn show_status(config: &Config, json: bool) -> Result<Report> {
         },
         None,
     );
+    if let Some(aside) = &s.set_aside {
+        line("set aside", aside.clone(), Some(Color::Warn));
+    }
     if let (Some(error), Some(at)) = (&s.error, &s.failed_at) {
         line(
             "last error",
@@ -231,6 +235,7 @@ fn status_json_of(config: &Config, shown: &Shown) -> Value {
         "tried_at": s.tried_at,
         "error": s.error,
         "failed_at": s.failed_at,
+        "set_aside": s.set_aside,
         "waiting": {"records": records, "deletions": deletions},
         "interval_seconds": config.sync_interval.map(|d| d.as_secs()),
     })

@@ -33,6 +33,12 @@ const HEADER_FORMAT: &[u8] = b"claude-mem-sync/1";
 /// larger one is refused rather than filling memory.
 const MAX_PLAIN: u64 = 512 << 20;
 
+/// A sealed chunk larger than this is refused from its size alone, never read: a remote that
+/// anyone can push to cannot make a sync hold more. What this claude-mem writes stays far
+/// under it: `ops::CHUNK_BYTES` of text and one more record (at most the payload cap,
+/// `CLAUDE_MEM_MAX_PAYLOAD_BYTES`), compressed.
+pub const MAX_SEALED: u64 = 16 << 20;
+
 /// Where a chunk belongs: bound into its encryption.
 pub struct Place<'a> {
     pub remote: &'a [u8; 16],

@@ -15,13 +15,14 @@
 //! no ssh passphrase or host-key question (`BatchMode`, unless the user set their own ssh
 //! command), no askpass window.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use super::url::Credential;
 use crate::child::{self, Failed, Pipes};
 
 /// The branch on the remote that holds the sync data.
@@ -62,14 +63,25 @@ pub struct Git {
     timeout: Duration,
     /// `GIT_SSH_COMMAND` for batch mode, when the user set no ssh command of their own.
     batch_ssh: bool,
+    /// The remote's user name and password, given to git by [`HELPER`].
+    credential: Option<Credential>,
 }
+
+/// A credential helper that answers git from its environment, which only this user can read:
+/// the password never is on a command line, in a file of git's, or in the URL.
+const HELPER: &str = "!f() { test \"$1\" = get || return 0; \
+    printf 'username=%s\\n' \"$CLAUDE_MEM_SYNC_USERNAME\"; \
+    if test -n \"${CLAUDE_MEM_SYNC_PASSWORD+set}\"; then \
+    printf 'password=%s\\n' \"$CLAUDE_MEM_SYNC_PASSWORD\"; fi; }; f";
 
 /// Local commands (on the repository alone) get this long.
 const LOCAL: Duration = Duration::from_secs(60);
-/// What git's stdout may hold: a batch of sealed chunks read by `cat-file`. A chunk is about
-/// `ops::CHUNK_BYTES` of text before it is compressed; a remote whose chunks come near this is
-/// not read rather than filling our memory.
-const MAX_STDOUT: usize = 512 << 20;
+/// What git's stdout may hold of a listing (a tree, sizes): far more than a remote of ours
+/// needs, and bounded whatever a remote holds. Chunks are read with a cap of their own
+/// ([`Git::blobs`]).
+const MAX_STDOUT: usize = 64 << 20;
+/// The largest blob read without a cap of its own: a header is under a hundred bytes.
+const SMALL: u64 = 4096;
 /// Enough for any message git prints.
 const MAX_STDERR: usize = 1 << 20;
 
@@ -81,6 +93,7 @@ impl Git {
             background,
             timeout,
             batch_ssh: false,
+            credential: None,
         };
         if !repo.join("HEAD").is_file() {
             crate::fsutil::private_dir(repo)
@@ -95,6 +108,12 @@ impl Git {
                 .local(&["config", "--get", "core.sshCommand"])
                 .map_or(true, |out| out.is_empty());
         Ok(git)
+    }
+
+    /// Gives git this user name and password for the remote's host.
+    pub fn with_credential(mut self, credential: Option<Credential>) -> Git {
+        self.credential = credential;
+        self
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -114,7 +133,23 @@ impl Git {
                 "maintenance.autoDetach=false",
             ])
             .args(["-c", "core.quotePath=false"])
-            .args(args);
+            // No gc of git's own: it cannot leave out the refused chunks, which a ref reaches
+            // ([`Git::repack`] does), and would fail on one left out before.
+            .args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"]);
+        if let Some(credential) = &self.credential {
+            // The user's helpers first go (one would be asked before ours, another would keep
+            // the password); ours answers for the remote's host alone.
+            command
+                .args(["-c", "credential.helper="])
+                .arg("-c")
+                .arg(format!("credential.{}.helper={HELPER}", credential.scope))
+                .env("CLAUDE_MEM_SYNC_USERNAME", &credential.username);
+            match &credential.password {
+                Some(password) => command.env("CLAUDE_MEM_SYNC_PASSWORD", password),
+                None => command.env_remove("CLAUDE_MEM_SYNC_PASSWORD"),
+            };
+        }
+        command.args(args);
         let now = chrono::Utc::now().timestamp();
         for role in ["AUTHOR", "COMMITTER"] {
             command
@@ -142,9 +177,20 @@ impl Git {
 
     /// Runs git with `args`, `input` on its stdin; its stdout, or an error with what it said.
     fn run(&self, args: &[&str], input: Option<&[u8]>, timeout: Duration) -> Result<Vec<u8>> {
+        self.run_capped(args, input, timeout, MAX_STDOUT)
+    }
+
+    /// [`Git::run`], keeping at most `cap` bytes of its stdout (more is an error).
+    fn run_capped(
+        &self,
+        args: &[&str],
+        input: Option<&[u8]>,
+        timeout: Duration,
+        cap: usize,
+    ) -> Result<Vec<u8>> {
         let pipes = Pipes {
             input: input.map(<[u8]>::to_vec),
-            stdout: Some(MAX_STDOUT),
+            stdout: Some(cap),
             stderr: Some(MAX_STDERR),
         };
         let out =
@@ -172,9 +218,9 @@ impl Git {
         }
         if out.cut {
             bail!(
-                "git {} printed more than {} MiB; not read",
+                "git {} printed more than {} KiB; not read",
                 args[0],
-                MAX_STDOUT >> 20
+                cap >> 10
             );
         }
         Ok(out.stdout)
@@ -188,18 +234,25 @@ impl Git {
         // because a remote without the branch is no error (one with no sync data yet).
         let _ = self.local(&["update-ref", "-d", FETCHED]);
         let refspec = format!("+{BRANCH}*:{FETCHED}*");
-        self.run(
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                url,
-                &refspec,
-            ],
-            None,
-            self.timeout,
-        )?;
+        let mut args = vec![
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            url,
+            &refspec,
+        ];
+        if let Err(err) = self.run(&args, None, self.timeout) {
+            // The remote may send a chunk as a change to one refused and dropped here, which
+            // this repository cannot take in: then everything, as a first fetch would (the
+            // refused ones are dropped again after the sync).
+            let said = format!("{err:#}");
+            if !said.contains("unpack-objects failed") && !said.contains("index-pack failed") {
+                return Err(err);
+            }
+            args.insert(1, "--refetch");
+            self.run(&args, None, self.timeout)?;
+        }
         let Some(tip) = self
             .local(&["rev-parse", "--verify", "--quiet", FETCHED])
             .ok()
@@ -236,14 +289,55 @@ impl Git {
             .collect()
     }
 
-    /// The contents of these blobs, by id, read by one `cat-file --batch`.
-    pub fn blobs(&self, ids: &[&str]) -> Result<HashMap<String, Vec<u8>>> {
+    /// The size of each of these blobs, by id, without reading them: `None` for an object
+    /// that is not here or is not a blob.
+    pub fn sizes(&self, ids: &[&str]) -> Result<HashMap<String, Option<u64>>> {
         let mut found = HashMap::new();
         if ids.is_empty() {
             return Ok(found);
         }
         let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
-        let out = self.run(&["cat-file", "--batch"], Some(input.as_bytes()), LOCAL)?;
+        let out = self.run(
+            &["cat-file", "--batch-check"],
+            Some(input.as_bytes()),
+            LOCAL,
+        )?;
+        for line in text(&out).lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let size = match fields[..] {
+                [_, "blob", size] => Some(size.parse()?),
+                [_, _, _] | [_, "missing"] => None,
+                _ => bail!("cat-file said {line}"),
+            };
+            found.insert(fields[0].to_string(), size);
+        }
+        Ok(found)
+    }
+
+    /// Whether any of these objects is here.
+    pub fn holds_any(&self, ids: &HashSet<String>) -> Result<bool> {
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        Ok(self.sizes(&ids)?.values().any(Option::is_some))
+    }
+
+    /// The blob `id` when it is at most [`SMALL`] bytes (a header); `None` when it is larger
+    /// or not here, never read then.
+    pub fn small_blob(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        match self.sizes(&[id])?.remove(id).flatten() {
+            Some(size) if size <= SMALL => Ok(self.blobs(&[id], SMALL as usize + 128)?.remove(id)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The contents of these blobs, by id, read by one `cat-file --batch`, which may print at
+    /// most `cap` bytes (the blobs' sizes, from [`Git::sizes`], and a line each).
+    pub fn blobs(&self, ids: &[&str], cap: usize) -> Result<HashMap<String, Vec<u8>>> {
+        let mut found = HashMap::new();
+        if ids.is_empty() {
+            return Ok(found);
+        }
+        let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+        let out = self.run_capped(&["cat-file", "--batch"], Some(input.as_bytes()), LOCAL, cap)?;
         let mut rest = &out[..];
         while !rest.is_empty() {
             let end = rest.iter().position(|b| *b == b'\n').context("cat-file")?;
@@ -264,12 +358,56 @@ impl Git {
         Ok(found)
     }
 
-    /// Drops every object no ref here reaches: the older versions of chunks written again
-    /// (ours, and other machines' fetched before they wrote theirs again), so that the data
-    /// dir keeps no copy of what was forgotten, sealed or not.
-    pub fn prune(&self) -> Result<()> {
-        self.run(&["gc", "--quiet", "--prune=now"], None, self.timeout)
-            .context("cannot drop the older chunks from the sync repository")?;
+    /// Keeps, in one pack, every object a ref here reaches but `refused`, and deletes every
+    /// other object file: the older versions of chunks written again (ours, and other
+    /// machines' fetched before they wrote theirs again), so that the data dir keeps no copy
+    /// of what was forgotten, sealed or not; and the chunks refused, so that a remote's
+    /// garbage does not stay in the data dir. `git gc` would not do: it keeps whatever a ref
+    /// reaches, and fails on an object left out before.
+    pub fn repack(&self, refused: &HashSet<String>) -> Result<()> {
+        self.pack_without(refused)
+            .context("cannot drop the older and the refused chunks from the sync repository")
+    }
+
+    fn pack_without(&self, refused: &HashSet<String>) -> Result<()> {
+        let listing = self.run(
+            &["rev-list", "--objects", "--all", "--missing=print"],
+            None,
+            self.timeout,
+        )?;
+        // `?id`: left out before.
+        let keep: String = text(&listing)
+            .lines()
+            .filter(|line| !line.starts_with('?'))
+            .filter_map(|line| line.split(' ').next())
+            .filter(|id| !refused.contains(*id))
+            .map(|id| format!("{id}\n"))
+            .collect();
+        let objects = self.repo.join("objects");
+        let base = objects.join("pack").join("pack");
+        let base = base.to_str().context("the data dir's path is not UTF-8")?;
+        let out = self.run(
+            &["pack-objects", "-q", base],
+            Some(keep.as_bytes()),
+            self.timeout,
+        )?;
+        let made = format!("pack-{}.", text(&out).trim());
+        for entry in std::fs::read_dir(objects.join("pack"))? {
+            let name = entry?.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("pack-") && !name.starts_with(&made) {
+                std::fs::remove_file(objects.join("pack").join(&*name))?;
+            }
+        }
+        // Loose objects: each of what was kept is in the pack now.
+        for entry in std::fs::read_dir(&objects)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
         Ok(())
     }
 

@@ -27,6 +27,7 @@ mod remote;
 mod run;
 pub mod setup;
 pub mod status;
+pub mod url;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -63,6 +64,9 @@ impl Paths {
     pub fn key(&self) -> PathBuf {
         self.dir.join("key")
     }
+    pub fn credential(&self) -> PathBuf {
+        self.dir.join(CREDENTIAL)
+    }
     pub fn state(&self) -> PathBuf {
         self.dir.join("state.db")
     }
@@ -80,13 +84,19 @@ impl Paths {
     }
 }
 
+/// The file of the user name and password taken out of the remote's URL.
+const CREDENTIAL: &str = "credential";
+
 /// Where this machine syncs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
-    /// The remote, as git takes it.
+    /// The remote, as git takes it, without a user name or password.
     pub url: String,
     /// The remote's random id (hex), from its header.
     pub remote: String,
+    /// The user name and password of an http(s) remote, kept apart (`sync/credential`).
+    #[serde(skip)]
+    pub credential: Option<url::Credential>,
 }
 
 impl Settings {
@@ -105,13 +115,33 @@ pub fn settings(config: &Config) -> Result<Option<Settings>> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
     };
-    let settings = serde_json::from_reader(std::io::BufReader::new(file)).with_context(|| {
-        format!(
-            "{} is damaged: run `claude-mem sync setup` again",
-            path.display()
-        )
-    })?;
+    let mut settings: Settings = serde_json::from_reader(std::io::BufReader::new(file))
+        .with_context(|| {
+            format!(
+                "{} is damaged: run `claude-mem sync setup` again",
+                path.display()
+            )
+        })?;
+    // An earlier release kept the URL as given, a token in it maybe: it is taken out here.
+    let (url, in_url) = url::split(&settings.url)?;
+    settings.url = url;
+    settings.credential = match in_url {
+        Some(credential) => Some(credential),
+        None => credential(config)?,
+    };
     Ok(Some(settings))
+}
+
+/// The credential kept apart from the URL, if any.
+fn credential(config: &Config) -> Result<Option<url::Credential>> {
+    let path = Paths::of(config).credential();
+    match fsutil::open_ours(&path, fsutil::Access::Read) {
+        Ok(file) => serde_json::from_reader(std::io::Read::take(file, 64 << 10))
+            .map(Some)
+            .with_context(|| format!("{} is damaged", path.display())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
+    }
 }
 
 /// The settings, or the error that says how to set sync up.

@@ -75,6 +75,15 @@ impl Layout {
         Ok(layout)
     }
 
+    /// The blobs at the root (the header, files not ours): read, or named by every tree a
+    /// push makes, so never dropped here even when a refused chunk has the same bytes.
+    pub fn root_blobs(&self) -> impl Iterator<Item = &str> {
+        self.root
+            .iter()
+            .filter(|e| e.kind == "blob")
+            .map(|e| e.id.as_str())
+    }
+
     /// The root tree with `machine`'s folder holding exactly `chunks` (none: no folder), and
     /// the header `header` when given; everything else as it was.
     pub fn tree(

@@ -37,8 +37,13 @@ use crate::store::sync::{self as state, Table};
 const ATTEMPTS: usize = 5;
 /// How long a sync waits for the database's write lock.
 const WAIT: Duration = Duration::from_secs(10);
-/// Chunks read from the local repository at a time.
-const BATCH: usize = 16;
+/// Chunks read from the local repository at a time, at most.
+const BATCH: usize = 256;
+/// Bytes of chunks read from the local repository at a time, at most (a chunk alone may
+/// bring it to [`chunk::MAX_SEALED`]).
+const BATCH_BYTES: u64 = 8 << 20;
+/// What is kept of why a chunk was refused: the note of thousands of them stays short.
+const WHY_CHARS: usize = 100;
 
 /// What one sync moved.
 #[derive(Debug, Default)]
@@ -53,8 +58,11 @@ pub struct Moved {
     pub rewritten: usize,
     /// Chunks of other machines taken in again: written again there since.
     pub reread: usize,
-    /// Chunks of other machines refused (cut, changed, not ours): why, each.
-    pub refused: Vec<String>,
+    /// Chunks of other machines this sync refused (over the size cap, cut, changed, not
+    /// ours) and set aside.
+    pub set_aside: usize,
+    /// Every chunk set aside so far, in one short sentence; `None`: none.
+    pub aside: Option<String>,
 }
 
 impl Moved {
@@ -80,7 +88,7 @@ impl Moved {
                 parts.join(", ")
             }
         };
-        format!(
+        let mut line = format!(
             "Sent {}; received {} ({} on the remote).",
             either(&self.sent, self.announced),
             either(&self.received.stored, self.received.deleted),
@@ -88,12 +96,16 @@ impl Moved {
                 0 => "no other machine".to_string(),
                 n => plural(n as i64, "other machine"),
             }
-        )
+        );
+        if let (true, Some(aside)) = (self.set_aside > 0, &self.aside) {
+            line.push_str(&format!(" {aside}."));
+        }
+        line
     }
 }
 
-/// Runs a sync, recording how it went for `status`; chunks refused make it an error, after
-/// everything else was done.
+/// Runs a sync, recording how it went for `status`. Chunks refused do not fail it: they are
+/// set aside, said in its line and in `sync status`, and the rest is taken in.
 pub fn guarded(
     config: &Config,
     paths: &Paths,
@@ -102,24 +114,9 @@ pub fn guarded(
     background: bool,
 ) -> Result<Moved> {
     status::began(paths);
-    let result = run(config, paths, settings, key, background).and_then(|moved| {
-        if moved.refused.is_empty() {
-            return Ok(moved);
-        }
-        Err(anyhow!(
-            "{} But {} of other machines refused, nothing of {} applied: {}",
-            moved.line(),
-            plural(moved.refused.len() as i64, "chunk"),
-            if moved.refused.len() == 1 {
-                "it"
-            } else {
-                "them"
-            },
-            moved.refused.join("; ")
-        ))
-    });
+    let result = run(config, paths, settings, key, background);
     match &result {
-        Ok(moved) => status::ended(paths, Ok(&moved.line())),
+        Ok(moved) => status::ended(paths, Ok((&moved.line(), moved.aside.as_deref()))),
         Err(err) => status::ended(paths, Err(&format!("{err:#}"))),
     }
     result
@@ -133,7 +130,8 @@ fn run(
     background: bool,
 ) -> Result<Moved> {
     let remote = settings.remote_id()?;
-    let git = Git::open(&paths.repo(), background, NETWORK_TIMEOUT)?;
+    let git = Git::open(&paths.repo(), background, NETWORK_TIMEOUT)?
+        .with_credential(settings.credential.clone());
     crate::store::layout::settle(config)?;
     let store = Store::open(config, Instant::now() + WAIT)?;
     store.set_wait(WAIT)?;
@@ -200,10 +198,18 @@ impl Sync<'_> {
             match self.push(&layout, &tip, &mut moved) {
                 Ok(()) => {
                     // Older versions of chunks written again (here or there) leave the data
-                    // dir too.
-                    if moved.rewritten + moved.reread > 0 || moved.received.deleted > 0 {
-                        self.git.prune()?;
+                    // dir too, and so do the chunks set aside.
+                    let mut droppable = state::droppable(self.conn)?;
+                    for id in layout.root_blobs() {
+                        droppable.remove(id);
                     }
+                    if moved.rewritten + moved.reread + moved.set_aside > 0
+                        || moved.received.deleted > 0
+                        || self.git.holds_any(&droppable)?
+                    {
+                        self.git.repack(&droppable)?;
+                    }
+                    moved.aside = aside_note(self.conn)?;
                     return Ok(moved);
                 }
                 Err(err) => failed = Some((tip, err)),
@@ -229,9 +235,9 @@ impl Sync<'_> {
         let bytes = layout
             .header
             .as_deref()
-            .map(|id| self.git.blobs(&[id]))
+            .map(|id| self.git.small_blob(id))
             .transpose()?
-            .and_then(|mut blobs| blobs.drain().next().map(|(_, bytes)| bytes))
+            .flatten()
             .with_context(|| format!("{url}'s claude-mem branch has no header: it is not claude-mem sync data; left untouched"))?;
         match chunk::header_remote(&bytes) {
             None => bail!("{url}'s header is not claude-mem's: left untouched"),
@@ -247,60 +253,96 @@ impl Sync<'_> {
         }
     }
 
-    /// Takes in every chunk of the other machines not taken in as it is now.
+    /// Takes in every chunk of the other machines not taken in as it is now, but those set
+    /// aside as they are now: each sized before it is read, in batches of bounded bytes.
     fn pull(&self, layout: &Layout, moved: &mut Moved) -> Result<()> {
         let applied = state::applied(self.conn)?;
+        let aside = state::aside(self.conn)?;
         moved.machines = layout.machines.keys().filter(|m| **m != self.me).count();
-        let todo: Vec<(&String, i64, &String)> = layout
+        let todo: Vec<Todo> = layout
             .machines
             .iter()
             .filter(|(machine, _)| **machine != self.me)
             .flat_map(|(machine, chunks)| {
                 chunks.iter().map(move |(seq, blob)| (machine, *seq, blob))
             })
-            .filter(|(machine, seq, blob)| applied.get(&((*machine).clone(), *seq)) != Some(*blob))
+            .filter(|(machine, seq, blob)| {
+                let place = ((*machine).clone(), *seq);
+                applied.get(&place) != Some(*blob) && aside.get(&place) != Some(*blob)
+            })
             .collect();
         moved.reread += todo
             .iter()
             .filter(|(machine, seq, _)| applied.contains_key(&((*machine).clone(), *seq)))
             .count();
-        let slicer = Slicer::command(WAIT);
-        for batch in todo.chunks(BATCH) {
-            let ids: Vec<&str> = batch.iter().map(|(_, _, blob)| blob.as_str()).collect();
-            let mut blobs = self.git.blobs(&ids)?;
-            for (machine, seq, blob) in batch {
-                let place = Place {
-                    remote: self.remote,
-                    machine,
-                    seq: *seq,
-                };
-                let lines = blobs
-                    .remove(blob.as_str())
-                    .context("it is missing from what was fetched")
-                    .and_then(|bytes| chunk::open(self.key, &place, &bytes))
-                    .and_then(|text| ops::read(&text, machine, *seq));
-                let lines = match lines {
-                    Ok(lines) => lines,
-                    Err(err) => {
-                        moved
-                            .refused
-                            .push(format!("chunk {seq} of machine {machine}: {err:#}"));
-                        continue;
-                    }
-                };
-                let got = incoming::apply(
-                    self.conn,
-                    &self.config.redactor,
-                    machine,
-                    *seq,
-                    lines,
-                    &slicer,
-                )?;
-                moved.received.add(&got);
-                state::mark_applied(self.conn, machine, *seq, blob)?;
+        let ids: Vec<&str> = todo.iter().map(|(_, _, blob)| blob.as_str()).collect();
+        let sizes = self.git.sizes(&ids)?;
+        let mut refused = Vec::new();
+        let mut readable = Vec::new();
+        for todo in todo {
+            match sizes.get(todo.2.as_str()).copied().flatten() {
+                Some(size) if size <= chunk::MAX_SEALED => readable.push((todo, size)),
+                Some(size) => refused.push(refuse(
+                    todo,
+                    &format!(
+                        "{} MiB, over the {} MiB cap: not read",
+                        size.div_ceil(1 << 20),
+                        chunk::MAX_SEALED >> 20
+                    ),
+                )),
+                None => refused.push(refuse(todo, "not a file fetched")),
             }
         }
+        moved.set_aside += refused.len();
+        state::set_aside(self.conn, &refused)?;
+        for batch in batches(&readable) {
+            self.take_in(batch, moved)?;
+        }
         Ok(())
+    }
+
+    /// Reads a batch of chunks and takes in each that opens; the others are set aside.
+    fn take_in(&self, batch: &[(Todo, u64)], moved: &mut Moved) -> Result<()> {
+        let ids: Vec<&str> = batch
+            .iter()
+            .map(|((_, _, blob), _)| blob.as_str())
+            .collect();
+        // Each blob, and its line of `cat-file`.
+        let cap = batch.iter().map(|(_, size)| *size as usize + 128).sum();
+        let mut blobs = self.git.blobs(&ids, cap)?;
+        let slicer = Slicer::command(WAIT);
+        let mut refused = Vec::new();
+        for &((machine, seq, blob), _) in batch {
+            let place = Place {
+                remote: self.remote,
+                machine,
+                seq,
+            };
+            let lines = blobs
+                .remove(blob.as_str())
+                .context("it is missing from what was fetched")
+                .and_then(|bytes| chunk::open(self.key, &place, &bytes))
+                .and_then(|text| ops::read(&text, machine, seq));
+            let lines = match lines {
+                Ok(lines) => lines,
+                Err(err) => {
+                    refused.push(refuse((machine, seq, blob), &format!("{err:#}")));
+                    continue;
+                }
+            };
+            let got = incoming::apply(
+                self.conn,
+                &self.config.redactor,
+                machine,
+                seq,
+                lines,
+                &slicer,
+            )?;
+            moved.received.add(&got);
+            state::mark_applied(self.conn, machine, seq, blob)?;
+        }
+        moved.set_aside += refused.len();
+        state::set_aside(self.conn, &refused)
     }
 
     /// Seals a chunk's text for its place and writes it into the repository; its blob.
@@ -466,6 +508,50 @@ impl Sync<'_> {
         }
         Ok(emptied)
     }
+}
+
+/// A chunk of another machine to take in: its machine, number and blob.
+type Todo<'a> = (&'a String, i64, &'a String);
+
+/// A chunk refused, with why in a few words.
+fn refuse((machine, seq, blob): Todo, why: &str) -> state::Refused {
+    state::Refused {
+        machine: machine.clone(),
+        seq,
+        blob: blob.clone(),
+        why: crate::text::one_line(why, WHY_CHARS),
+    }
+}
+
+/// The chunks, sized, in batches of at most [`BATCH`] chunks and [`BATCH_BYTES`] bytes (a
+/// chunk larger alone is a batch of its own).
+fn batches<'a, 'b>(sized: &'b [(Todo<'a>, u64)]) -> Vec<&'b [(Todo<'a>, u64)]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, size)) in sized.iter().enumerate() {
+        if i > start && (i - start == BATCH || bytes + size > BATCH_BYTES) {
+            out.push(&sized[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    if start < sized.len() {
+        out.push(&sized[start..]);
+    }
+    out
+}
+
+/// The chunks set aside so far, in one sentence: how many, and the first of them.
+fn aside_note(conn: &rusqlite::Connection) -> Result<Option<String>> {
+    Ok(state::aside_note(conn)?.map(|(count, first)| {
+        format!(
+            "Set aside {} of other machines that cannot be taken in (chunk {} of machine {}: {})",
+            plural(count, "chunk"),
+            first.seq,
+            first.machine,
+            first.why
+        )
+    }))
 }
 
 /// What a push sends, read before anything is written.

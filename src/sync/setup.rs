@@ -3,7 +3,8 @@
 //! remote that has data it takes the key given and checks it against the remote's header
 //! before keeping anything: a key made for another remote, or one that does not open this
 //! one, ends here with nothing stored, nothing imported and the remote unchanged. `sync off`
-//! forgets the remote here (the remote itself, and every other machine, stay as they are).
+//! forgets the remote here (the remote itself, and every other machine, stay as they are),
+//! all but the records this machine knows were deleted: joining again never brings them back.
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use super::chunk;
 use super::git::Git;
 use super::key::{self, Key};
 use super::remote::Layout;
+use super::url::Credential;
 use super::{NETWORK_TIMEOUT, Paths, Settings};
 use crate::config::Config;
 use crate::fsutil::{self, Durability};
@@ -32,6 +34,8 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
     if url.is_empty() {
         bail!("name the remote: a path, or a URL git takes (ssh, https, file://)");
     }
+    let (url, credential) = super::url::split(url)?;
+    let url = url.as_str();
     let key = token.map(Key::parse).transpose()?;
     if let Some(settings) = super::settings(config)? {
         if settings.url == url {
@@ -48,9 +52,9 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
         .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
     fsutil::our_dir(&paths.dir).with_context(|| format!("cannot use {}", paths.dir.display()))?;
     let _lock = super::lock(&paths, Some(Duration::ZERO))?;
-    // A state of an earlier remote says nothing of this one.
+    // A state of an earlier remote says nothing of this one, but for what was deleted here.
     remove_state(&paths)?;
-    let git = Git::open(&paths.repo(), false, NETWORK_TIMEOUT)?;
+    let git = Git::open(&paths.repo(), false, NETWORK_TIMEOUT)?.with_credential(credential.clone());
     let tip = git
         .fetch(url)
         .map_err(|err| anyhow::anyhow!("cannot reach {url}: {err:#}"))?;
@@ -69,7 +73,7 @@ pub fn setup(config: &Config, url: &str, token: Option<&str>) -> Result<Joined> 
             (remote, Joined::Existing, key)
         }
     };
-    keep(&paths, url, &remote, &key)?;
+    keep(&paths, url, credential.as_ref(), &remote, &key)?;
     Ok(outcome)
 }
 
@@ -92,7 +96,7 @@ fn start(git: &Git, url: &str) -> Result<([u8; 16], Key)> {
 fn join(git: &Git, url: &str, tip: &str, given: Option<Key>) -> Result<([u8; 16], Key)> {
     let layout = Layout::read(git, tip)?;
     let header = match &layout.header {
-        Some(id) => git.blobs(&[id.as_str()])?.remove(id.as_str()),
+        Some(id) => git.small_blob(id)?,
         None => None,
     };
     let Some((remote, header)) = header.and_then(|h| Some((chunk::header_remote(&h)?, h))) else {
@@ -123,11 +127,28 @@ fn join(git: &Git, url: &str, tip: &str, given: Option<Key>) -> Result<([u8; 16]
 }
 
 /// Keeps the remote's key and settings on this machine.
-fn keep(paths: &Paths, url: &str, remote: &[u8; 16], key: &Key) -> Result<()> {
+fn keep(
+    paths: &Paths,
+    url: &str,
+    credential: Option<&Credential>,
+    remote: &[u8; 16],
+    key: &Key,
+) -> Result<()> {
     let settings = Settings {
         url: url.to_string(),
         remote: key::hex(remote),
+        credential: None,
     };
+    match credential {
+        Some(credential) => fsutil::write_atomic(
+            &paths.dir,
+            super::CREDENTIAL,
+            &serde_json::to_vec(credential)?,
+            Durability::PowerLoss,
+        )
+        .context("cannot keep the remote's credential")?,
+        None => remove(&paths.credential())?,
+    }
     fsutil::write_atomic(
         &paths.dir,
         "key",
@@ -156,21 +177,25 @@ pub fn off(config: &Config) -> Result<Option<String>> {
     std::fs::remove_file(paths.settings())
         .with_context(|| format!("cannot remove {}", paths.settings().display()))?;
     let _ = std::fs::remove_file(paths.key());
+    remove(&paths.credential())?;
     let _ = std::fs::remove_file(paths.status());
     let _ = std::fs::remove_file(paths.tried());
     remove_state(&paths)?;
     Ok(Some(settings.url))
 }
 
-fn remove_state(paths: &Paths) -> Result<()> {
-    for path in [paths.state(), paths.dir.join("state.db-journal")] {
-        match std::fs::remove_file(&path) {
-            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                return Err(err).with_context(|| format!("cannot remove {}", path.display()));
-            }
-            _ => {}
+fn remove(path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot remove {}", path.display()))
         }
+        _ => Ok(()),
     }
+}
+
+/// Forgets what this machine knew of a remote, but the records it knows were deleted.
+fn remove_state(paths: &Paths) -> Result<()> {
+    crate::store::sync::forget_remote(&paths.state())?;
     let repo = paths.repo();
     if repo.exists() {
         std::fs::remove_dir_all(&repo)

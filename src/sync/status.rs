@@ -22,7 +22,14 @@ pub struct Status {
     pub error: Option<String>,
     /// When that was.
     pub failed_at: Option<String>,
+    /// The chunks of other machines set aside, as of the last successful sync: how many, and
+    /// the first, in one short sentence.
+    #[serde(default)]
+    pub set_aside: Option<String>,
 }
+
+/// What is kept of an error: one line, whatever a remote makes git print.
+const ERROR_CHARS: usize = 400;
 
 pub fn read(paths: &Paths) -> Status {
     fsutil::open_ours(&paths.status(), fsutil::Access::Read)
@@ -47,19 +54,20 @@ pub fn began(paths: &Paths) {
     write(paths, &status);
 }
 
-/// A sync ended: what it moved, or why it failed.
-pub fn ended(paths: &Paths, outcome: Result<&str, &str>) {
+/// A sync ended: what it moved and what is set aside, or why it failed.
+pub fn ended(paths: &Paths, outcome: Result<(&str, Option<&str>), &str>) {
     let mut status = read(paths);
     let now = crate::clock::now();
     match outcome {
-        Ok(moved) => {
+        Ok((moved, aside)) => {
             status.synced_at = Some(now);
             status.moved = Some(moved.to_string());
+            status.set_aside = aside.map(str::to_string);
             status.error = None;
             status.failed_at = None;
         }
         Err(error) => {
-            status.error = Some(error.to_string());
+            status.error = Some(crate::text::one_line(error, ERROR_CHARS));
             status.failed_at = Some(now);
         }
     }
@@ -80,11 +88,16 @@ pub fn status_line(config: &Config, style: &Style) -> Option<(String, Option<Col
             Some(Color::Bad),
         ),
         _ => (
-            match &s.synced_at {
-                Some(at) => format!("{}: last synced {}", settings.url, style.moment(at)),
-                None => format!("{}: not synced yet (claude-mem sync)", settings.url),
+            match (&s.synced_at, &s.set_aside) {
+                (Some(at), None) => format!("{}: last synced {}", settings.url, style.moment(at)),
+                (Some(at), Some(_)) => format!(
+                    "{}: last synced {}, chunks set aside (claude-mem sync status)",
+                    settings.url,
+                    style.moment(at)
+                ),
+                (None, _) => format!("{}: not synced yet (claude-mem sync)", settings.url),
             },
-            None,
+            s.set_aside.as_ref().map(|_| Color::Warn),
         ),
     })
 }

@@ -13,8 +13,11 @@ mod background;
 mod checkouts;
 mod ciphertext;
 mod converge;
+mod hostile;
 mod keys;
 mod races;
+mod remotes;
+mod rollback;
 mod tampered;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -20,6 +20,9 @@
 //!   one holds a line of a record deleted since (`dirty`: it is rewritten without it).
 //! - `applied`: the chunks of other machines taken in, with the blob taken: a chunk rewritten
 //!   there (a new blob under the same name) is read again.
+//! - `set_aside`: the chunks of other machines refused (over the size cap, not opening, not
+//!   parsing), with the blob refused and why, in a few words: not read again until that
+//!   machine writes another blob there; their objects are dropped from `repo.git`.
 //! - `meta`: this machine's id on the remote and the next chunk number.
 
 pub mod incoming;
@@ -41,6 +44,8 @@ CREATE TABLE IF NOT EXISTS sync.chunks (seq INTEGER PRIMARY KEY, blob TEXT NOT N
     dirty INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS sync.applied (machine TEXT NOT NULL, seq INTEGER NOT NULL,
     blob TEXT NOT NULL, PRIMARY KEY (machine, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sync.set_aside (machine TEXT NOT NULL, seq INTEGER NOT NULL,
+    blob TEXT NOT NULL, why TEXT NOT NULL, PRIMARY KEY (machine, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sync.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 ";
 
@@ -123,6 +128,32 @@ pub fn detach(conn: &Connection) {
     let _ = conn.execute_batch("DETACH DATABASE sync");
 }
 
+/// Forgets what the state at `path` says of its remote (this machine's chunks and id there,
+/// what it took in, the chunks set aside, the records it sent), keeping the records this
+/// machine knows were deleted: a remote joined later, or this one again after its host rolled
+/// it back, never brings one of them back.
+pub fn forget_remote(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let conn = Connection::open_in_memory()?;
+    attach(&conn, path)?;
+    let result = conn
+        .execute_batch(&format!(
+            "BEGIN;
+             DELETE FROM sync.known WHERE gone = {HERE};
+             UPDATE sync.known SET chunk = NULL;
+             DELETE FROM sync.chunks;
+             DELETE FROM sync.applied;
+             DELETE FROM sync.set_aside;
+             DELETE FROM sync.meta;
+             COMMIT;"
+        ))
+        .context("cannot reset the sync state");
+    detach(&conn);
+    result
+}
+
 /// A value of the state's `meta`.
 pub fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn
@@ -154,13 +185,82 @@ pub fn applied(conn: &Connection) -> Result<std::collections::HashMap<(String, i
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Remembers that this chunk of `machine` was taken in whole.
+/// Remembers that this chunk of `machine` was taken in whole (and is no longer set aside).
 pub fn mark_applied(conn: &Connection, machine: &str, seq: i64, blob: &str) -> Result<()> {
-    conn.execute(
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
         "INSERT OR REPLACE INTO sync.applied (machine, seq, blob) VALUES (?1, ?2, ?3)",
         params![machine, seq, blob],
     )?;
+    tx.execute(
+        "DELETE FROM sync.set_aside WHERE machine = ?1 AND seq = ?2",
+        params![machine, seq],
+    )?;
+    tx.commit()?;
     Ok(())
+}
+
+/// A chunk of another machine refused: where, its blob, and why.
+pub struct Refused {
+    pub machine: String,
+    pub seq: i64,
+    pub blob: String,
+    pub why: String,
+}
+
+/// Sets these chunks aside, in one transaction (thousands may come at once).
+pub fn set_aside(conn: &Connection, refused: &[Refused]) -> Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    for r in refused {
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO sync.set_aside (machine, seq, blob, why)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![r.machine, r.seq, r.blob, r.why])?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// The blob set aside of each chunk of other machines, by machine and number.
+pub fn aside(conn: &Connection) -> Result<std::collections::HashMap<(String, i64), String>> {
+    let mut stmt = conn.prepare("SELECT machine, seq, blob FROM sync.set_aside")?;
+    let rows = stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many chunks are set aside, and the first of them: its place and why.
+pub fn aside_note(conn: &Connection) -> Result<Option<(i64, Refused)>> {
+    Ok(conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM sync.set_aside), machine, seq, blob, why
+               FROM sync.set_aside ORDER BY machine, seq LIMIT 1",
+            [],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    Refused {
+                        machine: r.get(1)?,
+                        seq: r.get(2)?,
+                        blob: r.get(3)?,
+                        why: r.get(4)?,
+                    },
+                ))
+            },
+        )
+        .optional()?)
+}
+
+/// The blobs set aside that no chunk taken in or of ours is (a hostile remote may put a good
+/// chunk in a wrong place): what the local repository may drop.
+pub fn droppable(conn: &Connection) -> Result<std::collections::HashSet<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT blob FROM sync.set_aside
+          WHERE blob NOT IN (SELECT blob FROM sync.chunks)
+            AND blob NOT IN (SELECT blob FROM sync.applied)",
+    )?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 #[cfg(test)]

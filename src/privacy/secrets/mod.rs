@@ -18,6 +18,7 @@ mod command;
 mod extra;
 mod files;
 mod names;
+mod prose;
 mod tokens;
 
 use std::borrow::Cow;
@@ -207,8 +208,12 @@ fn find(text: &str) -> Vec<Hit> {
                 *from = (*from).max(step.resume);
                 continue;
             };
-            if anchor.rule.names_its_value() {
-                hit.label = known_token(bytes, hit.range.start).unwrap_or(hit.label);
+            if anchor.rule.names_its_value()
+                && let Some(token) = known_token(bytes, hit.range.start)
+            {
+                hit.label = token.label;
+                // A token cut by a seam (a wrapped line) goes whole, not just its first piece.
+                hit.range.end = hit.range.end.max(token.range.end);
             }
             at = at.max(hit.range.end);
             if hit.range.start < hit.range.end {
@@ -224,14 +229,13 @@ fn find(text: &str) -> Vec<Hit> {
     hits
 }
 
-/// The rule of a token known by its prefix that starts at `at`, if one does: a value assigned
-/// to `api_key` (or a URL's password, a command line's) that is an Anthropic key is named for
+/// The token known by its prefix that starts at `at`, if one does: a value assigned to
+/// `api_key` (or a URL's password, a command line's) that is an Anthropic key is named for
 /// what it is.
-fn known_token(bytes: &[u8], at: usize) -> Option<&'static str> {
+fn known_token(bytes: &[u8], at: usize) -> Option<Hit> {
     anchors::anchors_at(bytes, at)
         .filter(|anchor| anchor.rule != anchors::Rule::Name)
         .find_map(|anchor| tokens::check(anchor, bytes, at, at).hit)
-        .map(|hit| hit.label)
 }
 
 #[cfg(test)]

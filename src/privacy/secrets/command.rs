@@ -172,7 +172,11 @@ pub fn base64_pipe(bytes: &[u8], at: usize, body: usize, floor: usize) -> Step {
         .split(u8::is_ascii_whitespace)
         .rev()
         .find(|word| !word.is_empty() && !word.starts_with(b"-"))
-        .map(|word| word.trim_ascii_start().strip_prefix(b"$(").unwrap_or(word));
+        .map(|word| {
+            // `AUTH=$(printf …`: the command is the word's last part.
+            let from = word.iter().rposition(|b| b"=(;|&`".contains(b));
+            &word[from.map_or(0, |i| i + 1)..]
+        });
     if !matches!(told, Some(b"echo" | b"printf")) {
         return miss;
     }

@@ -3,7 +3,8 @@
 //! `token`, `key`…, and its last word is not one that names something else: `token_url`,
 //! `max_tokens`, `public_key`) and the value must look like one: not a placeholder (`***`,
 //! `${VAR}`, `<token>`, `changeme`), not code (`password=args.password`, `token: string`),
-//! and, for the weaker words, long and random enough (digits and letters, some entropy).
+//! and, for the weaker words, long and random enough (digits and letters, some entropy). A
+//! password word with nothing assigned may still be told its value in a sentence (`prose`).
 
 use std::ops::Range;
 

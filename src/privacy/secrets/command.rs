@@ -100,10 +100,10 @@ pub fn password(anchor: &str, bytes: &[u8], at: usize, floor: usize) -> Step {
     }
 }
 
-/// `ConvertTo-SecureString 'pass' -AsPlainText` (or `-String 'pass'`, or `'pass' |
-/// ConvertTo-SecureString -AsPlainText`), found at `SecureString`: the literal goes. A variable
-/// or an expression (`$pw`, `(Read-Host …)`) is no secret, and without `-AsPlainText` the
-/// value is already encrypted.
+/// `ConvertTo-SecureString 'pass' -AsPlainText` (or `-String 'pass'` anywhere on the line,
+/// or `'pass' | ConvertTo-SecureString -AsPlainText`), found at `SecureString`: the literal
+/// goes. A variable or an expression (`$pw`, `(Read-Host …)`) is no secret, and without
+/// `-AsPlainText` the value is already encrypted.
 pub fn secure_string(bytes: &[u8], at: usize, floor: usize) -> Step {
     let after = at + "SecureString".len();
     let miss = Step::miss(after);
@@ -115,17 +115,16 @@ pub fn secure_string(bytes: &[u8], at: usize, floor: usize) -> Step {
         return miss;
     }
     let line = &bytes[after..line_end(bytes, after)];
-    if !line
-        .windows(12)
-        .any(|w| w.eq_ignore_ascii_case(b"-asplaintext"))
-    {
+    let find = |name: &[u8]| {
+        line.windows(name.len())
+            .position(|w| w.eq_ignore_ascii_case(name))
+    };
+    if find(b"-asplaintext").is_none() {
         return miss;
     }
     let spaces = |from: usize| run_end(bytes, from, |b| b == b' ' || b == b'\t');
-    let mut from = spaces(after);
-    if bytes[from..].len() >= 7 && bytes[from..from + 7].eq_ignore_ascii_case(b"-string") {
-        from = spaces(from + 7);
-    }
+    // `-String` names the value wherever it is; without it, the value comes first.
+    let from = spaces(find(b"-string ").map_or(after, |i| after + i + "-string ".len()));
     let value = if bytes.get(from).is_some_and(|&b| b != b'-') {
         argument(bytes, from)
     } else {
@@ -180,14 +179,20 @@ pub fn base64_pipe(bytes: &[u8], at: usize, body: usize, floor: usize) -> Step {
     if !matches!(told, Some(b"echo" | b"printf")) {
         return miss;
     }
-    match memchr::memchr(b':', &line[value.clone()]) {
-        Some(colon) => hit_if_secret(
-            bytes,
-            start + value.start + colon + 1..start + value.end,
-            body,
-        ),
-        None => miss,
+    // `user:pass`: a user's name, then no space (not JSON, `{"alg":"HS256"}`).
+    let text = &line[value.clone()];
+    let user = text
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b"_.-@".contains(&b))
+        .count();
+    if user == 0 || text.get(user) != Some(&b':') || text.iter().any(u8::is_ascii_whitespace) {
+        return miss;
     }
+    hit_if_secret(
+        bytes,
+        start + value.start + user + 1..start + value.end,
+        body,
+    )
 }
 
 /// Where the line that goes on at `from` ends (or `REACH` bytes on).

@@ -457,6 +457,9 @@ const NOT_SECRETS: &[&str] = &[
     "passwd",
     "passphrase",
     "secret",
+    // Python's types for one (`DB_PASSWORD: SecretStr`).
+    "secretstr",
+    "secretbytes",
     "token",
     "changeme",
     "change_me",

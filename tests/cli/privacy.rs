@@ -625,6 +625,9 @@ fn a_private_prompt_removes_a_long_turn_in_bounded_steps() {
     assert!(!contains(&everything_on_disk(&env), "SECRET"));
 }
 
+/// The hook that carries an event, and the event.
+type Carried = (&'static str, Vec<u8>);
+
 /// A tool's capture, as Claude Code sends it.
 fn tool(name: &str, input: Value, response: Value) -> Vec<u8> {
     event(
@@ -633,7 +636,7 @@ fn tool(name: &str, input: Value, response: Value) -> Vec<u8> {
     )
 }
 
-fn bash(command: &str, stdout: &str) -> (&'static str, Vec<u8>) {
+fn bash(command: &str, stdout: &str) -> Carried {
     let input = tool(
         "Bash",
         json!({"command": command}),
@@ -642,7 +645,7 @@ fn bash(command: &str, stdout: &str) -> (&'static str, Vec<u8>) {
     ("capture", input)
 }
 
-fn write(content: &str) -> (&'static str, Vec<u8>) {
+fn write(content: &str) -> Carried {
     let path = "/home/dev/shop/src/notify.py";
     let input = tool(
         "Write",
@@ -652,7 +655,7 @@ fn write(content: &str) -> (&'static str, Vec<u8>) {
     ("capture", input)
 }
 
-fn read(content: &str) -> (&'static str, Vec<u8>) {
+fn read(content: &str) -> Carried {
     let path = "/home/dev/shop/.github/release.yml";
     let input = tool(
         "Read",
@@ -662,19 +665,19 @@ fn read(content: &str) -> (&'static str, Vec<u8>) {
     ("capture", input)
 }
 
-fn prompt(text: &str) -> (&'static str, Vec<u8>) {
+fn prompt(text: &str) -> Carried {
     let input = event("UserPromptSubmit", json!({"prompt": text}));
     ("prompt", input)
 }
 
-fn message(text: &str) -> (&'static str, Vec<u8>) {
+fn message(text: &str) -> Carried {
     let input = event("Stop", json!({"last_assistant_message": text}));
     ("summary", input)
 }
 
 /// Runs each hook in a data dir of its own: it answers as always, its secret is on no file
 /// (database, WAL, log), and the marker that replaced it is (the row was kept, not dropped).
-fn assert_redacted(cases: &[((&str, Vec<u8>), &str, &str)]) {
+fn assert_redacted(cases: &[(Carried, &str, &str)]) {
     for ((hook, input), secret, rule) in cases {
         let env = Env::new();
         assert_ack(&env.hook(hook, input));

@@ -253,9 +253,10 @@ fn discord_webhook(bytes: &[u8], at: usize, body: usize, floor: usize) -> Step {
     if !(17..=20).contains(&(id - body)) || bytes.get(id) != Some(&b'/') {
         return miss;
     }
-    let end = run_end(bytes, id + 1, url_safe);
-    if end - id - 1 >= 60 {
-        Step::hit(id + 1..end, "discord-webhook")
+    let secret = id + 1;
+    let end = run_end(bytes, secret, url_safe);
+    if end - secret >= 60 {
+        Step::hit(secret..end, "discord-webhook")
     } else {
         miss
     }

@@ -332,6 +332,18 @@ mod tests {
             redact("ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i\nnext"),
             "[REDACTED:github-token]\nnext"
         );
+        // Unless its line is as wide as a terminal: then it was wrapped.
+        let pat = format!("github_pat_11{}_{}", "Ab3".repeat(7), "k9Zq".repeat(15));
+        let pasted = format!("$ gh auth status --show-token\n  Token: {pat}\n");
+        let wrapped = format!("{}\n{}", &pasted[..30 + 80], &pasted[30 + 80..]);
+        let out = redact(&wrapped);
+        assert!(!out.contains("k9Zqk9Zq"), "{out}");
+        let key = format!("sk-ant-api03-{}AA", "Xy7_".repeat(23));
+        let wrapped = format!("{}{}\n{}", "see ".repeat(10), &key[..40], &key[40..]);
+        assert_eq!(
+            redact(&wrapped),
+            format!("{}[REDACTED:anthropic-key]", "see ".repeat(10))
+        );
     }
 
     #[test]

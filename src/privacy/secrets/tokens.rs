@@ -316,12 +316,16 @@ struct Run {
 /// The run of `class` from `body`, read on across the seams that cut a token in code or on a
 /// terminal while fewer than `min` of its characters are seen: a string literal closed and
 /// another opened (`"ghp_" + "…"`, `'…' . '…'`, `"…" "…"`) or a line break (a terminal's
-/// wrap). A token of its full length is never read on: the next line is not part of it.
+/// wrap). Past `min`, only a line break that ends a line as wide as a terminal is read on
+/// (a longer token, `github_pat_…`, wrapped after its first 22 characters).
 fn joined_run(bytes: &[u8], body: usize, min: usize, class: impl Fn(u8) -> bool) -> Run {
     let first_end = run_end(bytes, body, &class);
     let (mut end, mut len) = (first_end, first_end - body);
-    while len < min {
-        let Some(next) = seam(bytes, end) else { break };
+    loop {
+        let next = match seam(bytes, end) {
+            Some(next) if len < min || wraps(bytes, end) => next,
+            _ => break,
+        };
         let piece = run_end(bytes, next, &class);
         if piece == next {
             break;
@@ -334,6 +338,18 @@ fn joined_run(bytes: &[u8], body: usize, min: usize, class: impl Fn(u8) -> bool)
         end,
         len,
     }
+}
+
+/// How wide a line must be for its break to be taken for a terminal's wrap: 80 columns, the
+/// narrowest terminal most people use.
+const TERMINAL: usize = 80;
+
+/// Whether `at` breaks a line at least [`TERMINAL`] bytes wide (or longer than can be read
+/// back cheaply).
+fn wraps(bytes: &[u8], at: usize) -> bool {
+    let from = at.saturating_sub(4 * TERMINAL);
+    let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+    matches!(bytes.get(at), Some(b'\n' | b'\r')) && at - start >= TERMINAL
 }
 
 /// Where a token goes on after a seam at `at`: a line break, or a closing quote, at most a few
@@ -383,10 +399,10 @@ fn aws_access_key(bytes: &[u8], at: usize) -> Step {
 /// `sk-ant-…` is Anthropic's; another long random `sk-…` is OpenAI's (or one of the many
 /// services that copied its format: DeepSeek, OpenRouter, …).
 fn sk_key(bytes: &[u8], at: usize, body: usize) -> Step {
-    let end = run_end(bytes, body, url_safe);
-    let key = &bytes[body..end];
-    if !starts_word(bytes, at) || key.len() < 32 {
-        return Step::miss(end.max(at + 1));
+    let run = joined_run(bytes, body, 32, url_safe);
+    let (key, end) = (&bytes[body..run.end], run.end);
+    if !starts_word(bytes, at) || run.len < 32 {
+        return Step::miss(run.first_end.max(at + 1));
     }
     if key.starts_with(b"ant-") {
         return Step::hit(at..end, "anthropic-key");
@@ -400,7 +416,7 @@ fn sk_key(bytes: &[u8], at: usize, body: usize) -> Step {
     if random {
         Step::hit(at..end, "openai-key")
     } else {
-        Step::miss(end)
+        Step::miss(run.first_end)
     }
 }
 

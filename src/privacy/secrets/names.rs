@@ -480,6 +480,12 @@ const NOT_SECRETS: &[&str] = &[
     "unset",
     "not set",
     "todo",
+    // What a log or an error says of one (`DB_PASSWORD: missing`).
+    "missing",
+    "invalid",
+    "incorrect",
+    "expired",
+    "unknown",
 ];
 
 /// Whether `value`, assigned to a name of `class`, looks like a secret. `quoted` values are

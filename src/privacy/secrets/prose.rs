@@ -72,8 +72,26 @@ fn value(line: &[u8], from: usize) -> Option<Range<usize>> {
     let letters = text.bytes().any(|b| b.is_ascii_alphabetic());
     let others = text.bytes().any(|b| !b.is_ascii_alphabetic());
     let path = text.starts_with(['/', '~', '.']) || text.contains("://");
-    (text.len() >= 6 && letters && others && !path && looks_secret(text, Class::Strong, false))
-        .then_some(at..end)
+    let secret = text.len() >= 6 && letters && others && !path && !compound(text);
+    (secret && looks_secret(text, Class::Strong, false)).then_some(at..end)
+}
+
+/// A word joined with a hyphen, which prose says of a password (`base64-encoded`,
+/// `re-entered`, `12-characters`), or an algorithm's name (`SHA-256`, `AES-128`).
+fn compound(text: &str) -> bool {
+    let Some((head, last)) = text.rsplit_once('-') else {
+        return false;
+    };
+    let word = text
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && last.len() >= 3
+        && last.bytes().all(|b| b.is_ascii_lowercase());
+    let algorithm = (2..=6).contains(&head.len())
+        && head.bytes().all(|b| b.is_ascii_uppercase())
+        && (1..=4).contains(&last.len())
+        && last.bytes().all(|b| b.is_ascii_digit());
+    word || algorithm
 }
 
 /// The words of a line from `at`, split at spaces.
@@ -136,6 +154,7 @@ mod tests {
                 "correct horse battery",
             ),
             ("log in with password `Tr0ub4dor&3`", "Tr0ub4dor&3"),
+            ("the password is Winter-2024 for now", "Winter-2024"),
         ] {
             assert_eq!(told(text), Some(value), "{text}");
         }
@@ -153,6 +172,9 @@ mod tests {
             "the password is https://vault.acme.dev/ui",
             "the password for the staging db is in 1Password",
             "use password managers",
+            "the password is base64-encoded before it is sent",
+            "the password is SHA-256 hashed",
+            "the password is re-entered to confirm it",
         ] {
             assert_eq!(told(text), None, "{text}");
         }

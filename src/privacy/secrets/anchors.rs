@@ -1,9 +1,11 @@
 //! The pre-filter: where in a text a rule may match at all.
 //!
 //! Every rule starts at a literal anchor: a token's prefix (`ghp_`, `AKIA`, `sk-ant-`), the
-//! start of a block (`-----BEGIN`), `://` of a URL, or a word that names a secret (`token`,
+//! start of a block (`-----BEGIN`), `://` or a path of a URL (`/bot`, `/api/webhooks/`), a
+//! command's word (`| base64`, `SecureString`), or a word that names a secret (`token`,
 //! `password`), the latter in any letter case; two formats without a literal start at a
-//! shape of three bytes instead (a digit, `:` and `A` in a Telegram bot token). A text is read once, three bytes at a time
+//! shape of three bytes instead (a digit, `:` and `A` in a Telegram bot token). A text is read
+//! once, three bytes at a time
 //! against a table of every anchor's first three bytes (8 KiB, built at compile time), and only
 //! where they may start one are the anchors with that first byte compared. Ordinary text and
 //! code go through at a few instructions a byte; no pattern is compiled at run time.
@@ -39,6 +41,14 @@ pub enum Rule {
     /// A Discord bot token, whose first part is a user id (digits) in base64: its anchor is
     /// every three characters such a part can start with, not a literal.
     Discord,
+    /// `/bot` in the Bot API's URLs, `https://api.telegram.org/bot<id>:<secret>/…`.
+    TelegramUrl,
+    /// `/api/webhooks/` of a Discord webhook's URL, whose last part is its secret.
+    DiscordWebhook,
+    /// `SecureString` of PowerShell's `ConvertTo-SecureString '<password>' -AsPlainText`.
+    SecureString,
+    /// `| base64` after `echo -n 'user:password'`: a Basic credential being made.
+    Base64Pipe,
     /// A word that names a secret, in a name that may be assigned a value.
     Name,
 }
@@ -180,6 +190,11 @@ pub const ANCHORS: &[Anchor] = &[
     exact("sq0csp-", Prefixed),
     exact("key-", Prefixed),
     exact("sl.", Prefixed),
+    exact("mfa.", Prefixed),
+    exact("/bot", TelegramUrl),
+    exact("/api/webhooks/", DiscordWebhook),
+    exact("| base64", Base64Pipe),
+    exact("|base64", Base64Pipe),
     // The last digit of a Telegram bot's id, and the start of its secret.
     shaped("1:A", [b"0123456789", b":", b"A"], Telegram),
     shaped("MTA", SNOWFLAKE, Discord),
@@ -201,6 +216,14 @@ pub const ANCHORS: &[Anchor] = &[
         text: "bearer",
         fold: true,
         rule: Bearer,
+        shape: None,
+    },
+    // PowerShell's names are in any letter case; `sec` is a word's anchor already, so this one
+    // adds no candidate to a text's search.
+    Anchor {
+        text: "securestring",
+        fold: true,
+        rule: SecureString,
         shape: None,
     },
     // Words of secret names; longer names (password, apikey, authorization) contain them.

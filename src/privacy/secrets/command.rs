@@ -1,7 +1,9 @@
 //! Passwords that tools take on their command line or in their own files, where no name says
-//! secret: `curl -u user:pass`, `mysql -pX`, `sshpass -p X`, `docker login -p X`, and `.pgpass` lines
-//! (`host:port:database:user:password`). Each is found at its flag (or, for `.pgpass`, its port
-//! field) and confirmed by the line it is on, read back no further than a bounded reach.
+//! secret: `curl -u user:pass`, `mysql -pX`, `sshpass -p X`, `docker login -p X`,
+//! PowerShell's `ConvertTo-SecureString 'pass' -AsPlainText`, a Basic credential made with
+//! `echo -n 'user:pass' | base64`, and `.pgpass` lines (`host:port:database:user:password`).
+//! Each is found at its flag or command (or, for `.pgpass`, its port field) and confirmed by the
+//! line it is on, read no further than a bounded reach.
 
 use std::ops::Range;
 
@@ -96,6 +98,122 @@ pub fn password(anchor: &str, bytes: &[u8], at: usize, floor: usize) -> Step {
             hit_if_secret(bytes, value.start + colon + 1..value.end, after)
         }
     }
+}
+
+/// `ConvertTo-SecureString 'pass' -AsPlainText` (or `-String 'pass'` anywhere on the line,
+/// or `'pass' | ConvertTo-SecureString -AsPlainText`), found at `SecureString`: the literal
+/// goes. A variable or an expression (`$pw`, `(Read-Host …)`) is no secret, and without
+/// `-AsPlainText` the value is already encrypted.
+pub fn secure_string(bytes: &[u8], at: usize, floor: usize) -> Step {
+    let after = at + "SecureString".len();
+    let miss = Step::miss(after);
+    let before = line_before(bytes, at, floor);
+    let command = b"convertto-";
+    if before.len() < command.len()
+        || !before[before.len() - command.len()..].eq_ignore_ascii_case(command)
+    {
+        return miss;
+    }
+    let line = &bytes[after..line_end(bytes, after)];
+    let find = |name: &[u8]| {
+        line.windows(name.len())
+            .position(|w| w.eq_ignore_ascii_case(name))
+    };
+    if find(b"-asplaintext").is_none() {
+        return miss;
+    }
+    let spaces = |from: usize| run_end(bytes, from, |b| b == b' ' || b == b'\t');
+    // `-String` names the value wherever it is; without it, the value comes first.
+    let from = spaces(find(b"-string ").map_or(after, |i| after + i + "-string ".len()));
+    let value = if bytes.get(from).is_some_and(|&b| b != b'-') {
+        argument(bytes, from)
+    } else {
+        // Piped in: the quoted literal before `| ConvertTo-`.
+        let start = at - before.len();
+        let pipe = trim_end(before, before.len() - command.len());
+        if pipe == 0 || before[pipe - 1] != b'|' {
+            return miss;
+        }
+        match quoted_before(before, trim_end(before, pipe - 1)) {
+            Some(inner) => start + inner.start..start + inner.end,
+            None => return miss,
+        }
+    };
+    hit_if_secret(bytes, value, after)
+}
+
+/// `echo -n 'user:pass' | base64` (or `printf`, a bare or quoted argument), found at `|`
+/// (`body` is where `base64` ends): the part after the colon goes. The output, which holds
+/// the credential encoded, is only found after `Authorization: Basic`.
+pub fn base64_pipe(bytes: &[u8], at: usize, body: usize, floor: usize) -> Step {
+    let miss = Step::miss(body);
+    if bytes.get(body).is_some_and(|&b| b.is_ascii_alphanumeric()) {
+        return miss;
+    }
+    let line = line_before(bytes, at, floor);
+    let start = at - line.len();
+    let end = trim_end(line, line.len());
+    let (value, command) = match quoted_before(line, end) {
+        Some(inner) => {
+            let command = inner.start - 1;
+            (inner, command)
+        }
+        None => {
+            let word = line[..end]
+                .iter()
+                .rposition(u8::is_ascii_whitespace)
+                .map_or(0, |i| i + 1);
+            (word..end, word)
+        }
+    };
+    // The command before the value: `echo` or `printf`, after any flags (`-n`, `-ne`).
+    let told = line[..command]
+        .split(u8::is_ascii_whitespace)
+        .rev()
+        .find(|word| !word.is_empty() && !word.starts_with(b"-"))
+        .map(|word| {
+            // `AUTH=$(printf …`: the command is the word's last part.
+            let from = word.iter().rposition(|b| b"=(;|&`".contains(b));
+            &word[from.map_or(0, |i| i + 1)..]
+        });
+    if !matches!(told, Some(b"echo" | b"printf")) {
+        return miss;
+    }
+    // `user:pass`: a user's name, then no space (not JSON, `{"alg":"HS256"}`).
+    let text = &line[value.clone()];
+    let user = text
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b"_.-@".contains(&b))
+        .count();
+    if user == 0 || text.get(user) != Some(&b':') || text.iter().any(u8::is_ascii_whitespace) {
+        return miss;
+    }
+    hit_if_secret(
+        bytes,
+        start + value.start + user + 1..start + value.end,
+        body,
+    )
+}
+
+/// Where the line that goes on at `from` ends (or `REACH` bytes on).
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    let limit = bytes.len().min(from + REACH);
+    memchr::memchr(b'\n', &bytes[from..limit]).map_or(limit, |i| from + i)
+}
+
+/// `line[..end]` without its trailing spaces: where they start.
+fn trim_end(line: &[u8], end: usize) -> usize {
+    line[..end]
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .map_or(0, |i| i + 1)
+}
+
+/// The inside of the quoted literal that ends `line[..end]`, if it ends with a quote.
+fn quoted_before(line: &[u8], end: usize) -> Option<Range<usize>> {
+    let quote = *line[..end].last().filter(|&&b| b == b'\'' || b == b'"')?;
+    let open = memchr::memrchr(quote, &line[..end - 1])?;
+    Some(open + 1..end - 1)
 }
 
 /// A `.pgpass` line found at the colon before its port (`:5432:` and the other usual ports of

@@ -2,11 +2,13 @@
 //!
 //! Rules learnt from gitleaks' rule list and atuin's secrets filter, written as plain code:
 //! tokens known by their prefix (AWS, GitHub, GitLab, Slack, Stripe, Anthropic, OpenAI,
-//! Google, npm, PyPI, Hugging Face, Vault, … see `tokens::shape`), Telegram and Discord bot
-//! tokens, JWTs, private key blocks, passwords in URLs, on command lines (`command`) and in
-//! `.netrc`/`.pgpass` lines, `Bearer` and `Authorization` credentials, and values assigned to
-//! names that say secret. A match becomes `[REDACTED:<rule>]` and the rest of the text stays,
-//! so a memory keeps its meaning.
+//! Google, npm, PyPI, Hugging Face, Vault, … see `tokens::shape`; also when code splits one
+//! over two string literals or a terminal wraps it), Telegram and Discord bot tokens and
+//! Discord webhooks, JWTs, private key blocks, passwords in URLs, on command lines (`command`:
+//! `curl -u`, `ConvertTo-SecureString`, `echo 'user:pass' | base64`, …) and in
+//! `.netrc`/`.pgpass` lines, `Bearer` and `Authorization` credentials, values assigned to
+//! names that say secret, and passwords told in a sentence (`prose`). A match becomes
+//! `[REDACTED:<rule>]` and the rest of the text stays, so a memory keeps its meaning.
 //!
 //! [`Redactor::redact`] is a pure function of a text, for the hooks and for a later scrub of
 //! what is stored: `Redactor::default()` applies the built-in rules, and the user's settings
@@ -18,6 +20,7 @@ mod command;
 mod extra;
 mod files;
 mod names;
+mod prose;
 mod tokens;
 
 use std::borrow::Cow;
@@ -207,8 +210,12 @@ fn find(text: &str) -> Vec<Hit> {
                 *from = (*from).max(step.resume);
                 continue;
             };
-            if anchor.rule.names_its_value() {
-                hit.label = known_token(bytes, hit.range.start).unwrap_or(hit.label);
+            if anchor.rule.names_its_value()
+                && let Some(token) = known_token(bytes, hit.range.start)
+            {
+                hit.label = token.label;
+                // A token cut by a seam (a wrapped line) goes whole, not just its first piece.
+                hit.range.end = hit.range.end.max(token.range.end);
             }
             at = at.max(hit.range.end);
             if hit.range.start < hit.range.end {
@@ -224,14 +231,13 @@ fn find(text: &str) -> Vec<Hit> {
     hits
 }
 
-/// The rule of a token known by its prefix that starts at `at`, if one does: a value assigned
-/// to `api_key` (or a URL's password, a command line's) that is an Anthropic key is named for
+/// The token known by its prefix that starts at `at`, if one does: a value assigned to
+/// `api_key` (or a URL's password, a command line's) that is an Anthropic key is named for
 /// what it is.
-fn known_token(bytes: &[u8], at: usize) -> Option<&'static str> {
+fn known_token(bytes: &[u8], at: usize) -> Option<Hit> {
     anchors::anchors_at(bytes, at)
         .filter(|anchor| anchor.rule != anchors::Rule::Name)
         .find_map(|anchor| tokens::check(anchor, bytes, at, at).hit)
-        .map(|hit| hit.label)
 }
 
 #[cfg(test)]
@@ -311,6 +317,36 @@ mod tests {
     }
 
     #[test]
+    fn a_token_cut_by_a_seam_goes_whole_and_the_next_line_is_read_on_its_own() {
+        assert_eq!(
+            redact("t = 'ghp_k3Jd9QmZx7Lw2RtY' \\\n  '5vB8nC1pF4sH6gA0eU2i' # x"),
+            "t = '[REDACTED:github-token]' # x"
+        );
+        // A piece after a seam that makes no token is a text of its own.
+        assert_eq!(
+            redact("prefix ghp_\nAKIAZ7QK2M4N5P6R7S2T"),
+            "prefix ghp_\n[REDACTED:aws-access-key]"
+        );
+        // A token of its full length does not take the next line.
+        assert_eq!(
+            redact("ghp_k3Jd9QmZx7Lw2RtY5vB8nC1pF4sH6gA0eU2i\nnext"),
+            "[REDACTED:github-token]\nnext"
+        );
+        // Unless its line is as wide as a terminal: then it was wrapped.
+        let pat = format!("github_pat_11{}_{}", "Ab3".repeat(7), "k9Zq".repeat(15));
+        let pasted = format!("$ gh auth status --show-token\n  Token: {pat}\n");
+        let wrapped = format!("{}\n{}", &pasted[..30 + 80], &pasted[30 + 80..]);
+        let out = redact(&wrapped);
+        assert!(!out.contains("k9Zqk9Zq"), "{out}");
+        let key = format!("sk-ant-api03-{}AA", "Xy7_".repeat(23));
+        let wrapped = format!("{}{}\n{}", "see ".repeat(10), &key[..40], &key[40..]);
+        assert_eq!(
+            redact(&wrapped),
+            format!("{}[REDACTED:anthropic-key]", "see ".repeat(10))
+        );
+    }
+
+    #[test]
     fn a_long_value_is_cut_on_a_character_boundary() {
         let value = format!("{}aééé", "a1".repeat(511));
         let text = format!("password={value} end");
@@ -338,6 +374,15 @@ mod tests {
             "1:AA",
             "MTAx",
             "machine login password ",
+            "ConvertTo-SecureString ",
+            "echo -n 'a:b' | base64",
+            "/bot12345:",
+            "discord/api/webhooks/",
+            "\"ghp_\" + \"",
+            "ghp_ab\n",
+            "the password is ",
+            "use password ",
+            "password for a b c d e f g ",
         ] {
             let text = unit.repeat(400_000 / unit.len());
             let started = std::time::Instant::now();

@@ -3,10 +3,12 @@
 //! `token`, `key`…, and its last word is not one that names something else: `token_url`,
 //! `max_tokens`, `public_key`) and the value must look like one: not a placeholder (`***`,
 //! `${VAR}`, `<token>`, `changeme`), not code (`password=args.password`, `token: string`),
-//! and, for the weaker words, long and random enough (digits and letters, some entropy).
+//! and, for the weaker words, long and random enough (digits and letters, some entropy). A
+//! password word with nothing assigned may still be told its value in a sentence (`prose`).
 
 use std::ops::Range;
 
+use super::prose;
 use super::tokens::{self, Step, run_end};
 
 /// How much a value must look like a secret to be taken for one.
@@ -75,10 +77,15 @@ pub fn assignment(bytes: &[u8], at: usize) -> Step {
         assigned_value(bytes, end, flag || spaced(bytes, start, name))
     };
     let Some((range, quoted)) = value else {
-        return miss;
+        return match prose::password(bytes, start, end) {
+            Some(range) => Step::hit(range, label),
+            None => miss,
+        };
     };
     // `NAME=value` in the shell or a `.env` file assigns text, never code.
-    let literal = quoted || (bytes.get(end) == Some(&b'=') && screaming(name));
+    let literal = quoted
+        || (bytes.get(end) == Some(&b'=') && screaming(name))
+        || (class == Class::Strong && plain_on_its_line(bytes, name, &range));
     if class == Class::Credential {
         return match credential(bytes, skip_scheme(bytes, range.start)) {
             Some(range) => Step::hit(range, label),
@@ -99,6 +106,25 @@ fn screaming(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A letters-only value alone at the end of its line, assigned to an upper-case name
+/// (`GPG_PASSPHRASE: correcthorse`, as YAML or a `.env` with spaces writes it) or to a
+/// passphrase (`key_passphrase: correcthorse`): text. Code would have a call, a path or a
+/// comma there; a name of code (`passphrase`, `gpg_passphrase`, `userPassphrase`, `Buffer`)
+/// is left out.
+fn plain_on_its_line(bytes: &[u8], name: &str, value: &Range<usize>) -> bool {
+    let text = &bytes[value.clone()];
+    let rest = &bytes[value.end..];
+    let blanks = run_end(rest, 0, |b| b == b' ' || b == b'\t' || b == b'\r');
+    let ends_line = rest.get(blanks).is_none_or(|&b| b == b'\n');
+    let letters = !text.is_empty() && text.iter().all(u8::is_ascii_alphabetic);
+    let code = text[..1.min(text.len())].iter().any(u8::is_ascii_uppercase)
+        || text
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    let passphrase = words(name).last().is_some_and(|w| w == "passphrase");
+    ends_line && letters && (screaming(name) || (passphrase && !code))
 }
 
 /// A name given its value after a space: `password` as a `.netrc` writes it, where the line
@@ -429,7 +455,11 @@ const NOT_SECRETS: &[&str] = &[
     "required",
     "password",
     "passwd",
+    "passphrase",
     "secret",
+    // Python's types for one (`DB_PASSWORD: SecretStr`).
+    "secretstr",
+    "secretbytes",
     "token",
     "changeme",
     "change_me",
@@ -450,6 +480,12 @@ const NOT_SECRETS: &[&str] = &[
     "unset",
     "not set",
     "todo",
+    // What a log or an error says of one (`DB_PASSWORD: missing`).
+    "missing",
+    "invalid",
+    "incorrect",
+    "expired",
+    "unknown",
 ];
 
 /// Whether `value`, assigned to a name of `class`, looks like a secret. `quoted` values are

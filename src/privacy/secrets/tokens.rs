@@ -69,11 +69,13 @@ fn base64(b: u8) -> bool {
 }
 
 /// Whether a token may start at `at`: not in the middle of a word. A URL-encoded character
-/// (`%3D`, `%20`) ends a word: `?token%3Dghp_…` holds a token.
+/// (`%3D`, `%20`) ends a word: `?token%3Dghp_…` holds a token; so does an escape in a string
+/// literal of code: `"\thf_…"`.
 fn starts_word(bytes: &[u8], at: usize) -> bool {
     at == 0
         || !alnum(bytes[at - 1])
         || (at >= 3 && bytes[at - 3] == b'%' && hex(bytes[at - 2]) && hex(bytes[at - 1]))
+        || (at >= 2 && bytes[at - 2] == b'\\' && b"ntr".contains(&bytes[at - 1]))
 }
 
 /// The check of `anchor`, found at `at`.
@@ -113,12 +115,17 @@ pub fn check(anchor: &Anchor, bytes: &[u8], at: usize, floor: usize) -> Step {
         Rule::PrivateKeyEnd => private_key_tail(bytes, at, floor),
         Rule::UrlPassword => url_password(bytes, at),
         Rule::Bearer => bearer(bytes, at, body),
+        Rule::Prefixed if anchor.text == "hvs." => vault(bytes, at, body),
         Rule::Prefixed => match shape(anchor.text) {
             Some((min, class, label)) => prefixed(bytes, at, body, min, class, label),
             None => Step::miss(body),
         },
         Rule::Telegram => telegram(bytes, at, floor),
         Rule::Discord => discord(bytes, at),
+        Rule::TelegramUrl => telegram_url(bytes, body),
+        Rule::DiscordWebhook => discord_webhook(bytes, at, body, floor),
+        Rule::SecureString => command::secure_string(bytes, at, floor),
+        Rule::Base64Pipe => command::base64_pipe(bytes, at, body, floor),
         Rule::CommandLine => command::password(anchor.text, bytes, at, floor),
         Rule::PgPass => command::pgpass(bytes, at, floor),
         Rule::Name => names::assignment(bytes, at),
@@ -139,7 +146,6 @@ fn shape(prefix: &str) -> Option<(usize, Chars, &'static str)> {
     Some(match prefix {
         "whsec_" => (32, base64, "webhook-secret"),
         "hf_" => (34, letters, "huggingface-token"),
-        "hvs." => (90, url_safe, "vault-token"),
         "hvb." => (138, url_safe, "vault-token"),
         "dop_v1_" => (64, hex, "digitalocean-token"),
         "GOCSPX-" => (28, url_safe, "google-oauth-secret"),
@@ -171,6 +177,8 @@ fn shape(prefix: &str) -> Option<(usize, Chars, &'static str)> {
         "sq0atp-" | "sq0csp-" => (22, url_safe, "square-token"),
         "key-" => (32, hex, "mailgun-key"),
         "sl." => (100, url_safe, "dropbox-token"),
+        // A Discord user's token of the years before 2022, when it had two-factor login.
+        "mfa." => (80, url_safe, "discord-token"),
         _ => return None,
     })
 }
@@ -191,6 +199,66 @@ fn discord(bytes: &[u8], at: usize) -> Step {
     match part(stamp).filter(|&end| (27..=40).contains(&(end - stamp - 1))) {
         Some(end) => Step::hit(at..end, "discord-token"),
         None => miss,
+    }
+}
+
+/// A HashiCorp Vault token: `hvs.` and about 90 characters, or 24 for a root token (`vault
+/// operator init` and a dev server print those), which must then mix letter cases: not a
+/// name, `hvs.load_config_from_file`.
+fn vault(bytes: &[u8], at: usize, body: usize) -> Step {
+    let run = &bytes[body..run_end(bytes, body, url_safe)];
+    let mixed = run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
+    prefixed(
+        bytes,
+        at,
+        body,
+        if mixed { 24 } else { 90 },
+        url_safe,
+        "vault-token",
+    )
+}
+
+/// `/bot<id>:<secret>` in the Bot API's URLs (the colon may be URL-encoded): there the path
+/// says what it is, and the secret is taken whatever its first character, from 30 characters.
+/// `id` is where the bot's id starts, just after `/bot`.
+fn telegram_url(bytes: &[u8], id: usize) -> Step {
+    // The id's last digit may be the other Telegram rule's anchor.
+    let miss = Step::miss(id);
+    let digits = run_end(bytes, id, |b| b.is_ascii_digit());
+    let colon = match &bytes[digits..] {
+        [b':', ..] => 1,
+        [b'%', b'3', b'A' | b'a', ..] => 3,
+        _ => return miss,
+    };
+    let end = run_end(bytes, digits + colon, url_safe);
+    if (5..=16).contains(&(digits - id))
+        && end - digits - colon >= 30
+        && !placeholder(&bytes[digits + colon..end])
+    {
+        Step::hit(id..end, "telegram-bot-token")
+    } else {
+        miss
+    }
+}
+
+/// `discord.com/api/webhooks/<id>/<secret>`: whoever has the URL posts as the webhook, so its
+/// last part goes (the id stays). Found at `/api/webhooks/`; the host is read back to `floor`.
+fn discord_webhook(bytes: &[u8], at: usize, body: usize, floor: usize) -> Step {
+    let miss = Step::miss(body);
+    let host = &bytes[floor.max(at.saturating_sub(32))..at];
+    if memchr::memmem::find(host, b"discord").is_none() {
+        return miss;
+    }
+    let id = run_end(bytes, body, |b| b.is_ascii_digit());
+    if !(17..=20).contains(&(id - body)) || bytes.get(id) != Some(&b'/') {
+        return miss;
+    }
+    let secret = id + 1;
+    let end = run_end(bytes, secret, url_safe);
+    if end - secret >= 60 {
+        Step::hit(secret..end, "discord-webhook")
+    } else {
+        miss
     }
 }
 
@@ -215,7 +283,8 @@ fn telegram(bytes: &[u8], at: usize, floor: usize) -> Step {
     }
 }
 
-/// A prefix followed by at least `min` bytes of `class`; the whole run is the secret.
+/// A prefix followed by at least `min` bytes of `class`, read across seams (see
+/// [`joined_run`]); the whole run, seams and all, is the secret.
 fn prefixed(
     bytes: &[u8],
     at: usize,
@@ -224,12 +293,77 @@ fn prefixed(
     class: impl Fn(u8) -> bool,
     label: &'static str,
 ) -> Step {
-    let end = run_end(bytes, body, &class);
-    if starts_word(bytes, at) && end - body >= min && !placeholder(&bytes[at..end]) {
-        Step::hit(at..end, label)
+    let run = joined_run(bytes, body, min, &class);
+    if starts_word(bytes, at) && run.len >= min && !placeholder(&bytes[at..run.end]) {
+        Step::hit(at..run.end, label)
     } else {
-        // Nothing else can start inside the run: every anchor needs a word start.
-        Step::miss(end.max(at + 1))
+        // Nothing else can start inside the first run: every anchor needs a word start. A
+        // piece after a seam may hold another token (a line of its own).
+        Step::miss(run.first_end.max(at + 1))
+    }
+}
+
+/// A token's characters read across seams.
+struct Run {
+    /// Where its characters before the first seam end.
+    first_end: usize,
+    /// Where the last piece read ends.
+    end: usize,
+    /// How many of its characters were read, seams left out.
+    len: usize,
+}
+
+/// The run of `class` from `body`, read on across the seams that cut a token in code or on a
+/// terminal while fewer than `min` of its characters are seen: a string literal closed and
+/// another opened (`"ghp_" + "…"`, `'…' . '…'`, `"…" "…"`) or a line break (a terminal's
+/// wrap). Past `min`, only a line break that ends a line as wide as a terminal is read on
+/// (a longer token, `github_pat_…`, wrapped after its first 22 characters).
+fn joined_run(bytes: &[u8], body: usize, min: usize, class: impl Fn(u8) -> bool) -> Run {
+    let first_end = run_end(bytes, body, &class);
+    let (mut end, mut len) = (first_end, first_end - body);
+    loop {
+        let next = match seam(bytes, end) {
+            Some(next) if len < min || wraps(bytes, end) => next,
+            _ => break,
+        };
+        let piece = run_end(bytes, next, &class);
+        if piece == next {
+            break;
+        }
+        len += piece - next;
+        end = piece;
+    }
+    Run {
+        first_end,
+        end,
+        len,
+    }
+}
+
+/// How wide a line must be for its break to be taken for a terminal's wrap: 80 columns, the
+/// narrowest terminal most people use.
+const TERMINAL: usize = 80;
+
+/// Whether `at` breaks a line at least [`TERMINAL`] bytes wide (or longer than can be read
+/// back cheaply).
+fn wraps(bytes: &[u8], at: usize) -> bool {
+    let from = at.saturating_sub(4 * TERMINAL);
+    let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+    matches!(bytes.get(at), Some(b'\n' | b'\r')) && at - start >= TERMINAL
+}
+
+/// Where a token goes on after a seam at `at`: a line break, or a closing quote, at most a few
+/// spaces and operators (`+`, `.`, `..`, `&`, `||`, a line continuation), and the same quote.
+fn seam(bytes: &[u8], at: usize) -> Option<usize> {
+    match *bytes.get(at)? {
+        b'\n' => Some(at + 1),
+        b'\r' if bytes.get(at + 1) == Some(&b'\n') => Some(at + 2),
+        quote @ (b'"' | b'\'' | b'`') => {
+            let near = &bytes[..bytes.len().min(at + 10)];
+            let gap = run_end(near, at + 1, |b| b" \t\r\n+.&|\\".contains(&b));
+            (bytes.get(gap) == Some(&quote)).then_some(gap + 1)
+        }
+        _ => None,
     }
 }
 
@@ -265,10 +399,10 @@ fn aws_access_key(bytes: &[u8], at: usize) -> Step {
 /// `sk-ant-…` is Anthropic's; another long random `sk-…` is OpenAI's (or one of the many
 /// services that copied its format: DeepSeek, OpenRouter, …).
 fn sk_key(bytes: &[u8], at: usize, body: usize) -> Step {
-    let end = run_end(bytes, body, url_safe);
-    let key = &bytes[body..end];
-    if !starts_word(bytes, at) || key.len() < 32 {
-        return Step::miss(end.max(at + 1));
+    let run = joined_run(bytes, body, 32, url_safe);
+    let (key, end) = (&bytes[body..run.end], run.end);
+    if !starts_word(bytes, at) || run.len < 32 {
+        return Step::miss(run.first_end.max(at + 1));
     }
     if key.starts_with(b"ant-") {
         return Step::hit(at..end, "anthropic-key");
@@ -282,7 +416,7 @@ fn sk_key(bytes: &[u8], at: usize, body: usize) -> Step {
     if random {
         Step::hit(at..end, "openai-key")
     } else {
-        Step::miss(end)
+        Step::miss(run.first_end)
     }
 }
 

@@ -135,7 +135,10 @@ fn month_entries(dir: &Path, month: &str, names: usize) -> Vec<Entry> {
     let now = order::now_ms();
     found.sort_by_cached_key(|e| {
         let made = order::made(e.id(), now);
-        (std::cmp::Reverse((made, e.id().to_string())), e.name.clone())
+        (
+            std::cmp::Reverse((made, e.id().to_string())),
+            e.name.clone(),
+        )
     });
     found
 }

@@ -224,3 +224,33 @@ fn a_hostile_folder_is_read_once_a_process_and_said_in_one_line_of_the_log() {
     let (memory_id, _) = ids(&alice);
     assert!(!context.contains("not a note"), "{memory_id}: {context}");
 }
+
+#[test]
+fn a_forgotten_memory_is_taken_back_whatever_origin_its_file_names() {
+    if !have_git() {
+        return;
+    }
+    let alice = Person::with_memories("alpha");
+    alice.share();
+    let (memory_id, _) = ids(&alice);
+    let month = month_of(&alice);
+    let file = alice
+        .folder()
+        .join(&month)
+        .join(format!("memory-{memory_id}.md"));
+    let shared = std::fs::read_to_string(&file).unwrap();
+    let edited = |text: &str| {
+        let origin = text.lines().find(|l| l.starts_with("origin: ")).unwrap();
+        text.replace(origin, "origin: a-teammate")
+    };
+    // A teammate claims it: `forget` takes it back all the same.
+    std::fs::write(&file, edited(&shared)).unwrap();
+    let said = memory::ok(&alice.run(&["forget", &memory_id, "--yes"]));
+    assert!(said.contains("Removed 1 shared file"), "{said}");
+    assert!(!file.exists());
+    // A branch merged later brings it back, claimed: her next `share` takes it back too.
+    std::fs::write(&file, edited(&shared)).unwrap();
+    let said = alice.share();
+    assert!(said.contains("1 removed"), "{said}");
+    assert!(!file.exists());
+}

@@ -891,7 +891,10 @@ fn answered(expect: Expect, stdout: &str) -> std::result::Result<(), String> {
         ),
         Expect::TeamContext => (
             context && stdout.contains(team::FROM_THE_TEAM),
-            format!("with additionalContext that lists {:?}", team::FROM_THE_TEAM),
+            format!(
+                "with additionalContext that lists {:?}",
+                team::FROM_THE_TEAM
+            ),
         ),
     };
     if ok { Ok(()) } else { Err(want) }

@@ -133,12 +133,12 @@ fn month_entries(dir: &Path, month: &str, names: usize) -> Vec<Entry> {
         })
         .collect();
     let now = order::now_ms();
-    found.sort_by_cached_key(|e| {
-        let made = order::made(e.id(), now);
-        (
-            std::cmp::Reverse((made, e.id().to_string())),
-            e.name.clone(),
-        )
+    found.sort_unstable_by(|a, b| {
+        let made = |e: &Entry| order::made(e.id(), now);
+        made(b)
+            .cmp(&made(a))
+            .then_with(|| b.id().cmp(a.id()))
+            .then_with(|| a.name.cmp(&b.name))
     });
     found
 }
@@ -434,8 +434,9 @@ mod order {
         if b.len() != 36 || b[8] != b'-' || b[13] != b'-' || b[14] != b'7' {
             return None;
         }
-        let hex = format!("{}{}", id.get(..8)?, id.get(9..13)?);
-        u64::from_str_radix(&hex, 16).ok().filter(|&ms| ms <= now)
+        let high = u64::from_str_radix(id.get(..8)?, 16).ok()?;
+        let low = u64::from_str_radix(id.get(9..13)?, 16).ok()?;
+        Some((high << 16) | low).filter(|&ms| ms <= now)
     }
 
     #[cfg(test)]

@@ -136,6 +136,9 @@ enum Expect {
     /// A prompt in a project with a team's folder: one new prompt per run, answered with
     /// recalled context that lists a team's note.
     TeamPrompt,
+    /// A session start in a project with a team's folder: one new session per run, answered
+    /// with a context that lists the team's notes.
+    TeamContext,
 }
 
 struct Case {
@@ -245,6 +248,11 @@ fn inputs(dir: &Path, project: &str, folders: &team::Folders) -> Result<Inputs> 
             &prompt_event(&folders.hostile.to_string_lossy()),
         )?,
         context: write_event(dir, "context.json", &context_event(project))?,
+        context_months: write_event(
+            dir,
+            "context-months.json",
+            &context_event(&folders.months.to_string_lossy()),
+        )?,
     })
 }
 
@@ -335,6 +343,8 @@ struct Inputs {
     prompt_hostile: PathBuf,
     /// A new session's start in the busiest project of the recall database.
     context: PathBuf,
+    /// A new session's start in the project whose team shared for 1,200 months.
+    context_months: PathBuf,
 }
 
 /// The recall database as one build made it (each schema has its own), and a copy of it with
@@ -480,6 +490,32 @@ impl Build<'_> {
                 name,
                 self.bin,
                 &self.copy(&self.inputs.context, case)?,
+                expect,
+            )
+        })
+    }
+}
+
+impl Build<'_> {
+    /// A new session's start in the project whose team's folder holds 1,200 months, on a copy
+    /// of the recall database, given the digest of the folder's notes before its runs (as
+    /// [`Build::team_prompt`]).
+    fn team_context(&self, name: &str, case: &str) -> Result<Case> {
+        let own = self.label.is_empty();
+        let expect = match own {
+            true => Expect::TeamContext,
+            false => Expect::Context { rules: None },
+        };
+        let event: Value = serde_json::from_slice(&fs::read(&self.inputs.context_months)?)?;
+        let project = event["cwd"].as_str().map(PathBuf::from);
+        Ok(Case {
+            args: &["hook", "context"],
+            from: Some(self.data.recall.clone()),
+            team: project.filter(|_| own),
+            ..Case::new(
+                name,
+                self.bin,
+                &self.copy(&self.inputs.context_months, case)?,
                 expect,
             )
         })
@@ -666,6 +702,7 @@ fn context_cases(b: &Build) -> Result<Vec<Case>> {
             "cxs",
             true,
         )?),
+        budget(b.team_context("session start, team folder of 1,200 months", "cxm")?),
     ])
 }
 
@@ -734,7 +771,7 @@ fn command(case: &Case, counter: &mut u64) -> Result<Command> {
         file.seek(SeekFrom::Start(at))?;
         file.write_all(id.as_bytes())?;
     }
-    if matches!(case.expect, Expect::Context { .. }) {
+    if matches!(case.expect, Expect::Context { .. } | Expect::TeamContext) {
         index_caught_up(&case.data_dir)?;
     }
     let mut cmd = Command::new(&case.bin);
@@ -764,7 +801,7 @@ fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration
     let mut cmd = command(case, counter)?;
     let answer = case.data_dir.with_extension("answer");
     let stdout = match case.expect {
-        Expect::Context { .. } | Expect::TeamPrompt => File::create(&answer)?,
+        Expect::Context { .. } | Expect::TeamPrompt | Expect::TeamContext => File::create(&answer)?,
         _ => null.try_clone()?,
     };
     cmd.stdout(stdout).stderr(null.try_clone()?);
@@ -775,7 +812,10 @@ fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration
         return Err(format!("{}: exited with {status}", case.name).into());
     }
     case.runs += 1;
-    if matches!(case.expect, Expect::Context { .. } | Expect::TeamPrompt) {
+    if matches!(
+        case.expect,
+        Expect::Context { .. } | Expect::TeamPrompt | Expect::TeamContext
+    ) {
         check_answer(case, &fs::read_to_string(&answer)?)?;
     }
     Ok(took)
@@ -849,6 +889,13 @@ fn answered(expect: Expect, stdout: &str) -> std::result::Result<(), String> {
             context && stdout.contains(team::SAID),
             format!("with additionalContext that lists a {:?}", team::SAID),
         ),
+        Expect::TeamContext => (
+            context && stdout.contains(team::FROM_THE_TEAM),
+            format!(
+                "with additionalContext that lists {:?}",
+                team::FROM_THE_TEAM
+            ),
+        ),
     };
     if ok { Ok(()) } else { Err(want) }
 }
@@ -862,7 +909,7 @@ fn check_after(case: &Case) -> Result<()> {
             Err(format!("{}: a no-op created {}", case.name, case.data_dir.display()).into())
         }
         Expect::Nothing => Ok(()),
-        Expect::Context { .. } => {
+        Expect::Context { .. } | Expect::TeamContext => {
             let conn = rusqlite::Connection::open(database(&case.data_dir))?;
             let started: i64 = conn.query_row(
                 "SELECT COUNT(*) FROM sessions WHERE session_id LIKE 'toolu_bench_%'",

@@ -6,7 +6,9 @@
 //! them about the login timeout the bench's prompt asks about, so that recall hands team
 //! notes. The hostile one holds 1,200 empty month folders, and in the newest month 20,000 files
 //! named as notes, the newest 300 of them valid notes of 63 KB holding the prompt's words
-//! (what the digest and recall must bound), the rest small. Each case's digest is made before
+//! (what the digest and recall must bound), the rest small. A third, of a team that shared a
+//! note a month for a hundred years, holds 1,200 month folders of one note each: the session
+//! start lists the newest of them. Each case's digest is made before
 //! its runs, once the folders have been still for longer than the digest's racy window, as
 //! after a `git pull` a session start has it made.
 
@@ -26,6 +28,8 @@ const FILES: usize = 20_000;
 const LARGE: usize = 300;
 /// What a line of the answer says of a team's note.
 pub const SAID: &str = "memory (team)";
+/// What a session start's context says above the team's notes.
+pub const FROM_THE_TEAM: &str = "From the team";
 
 const COMPONENTS: &[&str] = &[
     "billing service",
@@ -59,10 +63,12 @@ const ANSWER: &str = "The login timeout in the auth middleware expired sessions 
                       seconds; upsert_session returned early on empty orders and the \
                       checkout lost the session store entry. The timeout is configurable now.";
 
-/// The folders the cases run in: the team's project and the hostile one.
+/// The folders the cases run in: the team's project, the hostile one and the one of 1,200
+/// months.
 pub struct Folders {
     pub team: PathBuf,
     pub hostile: PathBuf,
+    pub months: PathBuf,
 }
 
 /// Plants both projects under `dir` and waits until they are older than the racy window.
@@ -91,9 +97,14 @@ pub fn plant(dir: &Path) -> Result<Folders> {
         let text = if n >= FILES - LARGE { &large } else { ANSWER };
         note(&hostile, "2026-11", n, "a hostile note", text)?;
     }
+    let months = dir.join("months-shop");
+    for m in 0..MONTHS {
+        let month = format!("{}-{:02}", 1926 + m / 12, 1 + m % 12);
+        note(&months, &month, m, &format!("monthly note {m}"), &body(m))?;
+    }
     // Each a project of its own, as a clone is: the bench's folder is inside this repository,
     // whose top would otherwise be their project.
-    for project in [&team, &hostile] {
+    for project in [&team, &hostile, &months] {
         fs::write(project.join(".claude-mem-project"), "")?;
     }
     // The digest of a folder changed within its racy window (2 to 3 s, in whole seconds) is
@@ -104,7 +115,11 @@ pub fn plant(dir: &Path) -> Result<Folders> {
         MONTHS + 1,
         started.elapsed().as_secs_f64()
     );
-    Ok(Folders { team, hostile })
+    Ok(Folders {
+        team,
+        hostile,
+        months,
+    })
 }
 
 /// Makes the digest of `project`'s team notes in `data`, as the process a hook starts does.

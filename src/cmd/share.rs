@@ -61,7 +61,7 @@ pub fn share(args: &ShareArgs) -> Result<Report> {
         let line = format!("nothing to share in {project}: {}", why_nothing(&chosen));
         return Ok(answer(args, &line, &value));
     }
-    let done = write::share(root, &notes, &chosen.held, &origin, args.dry_run)?;
+    let done = write::share(root, &notes, &chosen.others, &origin, args.dry_run)?;
     let (line, value) = shared(args, &told, &done);
     Ok(answer(args, &line, &value))
 }

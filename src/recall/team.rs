@@ -25,8 +25,8 @@ use crate::team::{Note, read};
 /// What a line or a JSON result says of an item that is the team's.
 pub const SOURCE: &str = "team";
 
-/// The project's team notes that this database neither holds nor forgot; none for every
-/// project.
+/// The project's team notes whose id is none of this database's (an item, a session, one it
+/// forgot: see `store::read::context::known`); none for every project.
 pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
     let Some(project) = project else {
         return Ok(Vec::new());
@@ -34,10 +34,14 @@ pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
     let log = Log::new(&recall.config, "team");
     let notes = read::all(Path::new(project), &log);
     if notes.is_empty() {
-        return Ok(notes);
+        return Ok(Vec::new());
     }
     let own = recall.reader().known(notes.iter().map(|n| n.id.as_str()))?;
-    Ok(notes.into_iter().filter(|n| !own.contains(&n.id)).collect())
+    Ok(notes
+        .iter()
+        .filter(|n| !own.contains(&n.id))
+        .cloned()
+        .collect())
 }
 
 /// What `search` finds in the index (when there is one) and in the team's notes, best first,
@@ -65,13 +69,23 @@ pub fn search(
     let project = search.project.as_deref().unwrap_or_default();
     let theirs = team::search(notes, project, &both)?;
     let ids: HashSet<String> = theirs.iter().map(|h| h.item.id.clone()).collect();
-    let mut hits: Vec<Hit> = own.into_iter().chain(theirs).collect();
-    // Both ranked by one rule: merged by where each stands (a stable sort keeps each list's
-    // own order among equals).
-    hits.sort_by(|a, b| {
-        Standing::order(&a.standing, &b.standing)
-            .then_with(|| b.item.created_at.cmp(&a.item.created_at))
+    let hits: Vec<Hit> = own.into_iter().chain(theirs).collect();
+    // Both ranked by one rule: merged by where each stands, then the newer first (a stable sort
+    // keeps each list's own order among equals). A note's time is its author's to write: the
+    // user's clock bounds it (one after now, or none, is the oldest), so that none is put
+    // first by a time to come or a `when` that sorts after every date.
+    let now = chrono::Utc::now();
+    let mut hits: Vec<(String, Hit)> = hits
+        .into_iter()
+        .map(|h| match ids.contains(&h.item.id) {
+            true => (dated(&h.item.created_at, now), h),
+            false => (h.item.created_at.clone(), h),
+        })
+        .collect();
+    hits.sort_by(|(a_when, a), (b_when, b)| {
+        Standing::order(&a.standing, &b.standing).then_with(|| b_when.cmp(a_when))
     });
+    let hits: Vec<Hit> = hits.into_iter().map(|(_, h)| h).collect();
     let hits: Vec<Hit> = hits.into_iter().skip(offset).collect();
     let team = hits
         .iter()
@@ -79,6 +93,15 @@ pub fn search(
         .map(|h| h.item.id.clone())
         .collect();
     Ok((hits, team))
+}
+
+/// A note's time as an order takes it: in the store's form (which sorts as time does) when it
+/// is a time no later than `now`, else none (before every time).
+fn dated(when: &str, now: chrono::DateTime<chrono::Utc>) -> String {
+    crate::clock::parse_time(when)
+        .filter(|t| *t <= now)
+        .map(crate::clock::stamp)
+        .unwrap_or_default()
 }
 
 /// Whether anything matches `search` in the index (when there is one) or in the team's notes,
@@ -99,8 +122,8 @@ pub fn matches(index: Option<&Index>, search: &Search, notes: &[Note]) -> Result
 }
 
 /// The notes of the current project that `id` names (a whole id or a prefix of one); the
-/// project as `recall` finds it, or without a database as [`here`] does. Never one the
-/// database holds or the user forgot.
+/// project as `recall` finds it, or without a database as [`here`] does. Never one whose id is
+/// the database's.
 pub fn find(config: &Config, recall: Option<&Recall>, id: &str) -> Result<Vec<Note>> {
     let project = match recall {
         Some(recall) => recall.project(None, false)?,
@@ -134,7 +157,7 @@ pub fn here(config: &Config, dir: Option<&Path>) -> Option<String> {
 
 /// The project's notes, where there is no database of ours to hold any of them.
 pub fn notes_here(config: &Config, project: &str) -> Vec<Note> {
-    read::all(Path::new(project), &Log::new(config, "team"))
+    read::all(Path::new(project), &Log::new(config, "team")).to_vec()
 }
 
 /// Makes the digest of `project`'s team notes that per-prompt recall reads (see

@@ -7,12 +7,11 @@
 //!
 //! What is not taken this time is still the database's: `share` leaves its file as it is.
 
-use std::collections::HashSet;
-
 use anyhow::{Result, anyhow};
 
 use crate::store::read::Reader;
 use crate::store::rows::{Kind, Memory, Summary, short_id};
+use crate::team::write::Others;
 
 /// What a `share` is asked for.
 #[derive(Debug, Clone, Default)]
@@ -33,8 +32,9 @@ pub struct Chosen {
     pub summaries: Vec<Summary>,
     /// Summaries otherwise chosen, left out as their sessions did nothing.
     pub idle: usize,
-    /// The ids of the project's items not taken: their files stay as they are.
-    pub held: HashSet<String>,
+    /// The ids of the project's items not taken (their files stay as they are), and of the
+    /// items forgotten (theirs go).
+    pub others: Others,
     /// Whether the project has any memory or summary at all.
     pub any: bool,
 }
@@ -77,22 +77,23 @@ pub fn choose(reader: &Reader, project: &str, ask: &Ask) -> Result<Chosen> {
         any,
         ..Chosen::default()
     };
+    chosen.others.forgotten = reader.forgotten()?;
     for m in memories {
         if asked(Kind::Memory, &m.id, &m.session_id, &m.created_at) {
             chosen.memories.push(m);
         } else {
-            chosen.held.insert(m.id);
+            chosen.others.held.insert(m.id);
         }
     }
     for s in summaries {
         if !asked(Kind::Summary, &s.id, &s.session_id, &s.created_at) {
-            chosen.held.insert(s.id);
+            chosen.others.held.insert(s.id);
         } else if floor
             .as_ref()
             .is_some_and(|busy| !busy.contains(&s.session_id) && s.files_edited.is_empty())
         {
             chosen.idle += 1;
-            chosen.held.insert(s.id);
+            chosen.others.held.insert(s.id);
         } else {
             chosen.summaries.push(s);
         }

@@ -1,7 +1,9 @@
 //! An item of this database as the team's file holds it (a `team::Note`): its texts cleaned
 //! again with today's privacy and secret rules (as `scrub` applies them), and file paths told
-//! relative to the project, a path of the user's machine outside it left out. What `share`
-//! writes, and what `forget` compares a file with before it takes the file back.
+//! relative to the project, a path of the user's machine outside it left out: in its list of
+//! files and in every text (a title or a narrative names `/home/alice/secret-client/x.rs` as
+//! readily), see [`relative`]. What `share` writes, and what `forget` compares a file with
+//! before it takes the file back.
 
 use std::path::Path;
 
@@ -15,7 +17,7 @@ use crate::team::{Note, NoteKind};
 
 /// A memory as shared: its texts cleaned again, its files relative to the project.
 pub fn memory(m: &Memory, project: &str, origin: &str, r: &Redactor) -> Note {
-    let clean = |t: &str| clean_text(r, t).into_owned();
+    let clean = |t: &str| relative(&clean_text(r, t), project);
     let mut body = String::new();
     if let Some(subtitle) = m.subtitle.as_deref().filter(|s| !s.trim().is_empty()) {
         body.push_str(&format!("{}\n\n", clean(subtitle).trim()));
@@ -46,7 +48,7 @@ pub fn memory(m: &Memory, project: &str, origin: &str, r: &Redactor) -> Note {
 
 /// A session summary as shared, cleaned as a memory is.
 pub fn summary(s: &Summary, project: &str, origin: &str, r: &Redactor) -> Note {
-    let clean = |t: &str| clean_text(r, t).into_owned();
+    let clean = |t: &str| relative(&clean_text(r, t), project);
     let mut body = String::new();
     for (name, text) in [
         ("Request", &s.request),
@@ -79,6 +81,55 @@ pub fn summary(s: &Summary, project: &str, origin: &str, r: &Redactor) -> Note {
         origin: origin.to_string(),
         body: body.trim().to_string(),
     }
+}
+
+/// What a text says in place of a path it leaves out.
+const LEFT_OUT: &str = "(a path outside the project)";
+
+/// `text` with each path in it told as the team sees it: one in `project` relative to it (the
+/// project itself as `.`), and any other absolute path (`/…/…`, `~/…`, `C:\…`) or one that
+/// climbs out (`../…`) left out, as [`LEFT_OUT`]. A path is a word that starts so, after
+/// a space, a quote or an opening bracket, to the next space, quote or closing bracket (a
+/// sentence's last stop or comma is not of it); a URL's path (after `://`) is not one.
+pub fn relative(text: &str, project: &str) -> String {
+    let project = project.trim_end_matches('/');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut after_boundary = true;
+    while let Some(c) = rest.chars().next() {
+        let end = rest
+            .find(|c: char| c.is_whitespace() || "\"'`)]}>,;".contains(c))
+            .unwrap_or(rest.len());
+        if after_boundary && end > 0 {
+            let word = rest[..end].trim_end_matches(['.', ':', '!', '?']);
+            if let Some(told) = told(word, project) {
+                out.push_str(&told);
+                rest = &rest[word.len()..];
+                after_boundary = false;
+                continue;
+            }
+        }
+        after_boundary = c.is_whitespace() || "\"'`([{<=".contains(c);
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// How a word that is a path is told (see [`relative`]); `None` for a word that is not one.
+fn told(word: &str, project: &str) -> Option<String> {
+    if word == project {
+        return Some(".".into());
+    }
+    if let Some(inside) = word.strip_prefix(project).and_then(|w| w.strip_prefix('/')) {
+        return Some(inside.to_string());
+    }
+    let b = word.as_bytes();
+    let absolute = (word.starts_with('/') && word[1..].contains('/') && b.get(1) != Some(&b'/'))
+        || word.starts_with("~/")
+        || word.starts_with("../")
+        || (b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\');
+    absolute.then(|| LEFT_OUT.to_string())
 }
 
 /// `## name` and `text` after what `body` holds, unless `text` is empty.
@@ -149,5 +200,18 @@ mod tests {
         .to_vec();
         let kept = files(&paths, "/home/dev/shop", &|t| t.to_string());
         assert_eq!(kept, ["src/a.rs", "src/b.rs", "c.rs"]);
+    }
+
+    #[test]
+    fn paths_in_a_text_are_told_relative_to_the_project_and_others_left_out() {
+        let text = "Fixed /home/dev/shop/src/a.rs (from /home/dev/secret-client/x.rs), see \
+                    \"~/notes.md\", ../other/y.rs and C:\\Users\\dev\\z.rs; ran in /home/dev/shop. \
+                    Not https://example.com/a/b, and/or /compact.";
+        assert_eq!(
+            relative(text, "/home/dev/shop/"),
+            "Fixed src/a.rs (from (a path outside the project)), see \"(a path outside the \
+             project)\", (a path outside the project) and (a path outside the project); ran in \
+             .. Not https://example.com/a/b, and/or /compact."
+        );
     }
 }

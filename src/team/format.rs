@@ -76,7 +76,7 @@ pub fn month(when: &str) -> String {
 }
 
 /// The folder of the notes whose time is not one.
-const UNDATED: &str = "undated";
+pub const UNDATED: &str = "undated";
 
 /// Whether a folder's name is one [`month`] gives.
 pub fn is_month(name: &str) -> bool {

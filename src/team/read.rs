@@ -4,12 +4,20 @@
 //! folder in it; each file only when its name is one of ours, it opens without following a
 //! link as a regular file of the user's, it is at most [`MAX_FILE_BYTES`], UTF-8 without NUL,
 //! and it parses. Anything else is skipped with a line in the log, never an error for the
-//! whole command. The newest come first, found from names alone, without a `stat` each: months
-//! sort by name, and ids are UUID v7, whose first digits are the time they were made. At most
-//! [`MAX_ENTRIES`] names are looked at and [`MAX_NOTES`] files read.
+//! whole command; the files skipped are said in one line of the log per read, however many
+//! (a hostile folder of thousands would rotate the user's real warnings out of the log). The
+//! newest come first, found from names alone, without a `stat` each: months sort by name, and
+//! ids are UUID v7, whose first digits are the time they were made. But the names are the
+//! file's author's to choose: a month after the user's own, or `undated`, and an id that is
+//! not a UUID v7 or says a time after the user's clock, sort after every other (see [`order`]),
+//! so that no name keeps a file at the top. At most [`MAX_ENTRIES`] names are looked at and
+//! [`MAX_NOTES`] files read, and a search's read is kept for the rest of the process while the
+//! folder is unchanged ([`all`]): a server asked many times parses it once.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use super::format::{self, Note, NoteKind};
 use crate::fsutil::{self, Access};
@@ -19,8 +27,9 @@ use crate::log::Log;
 pub const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// The most files read for a search.
 pub const MAX_NOTES: usize = 2_000;
-/// The most text of them kept for a search.
-pub const MAX_TOTAL_BYTES: usize = 16 * 1024 * 1024;
+/// The most text of them kept for a search: some 2,000 notes of the compressor's size, and
+/// what an index in memory takes in well within a search's time.
+pub const MAX_TOTAL_BYTES: usize = 4 * 1024 * 1024;
 /// The most names of the folder looked at, and of month folders.
 pub const MAX_ENTRIES: usize = 20_000;
 /// The most month folders listed: a hundred years.
@@ -85,8 +94,8 @@ const SEARCH: Bounds = Bounds {
     bytes: MAX_TOTAL_BYTES,
 };
 
-/// The month folders of `dir`, newest first: real folders (the listing says, without a
-/// `stat`; a link is not one) named as [`format::month`] names them.
+/// The month folders of `dir`, newest first (by [`order::month`]): real folders (the listing
+/// says, without a `stat`; a link is not one) named as [`format::month`] names them.
 fn months(dir: &Path, bounds: Bounds) -> Vec<String> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -99,12 +108,22 @@ fn months(dir: &Path, bounds: Bounds) -> Vec<String> {
             (format::is_month(&name) && e.file_type().ok()?.is_dir()).then_some(name)
         })
         .collect();
-    months.sort_unstable_by(|a, b| b.cmp(a));
+    let this = order::this_month();
+    let newer = |a: &String, b: &String| order::month(b, &this).cmp(&order::month(a, &this));
+    // Only the newest are kept: chosen in one pass, and only they sorted (1,200 names sorted
+    // whole cost a session start 1.3 million instructions, a third of it).
+    if let Some(last) = bounds.months.checked_sub(1)
+        && months.len() > bounds.months
+    {
+        months.select_nth_unstable_by(last, newer);
+    }
     months.truncate(bounds.months);
+    months.sort_unstable_by(newer);
     months
 }
 
-/// The files of one month's folder named as notes, newest first (by id; ties by name).
+/// The files of one month's folder named as notes, newest first (by [`order::made`]; within a
+/// millisecond by id, then by name).
 fn month_entries(dir: &Path, month: &str, names: usize) -> Vec<Entry> {
     let Ok(read) = std::fs::read_dir(dir.join(month)) else {
         return Vec::new();
@@ -121,7 +140,14 @@ fn month_entries(dir: &Path, month: &str, names: usize) -> Vec<Entry> {
             })
         })
         .collect();
-    found.sort_unstable_by(|a, b| b.id().cmp(a.id()).then_with(|| a.name.cmp(&b.name)));
+    let now = order::now_ms();
+    found.sort_unstable_by(|a, b| {
+        let made = |e: &Entry| order::made(e.id(), now);
+        made(b)
+            .cmp(&made(a))
+            .then_with(|| b.id().cmp(a.id()))
+            .then_with(|| a.name.cmp(&b.name))
+    });
     found
 }
 
@@ -184,25 +210,34 @@ fn parsed(dir: &Path, entry: &Entry, most: u64) -> Result<(Note, usize), Unread>
     Ok((note, text.len()))
 }
 
-/// The note in an entry, or `None` (and a line in the log) when it is not one to read.
-pub fn note(dir: &Path, entry: &Entry, log: &Log) -> Option<Note> {
-    match parsed(dir, entry, MAX_FILE_BYTES) {
-        Ok((note, _)) => Some(note),
-        Err(why) => {
-            skipped(dir, entry, &why, log);
-            None
-        }
-    }
+/// The files a read of a folder skipped: how many, and the first with why, said in one line
+/// of the log once the read is done.
+#[derive(Default)]
+struct Skipped {
+    count: usize,
+    first: Option<String>,
 }
 
-fn skipped(dir: &Path, entry: &Entry, why: &Unread, log: &Log) {
-    log.line(
-        "WARN",
-        &format!(
-            "skipped the team's file {}: {why}",
-            dir.join(entry.path()).display()
-        ),
-    );
+impl Skipped {
+    fn add(&mut self, entry: &Entry, why: &dyn std::fmt::Display) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(format!("{}: {why}", entry.path()));
+        }
+    }
+
+    fn say(self, dir: &Path, log: Option<&Log>) {
+        if let (Some(first), Some(log)) = (self.first, log) {
+            log.line(
+                "WARN",
+                &format!(
+                    "skipped {} of the team's files in {} (the first, {first})",
+                    self.count,
+                    dir.display()
+                ),
+            );
+        }
+    }
 }
 
 /// Up to `limit` of the notes in `dir` (a project's [`folder`]), newest first, but those
@@ -212,32 +247,74 @@ fn skipped(dir: &Path, entry: &Entry, why: &Unread, log: &Log) {
 /// more; the months before are not listed once enough is found; a listing is read as far as
 /// [`HOOK`] says, so that a hostile folder costs a hook little more either.
 pub fn newest(dir: &Path, limit: usize, log: &Log, skip: impl Fn(&str) -> bool) -> Vec<Note> {
-    listed(dir, HOOK)
+    let mut skipped = Skipped::default();
+    let notes = listed(dir, HOOK)
         .take(256)
         .filter(|e| !skip(e.id()))
         .take(limit.saturating_mul(3))
         .filter_map(|e| match front(dir, &e.path(), FRONT_BYTES) {
             Ok(note) => Some(note),
             Err(why) => {
-                skipped(dir, &e, &Unread::Not(why), log);
+                skipped.add(&e, &why);
                 None
             }
         })
         .take(limit)
-        .collect()
+        .collect();
+    skipped.say(dir, Some(log));
+    notes
 }
 
 /// The project's notes a search looks through: the newest, at most [`MAX_NOTES`] of them and
-/// [`MAX_TOTAL_BYTES`] of text.
-pub fn all(project: &Path, log: &Log) -> Vec<Note> {
-    match folder(project) {
-        Some(dir) => within(&dir, SEARCH, Some(log))
-            .notes
-            .into_iter()
-            .map(|(_, note)| note)
-            .collect(),
-        None => Vec::new(),
+/// [`MAX_TOTAL_BYTES`] of text; read once per process while the folder is unchanged (see
+/// [`Kept`]).
+pub fn all(project: &Path, log: &Log) -> Arc<Vec<Note>> {
+    let Some(dir) = folder(project) else {
+        return Arc::default();
+    };
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(k) = kept.iter().find(|k| k.dir == dir)
+        && stamps(&dir, &k.months) == k.stamps
+    {
+        return Arc::clone(&k.notes);
     }
+    let found = within(&dir, SEARCH, Some(log));
+    let notes: Arc<Vec<Note>> = Arc::new(found.notes.into_iter().map(|(_, n)| n).collect());
+    kept.retain(|k| k.dir != dir);
+    kept.push(Kept {
+        stamps: stamps(&dir, &found.months),
+        dir,
+        months: found.months,
+        notes: Arc::clone(&notes),
+    });
+    notes
+}
+
+/// A folder as a search of this process read it: the notes it found, and when the folder and
+/// the month folders it listed were last changed (adding, removing or renaming a file changes
+/// its folder's, as git's checkout does). An MCP server answers many searches and `get`s: it
+/// parses a folder again only once it changed, not at each.
+struct Kept {
+    dir: PathBuf,
+    months: Vec<String>,
+    stamps: Vec<Option<SystemTime>>,
+    notes: Arc<Vec<Note>>,
+}
+
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+
+/// When `dir` and its folders `months` were last changed.
+fn stamps(dir: &Path, months: &[String]) -> Vec<Option<SystemTime>> {
+    std::iter::once("")
+        .chain(months.iter().map(String::as_str))
+        .map(|m| {
+            std::fs::symlink_metadata(dir.join(m))
+                .and_then(|m| m.modified())
+                .ok()
+        })
+        .collect()
 }
 
 /// What a read of a folder found: the month folders it listed, newest first, and the notes in
@@ -254,6 +331,7 @@ pub struct Found {
 /// skipped is said in `log`, when there is one.
 pub fn within(dir: &Path, bounds: Bounds, log: Option<&Log>) -> Found {
     let mut found = Found::default();
+    let mut skipped = Skipped::default();
     let mut left = bounds.bytes as u64;
     let mut read = 0;
     for month in months(dir, bounds) {
@@ -271,15 +349,15 @@ pub fn within(dir: &Path, bounds: Bounds, log: Option<&Log>) -> Found {
                     found.notes.push((entry.path(), note));
                 }
                 // Not one to skip: the bytes left are too few for it.
-                Err(Unread::Larger(_)) if most < MAX_FILE_BYTES => return found,
-                Err(why) => {
-                    if let Some(log) = log {
-                        skipped(dir, &entry, &why, log);
-                    }
+                Err(Unread::Larger(_)) if most < MAX_FILE_BYTES => {
+                    skipped.say(dir, log);
+                    return found;
                 }
+                Err(why) => skipped.add(&entry, &why),
             }
         }
     }
+    skipped.say(dir, log);
     found
 }
 
@@ -318,19 +396,77 @@ pub fn front(dir: &Path, path: &str, most: u64) -> Result<Note, String> {
     format::parse(text, kind, id).map_err(String::from)
 }
 
-/// The notes whose id, or the last group of it that short ids show, starts with `prefix`.
+/// The notes a search looks through ([`all`]) whose id, or the last group of it that short ids
+/// show, starts with `prefix`.
 pub fn find(project: &Path, prefix: &str, log: &Log) -> Vec<Note> {
-    let Some(dir) = folder(project) else {
-        return Vec::new();
-    };
     let prefix = prefix.to_ascii_lowercase();
-    entries(&dir)
-        .filter(|e| {
-            let id = e.id().to_ascii_lowercase();
+    all(project, log)
+        .iter()
+        .filter(|n| {
+            let id = n.id.to_ascii_lowercase();
             let tail = id.rsplit('-').next().unwrap_or(&id);
             id.starts_with(&prefix) || (id.len() == 36 && tail.starts_with(&prefix))
         })
-        .take(MAX_NOTES)
-        .filter_map(|e| note(&dir, &e, log))
+        .cloned()
         .collect()
+}
+
+/// The order of the newest first, by what the names say but bounded by the user's own clock:
+/// a name is the file's author's to choose, and one that would sort before every honest name
+/// (`undated` after the digits, `zzzz…` after every UUID, a year to come) sorts after them.
+mod order {
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    /// This month, `2026-11`, by the user's clock.
+    pub fn this_month() -> String {
+        chrono::Utc::now().format("%Y-%m").to_string()
+    }
+
+    /// Now, in milliseconds since 1970.
+    pub fn now_ms() -> u64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// A month folder's place, the larger the newer: its name when it is a month no later than
+    /// `this` one; `None` (after all) for `undated` and a month to come.
+    pub fn month<'a>(name: &'a str, this: &str) -> Option<&'a str> {
+        (name != super::format::UNDATED && name <= this).then_some(name)
+    }
+
+    /// When an id says its note was made (a UUID v7's first 48 bits: milliseconds since 1970),
+    /// when it is one and that is no later than `now`; `None` (after all) otherwise.
+    pub fn made(id: &str, now: u64) -> Option<u64> {
+        let b = id.as_bytes();
+        if b.len() != 36 || b[8] != b'-' || b[13] != b'-' || b[14] != b'7' {
+            return None;
+        }
+        let high = u64::from_str_radix(id.get(..8)?, 16).ok()?;
+        let low = u64::from_str_radix(id.get(9..13)?, 16).ok()?;
+        Some((high << 16) | low).filter(|&ms| ms <= now)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn no_name_sorts_before_what_the_users_clock_allows() {
+            let this = "2026-11";
+            assert_eq!(month("2026-11", this), Some("2026-11"));
+            assert!(month("2026-10", this) > month("undated", this));
+            assert_eq!(month("2027-01", this), None);
+            let now = 0x0195_f3a2_7c4b;
+            assert_eq!(made("0195f3a2-7c4b-7d3e-8f12-3ebc8321ae44", now), Some(now));
+            for id in [
+                "zzzzzzzz-zzzz-7zzz-zzzz-zzzzzzzzzzzz",
+                "0195f3a2-7c4c-7d3e-8f12-3ebc8321ae44",
+                "0195f3a2-7c4b-4d3e-8f12-3ebc8321ae44",
+                "ffff",
+            ] {
+                assert_eq!(made(id, now), None, "{id}");
+            }
+        }
+    }
 }

@@ -1,9 +1,10 @@
 //! A file `share` wrote taken back out of a project's `.claude-mem/` folder when the user
 //! forgets its item. Only a file that is safe to remove goes: in a real folder of the user's
-//! (and a real month folder), a regular file of theirs, naming this database as its origin
-//! and holding, byte for byte, what `share` writes of the item. Anything else (edited since,
-//! shared from another database, a link in a folder's place) is left, with why, for the user
-//! to delete by hand: what someone else wrote into it is not ours to throw away.
+//! (and a real month folder), a regular file of theirs, holding, byte for byte, what `share`
+//! writes of the item, whatever database its `origin:` names (a line anyone may edit: the item
+//! is the user's by its id, which this database made, and another machine of theirs shares it
+//! under its own). Anything else (edited since, a link in a folder's place) is left, with why,
+//! for the user to delete by hand: what someone else wrote into it is not ours to throw away.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -23,8 +24,8 @@ pub enum Found {
     Left(PathBuf, String),
 }
 
-/// What `project`'s folder holds of `note`: the item as `share` writes it today, with this
-/// database as its origin.
+/// What `project`'s folder holds of `note`: the item as `share` writes it today (with the
+/// origin the file names).
 pub fn find(project: &Path, note: &Note) -> Found {
     let dir = project.join(super::FOLDER);
     let path = format::path(note);
@@ -48,24 +49,20 @@ pub fn find(project: &Path, note: &Note) -> Found {
     };
     match format::parse(&text, note.kind, &note.id) {
         Err(why) => Found::Left(file, format!("it is not a file share wrote ({why})")),
-        Ok(old) if old.origin != note.origin => Found::Left(
-            file,
-            format!(
-                "another database shared it (origin {})",
-                text_of(&old.origin)
-            ),
-        ),
-        Ok(_) if text != format::render(note) => Found::Left(
-            file,
-            "it is not what share wrote of it (edited since it was shared?)".into(),
-        ),
-        Ok(_) => Found::Ours(file),
+        Ok(old) => {
+            let written = Note {
+                origin: old.origin,
+                ..note.clone()
+            };
+            match text == format::render(&written) {
+                true => Found::Ours(file),
+                false => Found::Left(
+                    file,
+                    "it is not what share wrote of it (edited since it was shared?)".into(),
+                ),
+            }
+        }
     }
-}
-
-/// An origin as a line tells it: none is said so.
-fn text_of(origin: &str) -> &str {
-    if origin.is_empty() { "none" } else { origin }
 }
 
 /// Removes a file [`find`] found to be ours (already gone is as good).
@@ -115,10 +112,9 @@ mod tests {
         assert!(
             matches!(find(project.path(), &ours), Found::Left(_, why) if why.contains("edited"))
         );
+        // Another origin: the id is ours, whatever the line says.
         std::fs::write(&file, format::render(&note("o-2"))).unwrap();
-        assert!(
-            matches!(find(project.path(), &ours), Found::Left(_, why) if why.contains("origin o-2"))
-        );
+        assert_eq!(find(project.path(), &ours), Found::Ours(file.clone()));
         remove(&file).unwrap();
         remove(&file).unwrap();
         assert_eq!(find(project.path(), &ours), Found::Nothing);

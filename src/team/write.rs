@@ -3,8 +3,10 @@
 //! when its text changed (atomically: a teammate's editor or git never sees half a file), and
 //! this machine's files whose item is gone (forgotten, pruned) removed; those of items held
 //! but not chosen this time are left as they are. A file is this machine's when its header
-//! names this database as its origin; a teammate's is never touched. Files are 0644 and the
-//! folders 0755: they are meant to be committed.
+//! names this database as its origin, or its id is one this database forgot (whatever origin
+//! a teammate wrote into it: what the user forgot does not stay shared for an edited line); a
+//! teammate's is never touched. Files are 0644 and the folders 0755: they are meant to be
+//! committed.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs::{self, OpenOptions};
@@ -60,14 +62,24 @@ pub struct Change {
     pub title: String,
 }
 
+/// The items of this database that a share does not write: their files are this machine's
+/// all the same.
+#[derive(Debug, Default, Clone)]
+pub struct Others {
+    /// Held but not chosen this time: their files stay as they are.
+    pub held: HashSet<String>,
+    /// Forgotten: their files go, whatever origin they name.
+    pub forgotten: HashSet<String>,
+}
+
 /// Writes `notes` into the project's folder (created if missing) and removes the files of
-/// `origin` that are not among them, but for those of the items in `held` (the database still
-/// holds them: they were not chosen this time). `dry` changes nothing and counts what would
+/// `origin`, and of the items `others` forgot, that are not among them, but for those of the
+/// items `others` holds (not chosen this time). `dry` changes nothing and counts what would
 /// change.
 pub fn share(
     project: &Path,
     notes: &[Note],
-    held: &HashSet<String>,
+    others: &Others,
     origin: &str,
     dry: bool,
 ) -> Result<Outcome> {
@@ -108,7 +120,7 @@ pub fn share(
         }
     }
     if exists {
-        remove_gone(&dir, &ours, held, origin, dry, &mut outcome)?;
+        remove_gone(&dir, &ours, others, origin, dry, &mut outcome)?;
     }
     if !dry {
         crate::fsutil::sync_dir(&dir);
@@ -134,12 +146,13 @@ fn owned(note: &Note, old: Option<&str>) -> Note {
     }
 }
 
-/// Removes the files of `origin` in `dir` that are not `ours` (the paths just written) nor of
-/// an item `held`, and counts the others' files and the ones held.
+/// Removes the files of `origin` or of an item forgotten in `dir` that are not `ours` (the
+/// paths just written) nor of an item held (see [`Others`]), and counts the others' files and
+/// the ones held.
 fn remove_gone(
     dir: &Path,
     ours: &BTreeSet<String>,
-    held: &HashSet<String>,
+    others: &Others,
     origin: &str,
     dry: bool,
     outcome: &mut Outcome,
@@ -149,15 +162,16 @@ fn remove_gone(
         if ours.contains(&path) {
             continue;
         }
-        let mine = read::text(dir, &path)
-            .ok()
-            .and_then(|text| format::parse(&text, entry.kind, entry.id()).ok())
-            .is_some_and(|note| note.origin == origin);
+        let mine = others.forgotten.contains(entry.id())
+            || read::text(dir, &path)
+                .ok()
+                .and_then(|text| format::parse(&text, entry.kind, entry.id()).ok())
+                .is_some_and(|note| note.origin == origin);
         if !mine {
             outcome.others += 1;
             continue;
         }
-        if held.contains(entry.id()) {
+        if others.held.contains(entry.id()) {
             outcome.kept += 1;
             continue;
         }

@@ -468,9 +468,10 @@ fn telling_line(error: &str) -> String {
         .to_string()
 }
 
-/// Which of `ids` name a memory or a summary of this database, or one the user forgot here
-/// (schema v10): a team's file of one of these is never shown as the team's. One index probe
-/// each.
+/// Which of `ids` are this database's: a memory, summary, prompt, tool call or session it
+/// holds, or an item the user forgot here (schema v10). A team's file of one of these is never
+/// shown as the team's: ids are ours to make, and a file that copies one would have the user's
+/// own item taken for the team's, or bring back what they forgot. One index probe a table.
 pub fn known<'a>(
     conn: &rusqlite::Connection,
     ids: impl IntoIterator<Item = &'a str>,
@@ -486,7 +487,9 @@ pub fn known<'a>(
 }
 
 const KNOWN: &str = "SELECT 1 FROM memories WHERE id = ?1 UNION ALL SELECT 1 FROM summaries \
-     WHERE id = ?1 UNION ALL SELECT 1 FROM forgotten WHERE id = ?1";
+     WHERE id = ?1 UNION ALL SELECT 1 FROM forgotten WHERE id = ?1 UNION ALL SELECT 1 FROM \
+     user_prompts WHERE id = ?1 UNION ALL SELECT 1 FROM pending_queue WHERE id = ?1 UNION ALL \
+     SELECT 1 FROM sessions WHERE session_id = ?1";
 
 #[cfg(test)]
 mod tests {

@@ -53,6 +53,14 @@ impl Reader {
 }
 
 impl Reader {
+    /// The ids of the items the user forgot here (schema v10): their shared files are the
+    /// user's, whatever origin they name.
+    pub fn forgotten(&self) -> Result<HashSet<String>> {
+        let mut stmt = self.conn().prepare("SELECT id FROM forgotten")?;
+        let ids = stmt.query_map([], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// [`known`](super::context::known) on this reader's connection.
     pub fn known<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> Result<HashSet<String>> {
         super::context::known(self.conn(), ids)

@@ -7,6 +7,8 @@
 mod choose;
 // `forget` of what was shared: its file taken back, and never shown as the team's again.
 mod forget;
+// What a clone's files cannot steer, and what a shared text cannot tell.
+mod steer;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -548,12 +550,12 @@ fn hostile_team_files_are_skipped_and_orders_in_them_left_out() {
         assert_eq!(out.status.code(), Some(1), "{word}: {out:?}");
         assert!(out.stderr.is_empty(), "{out:?}");
     }
+    // Said in one line a run, however many: never a line a file.
     let log = std::fs::read_to_string(bob.env.data_dir.join("memory.log")).unwrap_or_default();
-    for skipped in [1, 2, 3, 4, 5] {
-        assert!(
-            log.contains(&format!("memory-{}.md", team_id(skipped))),
-            "{skipped}: {log}"
-        );
+    let said: Vec<&str> = log.lines().filter(|l| l.contains("team's file")).collect();
+    assert!(!said.is_empty(), "{log}");
+    for line in said {
+        assert!(line.contains("skipped 5 of the team's files"), "{log}");
     }
     let answers = bob.mcp(&[
         ("search", json!({"query": "gammaorder"})),

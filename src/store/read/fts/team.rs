@@ -72,6 +72,9 @@ fn index(notes: &[Note]) -> Result<Connection> {
     Ok(conn)
 }
 
+/// The age a note is given whose time is none or after now: ten years, past any recency bonus.
+const UNDATED_DAYS: f64 = 3650.0;
+
 /// A matched note's snippet and the byte ranges of it that matched.
 type Shown = (String, Vec<(usize, usize)>);
 
@@ -108,9 +111,12 @@ fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, Has
         |r| {
             let n: i64 = r.get(0)?;
             let created: String = r.get(4)?;
-            let age_days = crate::clock::parse_time(&created).map_or(0.0, |t| {
-                (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
-            });
+            // A note's time is its author's to write: one that is none, or after the user's
+            // clock, is not taken for new (it would rank above every honest note), but as old.
+            let age_days = crate::clock::parse_time(&created)
+                .map(|t| (now - t).num_milliseconds())
+                .filter(|ms| *ms >= 0)
+                .map_or(UNDATED_DAYS, |ms| ms as f64 / 86_400_000.0);
             let candidate = Candidate {
                 id: n,
                 bm25: r.get(1)?,

@@ -520,9 +520,30 @@ pub struct Scope {
     /// Skip this many first.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub offset: usize,
+    /// Only the sessions of this coding agent.
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentArg>,
     /// JSON Lines, one a line.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A coding agent whose sessions claude-mem records, by the name they are recorded under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    ClaudeCode,
+    Codex,
+    Cursor,
+}
+
+impl AgentArg {
+    pub fn agent(self) -> crate::agent::Agent {
+        match self {
+            AgentArg::ClaudeCode => crate::agent::Agent::ClaudeCode,
+            AgentArg::Codex => crate::agent::Agent::Codex,
+            AgentArg::Cursor => crate::agent::Agent::Cursor,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

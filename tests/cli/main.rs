@@ -6,6 +6,8 @@
 // What every area shares: the sandbox, the hook runs, the checks, the tools a test needs.
 mod harness;
 
+// Other coding agents (Codex, Cursor) on the same binary and memory, each session as its agent's.
+mod agents;
 // Hooks capturing tool calls: the queue, no-ops, and nothing lost when the database is busy.
 mod capture;
 // The command line outside the hooks: help, version, one clear line for bad input.

@@ -1294,7 +1294,7 @@ fn status_says_where_everything_is() {
     assert!(text.contains("running this binary"), "{text}");
     assert!(text.contains("PostToolUseFailure not added: "), "{text}");
     assert!(!text.contains("missing"), "{text}");
-    assert!(text.contains("schema v10"), "{text}");
+    assert!(text.contains("schema v11"), "{text}");
     assert!(text.contains("pending_queue 6"), "{text}");
     assert!(text.contains("raw 6"), "{text}");
     assert!(text.contains("nothing waiting"), "{text}");

@@ -658,6 +658,11 @@ pub struct SettingsArgs {
     /// settings).
     #[arg(long)]
     pub no_mcp: bool,
+    /// Another coding agent's files instead of Claude Code's: codex ($CODEX_HOME/hooks.json
+    /// and config.toml, default ~/.codex) or cursor (~/.cursor/hooks.json and mcp.json).
+    /// Uninstall gives each file back as install found it when nothing else changed it since.
+    #[arg(long, value_enum, value_name = "AGENT", conflicts_with_all = ["project", "local", "settings"])]
+    pub agent: Option<AgentArg>,
 }
 
 impl SettingsArgs {

@@ -286,3 +286,306 @@ fn a_cursor_session_start_is_answered_with_additional_context() {
     }
     assert_eq!(agent_of(&env, "conv-2"), "cursor");
 }
+
+/// A user's Codex config: comments, their own server, a hook of theirs and a trusted one.
+const USER_CONFIG: &str = "# my Codex\nmodel = \"o3\"  # the one I like\n\n\
+    [mcp_servers.docs]\ncommand = \"docs-server\"\nargs = [\"--stdio\"]\n\n\
+    [hooks.state.\"/elsewhere/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:abc\"\n";
+const USER_HOOKS: &str = "{\n  \"hooks\": {\n    \"Stop\": [\n      { \"hooks\": [ { \"type\": \
+    \"command\", \"command\": \"notify-send done\" } ] }\n    ]\n  }\n}\n";
+
+fn codex_home(env: &Env) -> std::path::PathBuf {
+    env.root.path().join("codex-home")
+}
+
+fn with_codex_home(env: Env) -> Env {
+    let home = codex_home(&env);
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), USER_CONFIG).unwrap();
+    std::fs::write(home.join("hooks.json"), USER_HOOKS).unwrap();
+    let home = home.to_str().unwrap().to_string();
+    env.with("CODEX_HOME", &home)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn codex_install_keeps_every_key_and_uninstall_gives_the_files_back_byte_for_byte() {
+    let env = with_codex_home(Env::new());
+    let home = codex_home(&env);
+    let out = run(&env, &["install-hooks", "--agent", "codex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = stdout(&out);
+    assert!(said.contains("/hooks"), "the one step left: {said}");
+
+    let hooks: Value = serde_json::from_str(&read(&home.join("hooks.json"))).unwrap();
+    assert_eq!(
+        hooks.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["hooks"],
+        "Codex refuses any other top-level key: {hooks}"
+    );
+    assert_eq!(
+        hooks["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "notify-send done"
+    );
+    for (event, hook) in [
+        ("SessionStart", "context"),
+        ("UserPromptSubmit", "prompt"),
+        ("PostToolUse", "capture"),
+        ("Stop", "summary"),
+        ("SessionEnd", "cleanup"),
+    ] {
+        let groups = hooks["hooks"][event].as_array().unwrap();
+        let ours = groups.last().unwrap()["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert!(
+            ours.ends_with(&format!("hook {hook} --agent codex")),
+            "{ours}"
+        );
+    }
+    let config = read(&home.join("config.toml"));
+    assert!(
+        config.starts_with("# my Codex\nmodel = \"o3\"  # the one I like\n"),
+        "{config}"
+    );
+    assert!(
+        config.contains("[mcp_servers.docs]\ncommand = \"docs-server\""),
+        "{config}"
+    );
+    assert!(config.contains("[mcp_servers.claude-mem]"), "{config}");
+    assert!(config.contains("args = [\"mcp\"]"), "{config}");
+    assert!(config.contains("trusted_hash = \"sha256:abc\""), "{config}");
+
+    let again = run(&env, &["install-hooks", "--agent", "codex"]);
+    assert!(
+        stdout(&again).contains("nothing changed"),
+        "{}",
+        stdout(&again)
+    );
+
+    let out = run(&env, &["uninstall-hooks", "--agent", "codex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(&home.join("config.toml")), USER_CONFIG);
+    assert_eq!(read(&home.join("hooks.json")), USER_HOOKS);
+}
+
+#[test]
+fn codex_uninstall_after_the_user_changed_a_file_keeps_their_change() {
+    let env = with_codex_home(Env::new());
+    let home = codex_home(&env);
+    assert!(
+        run(&env, &["install-hooks", "--agent", "codex"])
+            .status
+            .success()
+    );
+    let config = home.join("config.toml");
+    let changed = read(&config) + "\n[profiles.fast]\nmodel = \"o4-mini\"\n";
+    std::fs::write(&config, &changed).unwrap();
+    assert!(
+        run(&env, &["uninstall-hooks", "--agent", "codex"])
+            .status
+            .success()
+    );
+    let after = read(&config);
+    assert!(
+        after.contains("[profiles.fast]\nmodel = \"o4-mini\""),
+        "{after}"
+    );
+    assert!(
+        after.contains("# my Codex") && after.contains("[mcp_servers.docs]"),
+        "{after}"
+    );
+    assert!(!after.contains("claude-mem"), "{after}");
+    assert_eq!(read(&home.join("hooks.json")), USER_HOOKS);
+}
+
+#[test]
+fn codex_install_refuses_a_config_it_cannot_read_and_changes_nothing() {
+    let env = with_codex_home(Env::new());
+    let home = codex_home(&env);
+    std::fs::write(home.join("config.toml"), "model = \n[[[").unwrap();
+    let out = run(&env, &["install-hooks", "--agent", "codex"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("config.toml"), "{err}");
+    assert_eq!(
+        read(&home.join("hooks.json")),
+        USER_HOOKS,
+        "hooks.json untouched too"
+    );
+}
+
+#[test]
+fn doctor_says_when_codex_hooks_are_installed_but_not_reviewed() {
+    let env = with_codex_home(Env::new());
+    let home = codex_home(&env);
+    assert!(
+        run(&env, &["install-hooks", "--agent", "codex"])
+            .status
+            .success()
+    );
+    let codex_line = |env: &Env| -> String {
+        let out = run(env, &["doctor", "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let check = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "codex")
+            .unwrap_or_else(|| panic!("no codex check: {report}"))
+            .clone();
+        format!("{} {}", check["status"], check["message"])
+    };
+    let before = codex_line(&env);
+    assert!(
+        before.contains("warn") && before.contains("not reviewed"),
+        "{before}"
+    );
+
+    // Codex records a review as a trusted hash under the hook's key: file, event, places.
+    let hooks: Value = serde_json::from_str(&read(&home.join("hooks.json"))).unwrap();
+    let mut trust = String::new();
+    for (event, groups) in hooks["hooks"].as_object().unwrap() {
+        let label: String = event
+            .chars()
+            .enumerate()
+            .flat_map(|(i, c)| match (i, c.is_ascii_uppercase()) {
+                (0, _) | (_, false) => vec![c.to_ascii_lowercase()],
+                _ => vec!['_', c.to_ascii_lowercase()],
+            })
+            .collect();
+        for (g, group) in groups.as_array().unwrap().iter().enumerate() {
+            if group["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .contains("claude-mem")
+            {
+                let key = format!("{}:{label}:{g}:0", home.join("hooks.json").display());
+                trust.push_str(&format!(
+                    "\n[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:1\"\n"
+                ));
+            }
+        }
+    }
+    let config = home.join("config.toml");
+    std::fs::write(&config, read(&config) + &trust).unwrap();
+    let after = codex_line(&env);
+    assert!(
+        after.contains("ok") && after.contains("reviewed"),
+        "{after}"
+    );
+}
+
+#[test]
+fn a_long_context_is_cut_to_fit_codexs_limit_in_bytes() {
+    let env = Env::new()
+        .with("CLAUDE_MEM_CONTEXT_SESSIONS", "40")
+        .with("CLAUDE_MEM_CONTEXT_CHARS", "40000");
+    let project = env.root.path().join("app");
+    // Three bytes a character: under Claude Code's cap in characters, over Codex's in bytes.
+    let wide = "解析器は入力のタブを受け付けるべきです。".repeat(12);
+    for n in 0..30 {
+        let session = format!("old-{n}");
+        let prompt = json!({"prompt": format!("{n} {wide}")});
+        let stop = json!({"last_assistant_message": format!("{n} {wide}")});
+        assert_silent(&codex(
+            &env,
+            "prompt",
+            &codex_event("UserPromptSubmit", &session, &project, prompt),
+        ));
+        assert_silent(&codex(
+            &env,
+            "summary",
+            &codex_event("Stop", &session, &project, stop),
+        ));
+    }
+    let start = codex_event(
+        "SessionStart",
+        "new",
+        &project,
+        json!({"source": "startup"}),
+    );
+    let out = codex(&env, "context", &start);
+    assert_clean(&out);
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.len() <= 9_000, "{} bytes", context.len());
+    assert!(
+        context.len() > 4_000,
+        "{} bytes: more than a stub",
+        context.len()
+    );
+    assert!(context.ends_with("</claude-mem-context>"), "{context}");
+    assert!(context.contains("Codex's limit"), "says that it was cut");
+    // Claude Code's own session start is not cut.
+    let claude = json!({"session_id": "c", "cwd": project, "hook_event_name": "SessionStart",
+                        "source": "startup"});
+    let out = env.hook("context", claude.to_string().as_bytes());
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let full = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(full.len() > 9_000, "{} bytes", full.len());
+}
+
+#[test]
+fn cursor_events_are_stored_once_when_both_registrations_send_them() {
+    let env = Env::new();
+    let home = env.home();
+    let out = run(&env, &["install-hooks", "--agent", "cursor"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hooks: Value = serde_json::from_str(&read(&home.join(".cursor/hooks.json"))).unwrap();
+    assert_eq!(hooks["version"], 1);
+    let start = hooks["hooks"]["sessionStart"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(start.ends_with("hook context --agent cursor"), "{start}");
+    assert!(
+        hooks["hooks"].get("stop").is_none(),
+        "one summary a turn: {hooks}"
+    );
+    let mcp: Value = serde_json::from_str(&read(&home.join(".cursor/mcp.json"))).unwrap();
+    assert_eq!(mcp["mcpServers"]["claude-mem"]["args"], json!(["mcp"]));
+
+    let workspace = env.root.path().join("shop");
+    let call = cursor_event(
+        "postToolUse",
+        "conv-1",
+        &workspace,
+        json!({"tool_name": "Read", "tool_use_id": "cu-1", "tool_input": {"file_path": "a.rs"},
+               "tool_output": "{\"content\":\"fn main() {}\"}"}),
+    );
+    assert_silent(&hook_with(&env, "capture", &["--agent", "cursor"], &call));
+    assert_silent(&env.hook("capture", call.to_string().as_bytes()));
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 1);
+
+    // Uninstalled, Claude Code's registration is the only one left, and records again.
+    assert!(
+        run(&env, &["uninstall-hooks", "--agent", "cursor"])
+            .status
+            .success()
+    );
+    assert!(!home.join(".cursor/hooks.json").exists());
+    let mut next = call.clone();
+    next["tool_use_id"] = json!("cu-2");
+    assert_silent(&env.hook("capture", next.to_string().as_bytes()));
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
+}

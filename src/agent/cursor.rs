@@ -196,7 +196,10 @@ fn unwrapped(raw: &RawValue) -> Cow<'_, RawValue> {
 
 pub fn answer(answer: Answer) -> Answer {
     let output = match quiet(answer.output) {
-        HookOutput::Context { event, text } if event == "SessionStart" => {
+        HookOutput::Context {
+            event: "SessionStart",
+            text,
+        } => {
             HookOutput::AdditionalContext(text)
         }
         HookOutput::Context { .. } => HookOutput::Nothing,

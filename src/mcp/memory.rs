@@ -212,6 +212,18 @@ fn get_tool() -> Tool {
     }
 }
 
+/// The `agent` argument: one of the agents' names, or none.
+fn agent(args: &Args) -> Result<Option<&'static str>> {
+    match args.text("agent")? {
+        Some(name) => Ok(Some(
+            crate::agent::Agent::from_name(name)
+                .ok_or_else(|| mistake("agent is one of claude-code, codex, cursor"))?
+                .name(),
+        )),
+        None => Ok(None),
+    }
+}
+
 impl Memory {
     /// The database of this call, or the reason there is none (an answer, not an error).
     fn open(&self) -> Result<Result<Recall, String>> {
@@ -237,14 +249,7 @@ impl Memory {
             },
             tool: args.text("tool")?,
             file: args.text("file")?,
-            agent: match args.text("agent")? {
-                Some(name) => Some(
-                    crate::agent::Agent::from_name(name)
-                        .ok_or_else(|| mistake("agent is one of claude-code, codex, cursor"))?
-                        .name(),
-                ),
-                None => None,
-            },
+            agent: agent(args)?,
         }
         .check("")?;
         let (page, recall) = match request.find(&self.config)? {

@@ -199,9 +199,7 @@ pub fn answer(answer: Answer) -> Answer {
         HookOutput::Context {
             event: "SessionStart",
             text,
-        } => {
-            HookOutput::AdditionalContext(text)
-        }
+        } => HookOutput::AdditionalContext(text),
         HookOutput::Context { .. } => HookOutput::Nothing,
         other => other,
     };

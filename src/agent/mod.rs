@@ -6,7 +6,7 @@
 //! below this layer knows which agent spoke. The registered command names its agent
 //! (`hook capture --agent codex`); without the flag the event is Claude Code's, unless its
 //! shape says otherwise: Cursor runs the hooks of `~/.claude/settings.json` with its own
-//! payloads. Claude Code's and Codex's events pass through as they are (no copy); only a
+//! payloads, and a Codex hooks file written by hand runs ours without the flag. Claude Code's and Codex's events pass through as they are (no copy); only a
 //! Cursor event is rewritten, once.
 
 pub mod claude;
@@ -51,11 +51,13 @@ impl Agent {
         self != Agent::Cursor
     }
 
-    /// The agent of an event that came through Claude Code's registration, by its shape:
-    /// Claude Code names its events in PascalCase, Cursor in camelCase.
-    pub fn by_shape(event_name: Option<&str>) -> Agent {
-        match event_name.and_then(|name| name.bytes().next()) {
+    /// The agent of an event whose command names none, by its shape: Claude Code names its
+    /// events in PascalCase, Cursor in camelCase; Codex sends Claude Code's, with a `turn_id`.
+    pub fn by_shape(event: &claude::Event) -> Agent {
+        let first = claude::Event::get(&event.hook_event_name).and_then(|n| n.bytes().next());
+        match first {
             Some(first) if first.is_ascii_lowercase() => Agent::Cursor,
+            _ if claude::Event::get(&event.turn_id).is_some() => Agent::Codex,
             _ => Agent::ClaudeCode,
         }
     }
@@ -109,8 +111,14 @@ mod tests {
 
     #[test]
     fn shapes() {
-        assert_eq!(Agent::by_shape(Some("postToolUse")), Agent::Cursor);
-        assert_eq!(Agent::by_shape(Some("PostToolUse")), Agent::ClaudeCode);
-        assert_eq!(Agent::by_shape(None), Agent::ClaudeCode);
+        let shape = |json: &str| Agent::by_shape(&claude::Event::parse(json.as_bytes()).unwrap());
+        assert_eq!(shape(r#"{"hook_event_name":"postToolUse"}"#), Agent::Cursor);
+        assert_eq!(
+            shape(r#"{"hook_event_name":"PostToolUse"}"#),
+            Agent::ClaudeCode
+        );
+        let codex = r#"{"hook_event_name":"PostToolUse","turn_id":"t1"}"#;
+        assert_eq!(shape(codex), Agent::Codex);
+        assert_eq!(shape("{}"), Agent::ClaudeCode);
     }
 }

@@ -189,7 +189,7 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
             return HookOutput::Nothing.into();
         }
     };
-    let agent = named.unwrap_or_else(|| Agent::by_shape(Event::get(&event.hook_event_name)));
+    let agent = named.unwrap_or_else(|| Agent::by_shape(&event));
     let mut started_in = config.project_dir.clone();
     // Only Cursor's events are rewritten (into `adapted`, which the event then borrows).
     let adapted;

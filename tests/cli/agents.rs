@@ -589,3 +589,21 @@ fn cursor_events_are_stored_once_when_both_registrations_send_them() {
     assert_silent(&env.hook("capture", next.to_string().as_bytes()));
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 2);
 }
+
+#[test]
+fn a_codex_event_through_a_command_without_the_flag_is_told_by_its_turn_id() {
+    // A hooks.json written by hand, before install-hooks --agent codex: `claude-mem hook
+    // capture`. Codex would report the acknowledgement as a failed hook.
+    let env = Env::new();
+    let project = env.root.path().join("app");
+    let call = codex_event(
+        "PostToolUse",
+        "codex-9",
+        &project,
+        json!({"tool_name": "Bash", "tool_use_id": "call-9",
+               "tool_input": {"command": "ls"}, "tool_response": "Cargo.toml"}),
+    );
+    let out = env.hook("capture", call.to_string().as_bytes());
+    assert_silent(&out);
+    assert_eq!(agent_of(&env, "codex-9"), "codex");
+}

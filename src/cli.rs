@@ -25,6 +25,10 @@ pub enum Command {
     Hook {
         /// Which hook.
         name: String,
+        /// The agent whose hooks file runs it, when not Claude Code: codex or cursor
+        /// (install-hooks --agent writes it into the command).
+        #[arg(long, value_enum, value_name = "AGENT")]
+        agent: Option<AgentArg>,
     },
     /// Register claude-mem's hooks in Claude Code's settings.json.
     ///

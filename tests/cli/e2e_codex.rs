@@ -108,11 +108,7 @@ fn a_real_codex_session_is_recorded_as_codexs_and_its_memory_reaches_the_next() 
     let home = codex_home(&env);
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(home.join("config.toml"), user_config()).unwrap();
-    let mut install = env.command();
-    install
-        .env("CODEX_HOME", &home)
-        .args(["install-hooks", "--agent", "codex"]);
-    let out = run_with_input(&mut install, b"");
+    let out = hooks_command(&env, "install-hooks");
     assert!(
         out.status.success(),
         "{}",
@@ -127,42 +123,11 @@ fn a_real_codex_session_is_recorded_as_codexs_and_its_memory_reaches_the_next() 
     let project = env.root.path().join("shop");
 
     let first = codex.exec(&project, "check the staging setup");
-    for hook in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
-        assert!(
-            first.stderr.contains(&format!("hook: {hook} Completed")),
-            "{hook}: {}",
-            first.stderr
-        );
-    }
-    assert!(!first.stderr.contains("Failed"), "{}", first.stderr);
-    let db = env.db();
-    let (agent, dir, status): (String, String, String) = db
-        .query_row("SELECT agent, project_dir, status FROM sessions", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .unwrap();
-    assert_eq!(agent, "codex");
-    assert_eq!(Path::new(&dir), project);
-    assert_eq!(status, "closed", "SessionEnd ran within Codex's second");
-    let raw: String = db
-        .query_row(
-            "SELECT raw_output FROM pending_queue WHERE kind = 'observation'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(raw.contains("port 6543"), "{raw}");
-    assert_eq!(env.count("SELECT COUNT(*) FROM user_prompts"), 1);
+    recorded(&env, &project, &first);
     // The session's end asked the maintenance process for the search index; a search waits
     // for nothing and brings it up to date now.
-    assert!(
-        env.command()
-            .args(["search", "staging", "--all"])
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    let search = env.command().args(["search", "staging", "--all"]).output();
+    assert!(search.unwrap().status.success());
 
     let second = codex.exec(&project, "which port does the staging database listen on?");
     assert!(!second.stderr.contains("Failed"), "{}", second.stderr);
@@ -190,14 +155,46 @@ fn a_real_codex_session_is_recorded_as_codexs_and_its_memory_reaches_the_next() 
         "another project gets nothing"
     );
 
-    let mut uninstall = env.command();
-    uninstall
-        .env("CODEX_HOME", &home)
-        .args(["uninstall-hooks", "--agent", "codex"]);
-    assert!(run_with_input(&mut uninstall, b"").status.success());
-    assert_eq!(
-        std::fs::read_to_string(home.join("config.toml")).unwrap(),
-        user_config()
-    );
+    assert!(hooks_command(&env, "uninstall-hooks").status.success());
+    let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+    assert_eq!(config, user_config());
     assert!(!home.join("hooks.json").exists(), "install had created it");
+}
+
+/// `install-hooks --agent codex` or `uninstall-hooks --agent codex`, in the test's CODEX_HOME.
+fn hooks_command(env: &Env, command: &str) -> std::process::Output {
+    let mut cmd = env.command();
+    cmd.env("CODEX_HOME", codex_home(env))
+        .args([command, "--agent", "codex"]);
+    run_with_input(&mut cmd, b"")
+}
+
+/// The first session, as Codex reported its hooks and as the database holds it.
+fn recorded(env: &Env, project: &Path, first: &Turn) {
+    for hook in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
+        assert!(
+            first.stderr.contains(&format!("hook: {hook} Completed")),
+            "{hook}: {}",
+            first.stderr
+        );
+    }
+    assert!(!first.stderr.contains("Failed"), "{}", first.stderr);
+    let db = env.db();
+    let (agent, dir, status): (String, String, String) = db
+        .query_row("SELECT agent, project_dir, status FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!(agent, "codex");
+    assert_eq!(Path::new(&dir), project);
+    assert_eq!(status, "closed", "SessionEnd ran within Codex's second");
+    let raw: String = db
+        .query_row(
+            "SELECT raw_output FROM pending_queue WHERE kind = 'observation'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(raw.contains("port 6543"), "{raw}");
+    assert_eq!(env.count("SELECT COUNT(*) FROM user_prompts"), 1);
 }

@@ -37,7 +37,10 @@
 //! they are there. The prompt with recall in a project with a team's folder (see `team`: 200
 //! shared notes, their digest made before the runs), and in a hostile one (1,200 month folders,
 //! 20,000 files, 300 of them 63 KB), each with the budget of the prompt with recall, every
-//! answer listing a team's note. Then bursts of 256 captures at once (see `burst`): none may spill, and their
+//! answer listing a team's note. Codex's 1 KB capture (`--agent codex`, its event Claude
+//! Code's), Cursor's 1 KB capture through its own hooks and through Claude Code's settings, each
+//! at most 2.5x, and Cursor's 5 MB Read (its output a string of JSON, rewritten once) at most
+//! 40x, every one answered with an empty stdout. Then bursts of 256 captures at once (see `burst`): none may spill, and their
 //! 95th percentile is at most 500x. Last, hooks that must not be held up (see `held`): behind a
 //! write lock another process holds, a hook returns within its wait budget and 5x; past a FIFO, a
 //! link and a 3 GB file in the spill folder, within 2.5x. A missed budget, or a case that did not
@@ -167,6 +170,9 @@ struct Case {
     runs: i64,
     samples: Vec<f64>,
     max_wal: u64,
+    /// Another agent's capture (`--agent codex`, `--agent cursor`): a row, answered with an
+    /// empty stdout instead of the ack.
+    quiet: bool,
 }
 
 fn run() -> Result<bool> {
@@ -236,6 +242,8 @@ fn inputs(dir: &Path, project: &str, folders: &team::Folders) -> Result<Inputs> 
             "bash-secrets-5m.json",
             &with_secrets(bash_output_event(five)),
         )?,
+        cursor_1k: write_event(dir, "cursor-1k.json", &cursor(bash_event(1024), "Shell"))?,
+        cursor_5m: write_event(dir, "cursor-5m.json", &cursor(read_event(five), "Read"))?,
         prompt: write_event(dir, "prompt.json", &prompt_event(corpus::PROJECTS[0]))?,
         prompt_team: write_event(
             dir,
@@ -336,6 +344,9 @@ struct Inputs {
     secrets_5m: PathBuf,
     /// A 5 MB Bash output with secrets: kept as a head and a tail, cut before it is redacted.
     bash_secrets_5m: PathBuf,
+    /// Cursor's postToolUse of the 1 KB Bash call and of the 5 MB Read.
+    cursor_1k: PathBuf,
+    cursor_5m: PathBuf,
     /// A prompt about the work planted in the recall database.
     prompt: PathBuf,
     /// The same prompt in the project with the team's folder, and in the hostile one.
@@ -377,6 +388,7 @@ impl Case {
             runs: 0,
             samples: Vec::new(),
             max_wal: 0,
+            quiet: false,
         }
     }
 }
@@ -392,6 +404,10 @@ fn hook_cases(inputs: &Inputs, label: &str, bin: &Path, data: &Corpora) -> Resul
     };
     let mut cases = small_cases(&build)?;
     cases.extend(big_cases(&build)?);
+    // A compared build may know no agent: its `--agent` runs would record nothing.
+    if label.is_empty() {
+        cases.extend(agent_cases(&build)?);
+    }
     cases.extend(prompt_cases(&build)?);
     cases.extend(context_cases(&build)?);
     for case in &mut cases {
@@ -581,6 +597,64 @@ fn small_cases(b: &Build) -> Result<Vec<Case>> {
                 false,
             )?
         },
+    ])
+}
+
+/// Codex's and Cursor's captures, each under the same budget as Claude Code's: Codex's event is
+/// Claude Code's, passed through; Cursor's is rewritten once (its tool output a string of
+/// JSON, decoded), which the 5 MB case measures.
+fn agent_cases(b: &Build) -> Result<Vec<Case>> {
+    let inputs = b.inputs;
+    let agent = |case: Case, args: &'static [&'static str], budget: f64, big: bool| Case {
+        args,
+        quiet: true,
+        big,
+        budget: b.own(budget),
+        ..case
+    };
+    const CODEX: &[&str] = &["hook", "capture", "--agent", "codex"];
+    const CURSOR: &[&str] = &["hook", "capture", "--agent", "cursor"];
+    const THROUGH_CLAUDE: &[&str] = &["hook", "capture"];
+    Ok(vec![
+        agent(
+            b.capture("capture 1 KB Bash, Codex", &inputs.bash_1k, "1kx", false)?,
+            CODEX,
+            CAPTURE_1K_BUDGET,
+            false,
+        ),
+        agent(
+            b.capture(
+                "capture 1 KB Shell, Cursor",
+                &inputs.cursor_1k,
+                "1kc",
+                false,
+            )?,
+            CURSOR,
+            CAPTURE_1K_BUDGET,
+            false,
+        ),
+        agent(
+            b.capture(
+                "capture 1 KB Shell, Cursor through Claude Code's settings",
+                &inputs.cursor_1k,
+                "1kcc",
+                false,
+            )?,
+            THROUGH_CLAUDE,
+            CAPTURE_1K_BUDGET,
+            false,
+        ),
+        agent(
+            b.capture(
+                "capture 5 MB Read, Cursor",
+                &inputs.cursor_5m,
+                "5mcu",
+                false,
+            )?,
+            CURSOR,
+            CAPTURE_5M_BUDGET,
+            true,
+        ),
     ])
 }
 
@@ -826,7 +900,14 @@ fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration
 /// it went to a file (a pipe would have the bench read it while the hook runs), read once the
 /// run is timed.
 fn check_answer(case: &Case, stdout: &str) -> Result<()> {
-    answered(case.expect, stdout).map_err(|want| {
+    let answer = if case.quiet {
+        (stdout.is_empty())
+            .then_some(())
+            .ok_or_else(|| "empty".to_string())
+    } else {
+        answered(case.expect, stdout)
+    };
+    answer.map_err(|want| {
         format!(
             "{}: run {} answered {stdout:?}, expected stdout {want}",
             case.name, case.runs
@@ -1139,6 +1220,27 @@ fn post_tool_use(tool: &str, input: Value, response: Value) -> Value {
         "tool_input": input,
         "tool_response": response,
         "tool_use_id": ID_PLACEHOLDER,
+    })
+}
+
+/// Claude Code's PostToolUse `event` as Cursor sends it: the conversation, the workspace, an
+/// empty cwd, Cursor's name of the tool and its output as a string of JSON.
+fn cursor(event: Value, tool: &str) -> Value {
+    json!({
+        "conversation_id": "5d1f6a3e-8c2b-4e7f-a1d9-3b6c8e2f4a10",
+        "generation_id": "9a7b5c3d-1e2f-4a6b-8c0d-2e4f6a8b0c1d",
+        "model": "claude-sonnet-4",
+        "hook_event_name": "postToolUse",
+        "cursor_version": "1.7.2",
+        "workspace_roots": ["/home/dev/shop"],
+        "user_email": "dev@example.com",
+        "transcript_path": null,
+        "cwd": "",
+        "tool_name": tool,
+        "tool_input": event["tool_input"],
+        "tool_output": event["tool_response"].to_string(),
+        "tool_use_id": ID_PLACEHOLDER,
+        "duration": 1200,
     })
 }
 

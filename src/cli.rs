@@ -25,6 +25,10 @@ pub enum Command {
     Hook {
         /// Which hook.
         name: String,
+        /// The agent whose hooks file runs it, when not Claude Code: codex or cursor
+        /// (install-hooks --agent writes it into the command).
+        #[arg(long, value_enum, value_name = "AGENT")]
+        agent: Option<AgentArg>,
     },
     /// Register claude-mem's hooks in Claude Code's settings.json.
     ///
@@ -520,9 +524,30 @@ pub struct Scope {
     /// Skip this many first.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub offset: usize,
+    /// Only the sessions of this coding agent.
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentArg>,
     /// JSON Lines, one a line.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A coding agent whose sessions claude-mem records, by the name they are recorded under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    ClaudeCode,
+    Codex,
+    Cursor,
+}
+
+impl AgentArg {
+    pub fn agent(self) -> crate::agent::Agent {
+        match self {
+            AgentArg::ClaudeCode => crate::agent::Agent::ClaudeCode,
+            AgentArg::Codex => crate::agent::Agent::Codex,
+            AgentArg::Cursor => crate::agent::Agent::Cursor,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -637,6 +662,11 @@ pub struct SettingsArgs {
     /// settings).
     #[arg(long)]
     pub no_mcp: bool,
+    /// Another coding agent's files instead of Claude Code's: codex ($CODEX_HOME/hooks.json
+    /// and config.toml, default ~/.codex) or cursor (~/.cursor/hooks.json and mcp.json).
+    /// Uninstall gives each file back as install found it when nothing else changed it since.
+    #[arg(long, value_enum, value_name = "AGENT", conflicts_with_all = ["project", "local", "settings"])]
+    pub agent: Option<AgentArg>,
 }
 
 impl SettingsArgs {

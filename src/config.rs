@@ -318,6 +318,13 @@ impl Config {
         self.data_dir.join("mcp-registered")
     }
 
+    /// Present while our hooks are in Cursor's own hooks file (`install-hooks --agent cursor`
+    /// writes it, its uninstall removes it): a Cursor event that comes through Claude Code's
+    /// registration is then left out, as the same event comes through Cursor's too.
+    pub fn cursor_marker(&self) -> PathBuf {
+        self.data_dir.join("cursor-hooks")
+    }
+
     /// Its time is when a catch-up of the search index last began (while per-prompt recall is
     /// on; the file keeps the name of the releases that called it a sync):
     /// a database written after it may hold what the index lacks (see `marks::index_behind`).

@@ -20,6 +20,8 @@ pub enum HookOutput {
     Ack,
     /// Context for Claude (SessionStart): the JSON form with `hookEventName`.
     Context { event: &'static str, text: String },
+    /// Context in the form Cursor's `sessionStart` takes: `additional_context`.
+    AdditionalContext(String),
     /// A person ran the hook at a terminal: a hint for them, on stderr.
     Terminal,
 }
@@ -53,6 +55,7 @@ pub fn hook(answer: &Answer) -> ExitCode {
         HookOutput::Context { event, text } => Some(json!({
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
+        HookOutput::AdditionalContext(text) => Some(json!({"additional_context": text})),
         HookOutput::Terminal => {
             let _ = io::stderr().lock().write_all(TERMINAL_HINT.as_bytes());
             None

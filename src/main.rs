@@ -2,6 +2,7 @@
 //! code through `emit`. The hook path is matched before clap, so a hook can never end in a
 //! usage error (exit 2 blocks Claude Code) and pays nothing for argument parsing.
 
+mod agent;
 mod child;
 mod claude;
 mod cli;

@@ -219,6 +219,25 @@ pub fn unmark_mcp(config: &Config) {
     let _ = std::fs::remove_file(config.mcp_marker());
 }
 
+/// Whether our hooks are in Cursor's own hooks file, as far as the last install or uninstall
+/// knows: one `stat`, only for a Cursor event.
+pub fn cursor_hooks(config: &Config) -> bool {
+    config.cursor_marker().exists()
+}
+
+/// Marks or unmarks our hooks in Cursor's hooks file.
+pub fn mark_cursor_hooks(config: &Config, installed: bool) -> std::io::Result<()> {
+    let path = config.cursor_marker();
+    if !installed {
+        return match std::fs::remove_file(&path) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+            _ => Ok(()),
+        };
+    }
+    fsutil::our_dir(&config.data_dir)?;
+    fsutil::write_atomic(&config.data_dir, "cursor-hooks", b"", Durability::Kill)
+}
+
 /// Asks the maintenance process to empty the WAL of deleted rows' pages (a reader kept the
 /// truncating checkpoint from doing it): it retries until it succeeds.
 pub fn ask_scrub(config: &Config) {

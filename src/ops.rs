@@ -61,6 +61,9 @@ pub fn truncate(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
+/// The agent a session without one is of: the one claude-mem was first written for.
+pub const CLAUDE_CODE: &str = "claude-code";
+
 /// What every hook knows about its session; the first write to see a session creates its row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRef {
@@ -68,6 +71,10 @@ pub struct SessionRef {
     pub project_dir: Option<String>,
     pub cwd: Option<String>,
     pub transcript_path: Option<String>,
+    /// The coding agent the event came from, when not Claude Code (which a spill file written
+    /// before agents were told apart also means); kept by the session's first write only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

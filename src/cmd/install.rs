@@ -5,11 +5,14 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::agent::Agent;
 use crate::claude::{CLAUDE_BIN_VAR, ClaudeCode};
 use crate::cli::SettingsArgs;
 use crate::config::Config;
 use crate::incumbent;
 use crate::render;
+use crate::settings::agents::{self, FileEdit};
+use crate::settings::given_back::Edit;
 use crate::settings::mcp;
 use crate::settings::merge::{Change, Registration, Status};
 use crate::settings::ours::{self, Registered};
@@ -20,6 +23,13 @@ use crate::store::layout::{self, Settled};
 const WIDTH: usize = 100;
 
 pub fn install(args: &SettingsArgs) -> Result<String> {
+    if let Some(agent) = args
+        .agent
+        .map(|a| a.agent())
+        .filter(|a| *a != Agent::ClaudeCode)
+    {
+        return another_agent(agent, args);
+    }
     let path = settings_path(&args.target())?;
     let claude = ClaudeCode::detect();
     let Registered {
@@ -256,4 +266,48 @@ fn line(change: &Change, dry: bool) -> String {
         _ => "already present",
     };
     format!("  {:<20} hook {:<8} {status}\n", change.event, change.hook)
+}
+
+/// `install-hooks --agent codex|cursor`: the agent's files, a line each, then what the user
+/// must still do (Codex runs only hooks they reviewed).
+fn another_agent(agent: Agent, args: &SettingsArgs) -> Result<String> {
+    let config = Config::from_env();
+    let done = agents::register(&config, agent, args.dry_run, args.no_mcp)?;
+    let mut out = String::new();
+    for file in &done.files {
+        out.push_str(&file_line(file));
+    }
+    out.push_str(&format!("Binary: {}\n", done.exe.display()));
+    if agent == Agent::Codex && !args.dry_run {
+        let hooks = done.files.iter().find(|f| f.what == "hooks");
+        let untrusted = hooks.map_or(0, |f| crate::health::codex::untrusted(&f.path).len());
+        if untrusted > 0 {
+            out.push_str(&render::wrap(
+                "",
+                &format!(
+                    "One step is left: Codex runs only the hooks you have reviewed, and skips \
+                     the others without a word. Start `codex`, type /hooks, and trust the \
+                     {untrusted} claude-mem hooks. `claude-mem doctor` says whether they are."
+                ),
+                "",
+                WIDTH,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// What became of one of the agent's files.
+fn file_line(file: &FileEdit) -> String {
+    let path = file.path.display();
+    let what = file.what;
+    match &file.edit {
+        Edit::Unchanged => format!("{what}: already in {path}; nothing changed.\n"),
+        Edit::Created => format!("{what}: created {path}.\n"),
+        Edit::Changed => format!("{what}: added to {path}.\n"),
+        Edit::WouldWrite(text) => {
+            format!("Dry run: nothing was written. {what}: {path} would read:\n{text}")
+        }
+        Edit::GivenBack | Edit::Removed | Edit::WouldRemove => String::new(),
+    }
 }

@@ -29,6 +29,7 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         tool: args.tool.as_deref(),
         file: args.file.as_deref(),
         kind: args.kind.map(kind),
+        agent: scope.agent.map(|a| a.agent().name()),
         limit: scope.limit,
         offset: scope.offset,
     }

@@ -6,6 +6,7 @@ use super::{bounds, nothing_captured, project, scope_hint};
 use crate::cli::Scope;
 use crate::config::Config;
 use crate::emit::Report;
+use crate::ops::CLAUDE_CODE;
 use crate::recall::names::Names;
 use crate::recall::{Recall, whole};
 use crate::render::{self, Color, Style, Table, cell};
@@ -25,6 +26,7 @@ pub fn sessions(scope: &Scope) -> Result<Report> {
         until,
         limit: scope.limit,
         offset: scope.offset,
+        agent: scope.agent.map(|a| a.agent().name().to_string()),
     })?;
     if sessions.is_empty() {
         // A project named that no session ever ran in is a mistake (a typo, a path that
@@ -58,11 +60,17 @@ pub fn sessions(scope: &Scope) -> Result<Report> {
     Ok(stdout.into())
 }
 
-/// The sessions, a line each; with the project of each when `names` are given (`--all`).
+/// The sessions, a line each; with the project of each when `names` are given (`--all`), and
+/// the agent of each when any is not Claude Code's.
 fn table(sessions: &[SessionOverview], style: &Style, names: Option<&Names>) -> String {
     let mut table = Table::default();
+    let agents = sessions.iter().any(|s| s.agent != CLAUDE_CODE);
     if style.terminal {
-        let mut header = vec!["SESSION", "STARTED", "TOOK", "PROMPTS", "TOOLS", "FILES"];
+        let mut header = vec!["SESSION"];
+        if agents {
+            header.push("AGENT");
+        }
+        header.extend(["STARTED", "TOOK", "PROMPTS", "TOOLS", "FILES"]);
         if names.is_some() {
             header.push("PROJECT");
         }
@@ -78,14 +86,17 @@ fn table(sessions: &[SessionOverview], style: &Style, names: Option<&Names>) -> 
         let took = render::seconds_between(&s.started_at, &s.last_at)
             .map(render::duration)
             .unwrap_or_default();
-        let mut row = vec![
-            cell(short_id(&s.session_id)).color(Color::Id),
+        let mut row = vec![cell(short_id(&s.session_id)).color(Color::Id)];
+        if agents {
+            row.push(cell(&s.agent).color(Color::Tool));
+        }
+        row.extend([
             cell(style.ago(&s.started_at)).color(Color::Time),
             cell(took).right(),
             cell(render::count(s.prompts)).right(),
             cell(render::count(s.tool_calls)).right(),
             cell(render::count(s.files_changed.len() as i64)).right(),
-        ];
+        ]);
         if let Some(names) = names {
             row.push(cell(names.shown(s.project_dir.as_deref())));
         }

@@ -128,6 +128,7 @@ fn to_json(s: &Status) -> Value {
             "tables": stats.map(|s| pairs(&s.tables)),
             "queue": stats.map(|s| pairs(&s.queue)),
             "last_capture_at": stats.and_then(|s| s.last_capture_at.clone()),
+            "agents": stats.map(|s| pairs(&s.agents)),
         },
         "compress": {
             "auto": config.compress.auto,
@@ -360,6 +361,15 @@ fn database_lines(
             .join(", ")
     };
     line("queue", queue, None);
+    let agents = stats
+        .agents
+        .iter()
+        .map(|(agent, n)| format!("{agent} {}", render::plural(*n, "session")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if !agents.is_empty() {
+        line("agents", agents, None);
+    }
     line(
         "last capture",
         stats

@@ -18,6 +18,11 @@ pub fn timeline(id: &str, before: usize, after: usize, json: bool) -> Result<Rep
         .index()?
         .around(&id, before, after)?
         .ok_or_else(|| anyhow!("{id} has nothing to show around it"))?;
+    // The agent of the item's session (an item whole of one session, the team's notes aside).
+    let agent = match items.iter().find(|item| item.id == id) {
+        Some(item) => recall.reader().agent_of(&item.session_id)?,
+        None => None,
+    };
     let style = Style::detect();
     let stdout = if json {
         items
@@ -33,16 +38,24 @@ pub fn timeline(id: &str, before: usize, after: usize, json: bool) -> Result<Rep
                     "created_at": item.created_at,
                     "title": item.title,
                     "anchor": item.id == id,
+                    "agent": agent,
                 }))
             })
             .collect()
     } else {
-        lines(&items, &id, &style)
+        lines(&items, &id, agent.as_deref(), &style)
     };
     Ok(stdout.into())
 }
 
-fn lines(items: &[Item], anchor: &str, style: &Style) -> String {
+/// The items a line each; the session's start says the agent it ran in, and the agent's
+/// messages are named by it.
+fn lines(items: &[Item], anchor: &str, agent: Option<&str>, style: &Style) -> String {
+    let speaker = match agent {
+        Some("codex") => "Codex",
+        Some("cursor") => "Cursor",
+        _ => "Claude",
+    };
     let mut table = Table::default();
     for item in items {
         let here = item.id == anchor;
@@ -50,8 +63,12 @@ fn lines(items: &[Item], anchor: &str, style: &Style) -> String {
             Kind::Session => (
                 "session".to_string(),
                 format!(
-                    "started in {}",
-                    render::path(item.project_dir.as_deref().unwrap_or("?"))
+                    "started in {}{}",
+                    render::path(item.project_dir.as_deref().unwrap_or("?")),
+                    agent
+                        .filter(|a| *a != crate::ops::CLAUDE_CODE)
+                        .map(|a| format!(" ({a})"))
+                        .unwrap_or_default()
                 ),
             ),
             Kind::Prompt => (
@@ -62,7 +79,7 @@ fn lines(items: &[Item], anchor: &str, style: &Style) -> String {
                 item.tool_name.clone().unwrap_or_default(),
                 item.title.clone(),
             ),
-            Kind::Message => ("Claude".to_string(), item.title.clone()),
+            Kind::Message => (speaker.to_string(), item.title.clone()),
             Kind::Memory => ("memory".to_string(), item.title.clone()),
             Kind::Summary => ("summary".to_string(), item.title.clone()),
         };

@@ -4,14 +4,24 @@
 
 use anyhow::Result;
 
+use crate::agent::Agent;
 use crate::claude::{CLAUDE_BIN_VAR, ClaudeCode};
 use crate::cli::SettingsArgs;
 use crate::config::Config;
+use crate::settings::agents;
+use crate::settings::given_back::Edit;
 use crate::settings::mcp::{self, Unregistered};
 use crate::settings::merge::{self, Change, Status};
 use crate::settings::{Written, settings_path, update};
 
 pub fn uninstall(args: &SettingsArgs) -> Result<String> {
+    if let Some(agent) = args
+        .agent
+        .map(|a| a.agent())
+        .filter(|a| *a != Agent::ClaudeCode)
+    {
+        return another_agent(agent, args);
+    }
     let mut out = remove_hooks(args)?;
     out.push_str(&mcp_server(args));
     Ok(out)
@@ -105,4 +115,29 @@ fn line(change: &Change) -> String {
         Status::Kept { command, why } => format!("{what}: kept {command:?}, because {why}\n"),
         _ => format!("{what}\n"),
     }
+}
+
+/// `uninstall-hooks --agent codex|cursor`: each of the agent's files given back as install
+/// found it, or with our entries alone taken out.
+fn another_agent(agent: Agent, args: &SettingsArgs) -> Result<String> {
+    let config = Config::from_env();
+    let done = agents::unregister(&config, agent, args.dry_run, args.no_mcp)?;
+    let mut out = String::new();
+    for file in &done.files {
+        let path = file.path.display();
+        let what = file.what;
+        out.push_str(&match &file.edit {
+            Edit::Unchanged => format!("{what}: none of ours in {path}; nothing changed.\n"),
+            Edit::GivenBack => format!("{what}: {path} is back as install found it.\n"),
+            Edit::Removed => format!("{what}: removed {path}, which install had created.\n"),
+            Edit::Changed | Edit::Created => format!("{what}: taken out of {path}.\n"),
+            Edit::WouldWrite(text) => {
+                format!("Dry run: nothing was written. {what}: {path} would read:\n{text}")
+            }
+            Edit::WouldRemove => {
+                format!("Dry run: nothing was written. {path} would be removed.\n")
+            }
+        });
+    }
+    Ok(out)
 }

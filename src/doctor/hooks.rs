@@ -388,3 +388,29 @@ pub fn incumbent(config: &Config) -> Check {
         crate::incumbent::PLUGIN
     ))
 }
+
+/// Our hooks in Codex, when they are there: whether the user reviewed them, without which
+/// Codex skips them and records nothing, without a word.
+pub fn codex() -> Option<Check> {
+    let hooks = crate::health::codex::look()?;
+    let path = shown(&hooks.path);
+    if hooks.untrusted.is_empty() {
+        return Some(Check::ok(
+            "codex",
+            format!("{} claude-mem hooks in {path}, reviewed", hooks.ours),
+        ));
+    }
+    Some(
+        Check::new(
+            "codex",
+            Verdict::Warn,
+            format!(
+                "{} of the {} claude-mem hooks in {path} are installed but not reviewed: Codex \
+                 skips them and records nothing",
+                hooks.untrusted.len(),
+                hooks.ours
+            ),
+        )
+        .fix("start codex, type /hooks and trust the claude-mem hooks"),
+    )
+}

@@ -151,6 +151,7 @@ fn all(config: &Config, claude: &ClaudeCode) -> Vec<Check> {
     checks.extend(hooks::registered_once(&files));
     checks.extend(hooks::mcp_server(exe.as_deref()));
     checks.push(hooks::claude_code(&files, claude));
+    checks.extend(hooks::codex());
     checks.push(hooks::incumbent(config));
     checks.push(data::data_dir(config));
     let database = integrity::inspect(config);

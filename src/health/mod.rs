@@ -4,6 +4,7 @@
 //! SQLite code). `status` summarizes it; `doctor` judges it and repairs what it safely can.
 
 pub mod claude;
+pub mod codex;
 pub mod data;
 pub mod hooks;
 pub mod log;

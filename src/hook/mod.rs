@@ -18,12 +18,13 @@ mod standing;
 mod summary;
 mod threads;
 mod turn;
-pub mod wire;
 
 use std::ffi::{OsStr, OsString};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
+use crate::agent::claude as wire;
+use crate::agent::{self, Agent};
 use crate::config::Config;
 use crate::emit::{Answer, HookOutput};
 use crate::log::Log;
@@ -72,20 +73,27 @@ pub struct Ctx<'c> {
     pub id: String,
     /// Size of the event as read from stdin.
     pub payload_bytes: usize,
+    /// The agent whose event this is.
+    pub agent: Agent,
+    /// The folder the agent says the session is of: the workspace Cursor names, else
+    /// `CLAUDE_PROJECT_DIR`.
+    pub started_in: Option<String>,
 }
 
 impl Ctx<'_> {
-    /// The session part every write carries. The project is that of the folder Claude Code
-    /// started in, `CLAUDE_PROJECT_DIR` (stable across `cd`), else of the event's `cwd`: its
-    /// repository's top, as `project` finds it; the same rule for every hook.
+    /// The session part every write carries. The project is that of the folder the agent
+    /// started in (Cursor's workspace, else `CLAUDE_PROJECT_DIR`, stable across `cd`), else of
+    /// the event's `cwd`: its repository's top, as `project` finds it; the same rule for every
+    /// hook.
     fn session(&self, event: &Event, session_id: &str) -> SessionRef {
         let cwd = meta(&event.cwd);
-        let started = self.config.project_dir.clone().or_else(|| cwd.clone());
+        let started = self.started_in.clone().or_else(|| cwd.clone());
         SessionRef {
             session_id: short(session_id).to_string(),
             project_dir: started.map(|dir| self.project_of(dir)),
             cwd,
             transcript_path: meta(&event.transcript_path),
+            agent: self.agent.recorded(),
         }
     }
 
@@ -145,16 +153,16 @@ fn guarded(log: &Arc<Log>, body: impl FnOnce() -> Answer) -> Answer {
 }
 
 fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
-    let hook = match args {
-        [name] => Hook::from_name(name),
-        _ => None,
+    let (hook, named) = match args.split_first() {
+        Some((name, rest)) => (Hook::from_name(name), named_agent(rest)),
+        None => (None, Err(())),
     };
     let excluded = |project: Option<&str>| project.is_some_and(|dir| config.excludes(dir));
     if config.disabled || excluded(config.project_dir.as_deref()) {
         input::drain();
         return HookOutput::Nothing.into();
     }
-    let Some(hook) = hook else {
+    let (Some(hook), Ok(named)) = (hook, named) else {
         input::drain();
         log.line(
             "INFO",
@@ -170,18 +178,8 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
             return HookOutput::Nothing.into();
         }
     };
-    let repaired;
-    let parsed = match Event::parse(&input) {
-        Err(err) => match wire::repair_lone_surrogates(&input) {
-            Some(fixed) => {
-                repaired = fixed;
-                Event::parse(&repaired).map_err(|_| err)
-            }
-            None => Err(err),
-        },
-        parsed => parsed,
-    };
-    let event = match parsed {
+    let mut repaired = None;
+    let event = match parse(&input, &mut repaired) {
         Ok(event) => event,
         Err(err) => {
             log.line(
@@ -191,8 +189,30 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
             return HookOutput::Nothing.into();
         }
     };
-    // Without CLAUDE_PROJECT_DIR the project is the event's cwd, known only now.
-    if config.project_dir.is_none() && excluded(Event::get(&event.cwd)) {
+    let agent = named.unwrap_or_else(|| Agent::by_shape(&event));
+    let mut started_in = config.project_dir.clone();
+    // Only Cursor's events are rewritten (into `adapted`, which the event then borrows).
+    let adapted;
+    let event = if agent == Agent::Cursor {
+        let Some(cursor) = cursor_event(
+            named.is_none(),
+            repaired.as_deref().unwrap_or(&input),
+            config,
+            log,
+        ) else {
+            return HookOutput::Nothing.into();
+        };
+        started_in = Some(cursor.project);
+        adapted = cursor.json;
+        match Event::parse(&adapted) {
+            Ok(event) => event,
+            Err(_) => return HookOutput::Nothing.into(),
+        }
+    } else {
+        event
+    };
+    // Without a folder from the agent the project is the event's cwd, known only now.
+    if excluded(started_in.as_deref().or(Event::get(&event.cwd))) {
         return HookOutput::Nothing.into();
     }
     let ctx = Ctx {
@@ -200,6 +220,8 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
         now: clock::now(),
         id: clock::new_id(),
         payload_bytes: input.len(),
+        agent,
+        started_in,
     };
     let decision = match hook {
         Hook::Capture => capture::decide(&event, &ctx),
@@ -211,12 +233,52 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
     let Some(write) = decision else {
         return HookOutput::Nothing.into();
     };
-    write_and_answer(hook, &write, config, log)
+    let answer = write_and_answer(hook, agent, &write, config, log);
+    agent.answer(answer, context::CLOSE)
+}
+
+/// The agent the arguments after the hook's name select (`--agent NAME`), none for Claude
+/// Code's registration; `Err` when they are not ours.
+fn named_agent(rest: &[OsString]) -> Result<Option<Agent>, ()> {
+    let rest: Option<Vec<&str>> = rest.iter().map(|a| a.to_str()).collect();
+    agent::named(&rest.ok_or(())?)
+}
+
+/// Parses one event; a string cut mid-character (a lone surrogate escape) is repaired into
+/// `repaired` first.
+fn parse<'a>(
+    input: &'a [u8],
+    repaired: &'a mut Option<Vec<u8>>,
+) -> Result<Event<'a>, serde_json::Error> {
+    if let Err(err) = Event::parse(input) {
+        *repaired = Some(wire::repair_lone_surrogates(input).ok_or(err)?);
+    }
+    match repaired {
+        Some(fixed) => Event::parse(fixed),
+        None => Event::parse(input),
+    }
+}
+
+/// A Cursor event read into Claude Code's, or `None` (logged) when it is left out. Through
+/// Claude Code's registration (`through_claude`) it is left out while our hooks are also in
+/// Cursor's own file, which sends the same event: stored once, not twice.
+fn cursor_event(
+    through_claude: bool,
+    input: &[u8],
+    config: &Config,
+    log: &Log,
+) -> Option<agent::cursor::Adapted> {
+    if through_claude && crate::marks::cursor_hooks(config) {
+        return None;
+    }
+    agent::cursor::adapt(input)
+        .inspect_err(|why| log.line("INFO", &format!("left out a Cursor event: {why}")))
+        .ok()
 }
 
 /// Records `write` and builds the answer: the hook's own, plus a notice when the user must
 /// know that something is wrong.
-fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> Answer {
+fn write_and_answer(hook: Hook, agent: Agent, write: &Write, config: &Config, log: &Log) -> Answer {
     // A private turn's tool calls and closing message go nowhere, not even to a spill file.
     if private_turn::covers(config, write) {
         return HookOutput::Ack.into();
@@ -260,7 +322,9 @@ fn write_and_answer(hook: Hook, write: &Write, config: &Config, log: &Log) -> An
         .and_then(|problem| notice::once(config, &write.session.session_id, problem));
     let output = match hook {
         Hook::Context => context::answer(recorded.store, config, write),
-        Hook::Prompt => recall::answer(recorded.store.as_ref(), config, write, log),
+        Hook::Prompt if agent.takes_prompt_context() => {
+            recall::answer(recorded.store.as_ref(), config, write, log)
+        }
         _ => HookOutput::Ack,
     };
     Answer { output, notice }

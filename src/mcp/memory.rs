@@ -148,6 +148,7 @@ fn search_tool() -> Tool {
                 "project": {"type": "string", "description": "A project directory (default: the current project)."},
                 "all_projects": {"type": "boolean", "description": "Search every project."},
                 "session": {"type": "string", "description": "Only this session (an id)."},
+                "agent": {"type": "string", "enum": ["claude-code", "codex", "cursor"], "description": "Only the sessions of this coding agent."},
                 "since": {"type": "string", "description": "Only since then: a duration ago (90s, 30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a date (2026-11-01, local time)."},
                 "until": {"type": "string", "description": "Only before then: a duration ago, or a date (the whole day included)."},
                 "tool": {"type": "string", "description": "Only calls of this tool (Bash, Edit, ...)."},
@@ -211,6 +212,18 @@ fn get_tool() -> Tool {
     }
 }
 
+/// The `agent` argument: one of the agents' names, or none.
+fn agent(args: &Args) -> Result<Option<&'static str>> {
+    match args.text("agent")? {
+        Some(name) => Ok(Some(
+            crate::agent::Agent::from_name(name)
+                .ok_or_else(|| mistake("agent is one of claude-code, codex, cursor"))?
+                .name(),
+        )),
+        None => Ok(None),
+    }
+}
+
 impl Memory {
     /// The database of this call, or the reason there is none (an answer, not an error).
     fn open(&self) -> Result<Result<Recall, String>> {
@@ -236,6 +249,7 @@ impl Memory {
             },
             tool: args.text("tool")?,
             file: args.text("file")?,
+            agent: agent(args)?,
         }
         .check("")?;
         let (page, recall) = match request.find(&self.config)? {

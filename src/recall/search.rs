@@ -32,6 +32,8 @@ pub struct Request<'a> {
     pub tool: Option<&'a str>,
     pub file: Option<&'a str>,
     pub kind: Option<Kind>,
+    /// Only the sessions of this agent (`claude-code`, `codex`, `cursor`).
+    pub agent: Option<&'a str>,
     pub limit: usize,
     /// Past the last result is an empty page, however far.
     pub offset: usize,
@@ -108,7 +110,7 @@ impl Checked<'_> {
             Some(id) => Some(recall.resolve_session(id)?),
             None => None,
         };
-        let search = searching(
+        let mut search = searching(
             &asked,
             query,
             project.clone(),
@@ -116,8 +118,18 @@ impl Checked<'_> {
             self.since,
             self.until,
         );
-        let notes = team::notes(recall, project.as_deref())?;
-        let rules = super::rules::for_task(recall, project.as_deref(), asked.words)?;
+        // The team's notes and the standing rules are no agent's: an agent's search has none.
+        let (notes, rules) = match asked.agent {
+            Some(agent) => {
+                let ids = recall.reader().sessions_of(agent, project.as_deref())?;
+                search.sessions = Some(serde_json::to_string(&ids)?);
+                (Vec::new(), Vec::new())
+            }
+            None => (
+                team::notes(recall, project.as_deref())?,
+                super::rules::for_task(recall, project.as_deref(), asked.words)?,
+            ),
+        };
         let index = recall.index()?;
         if rules.is_empty() {
             let answer = answer(Some(index), search, &notes, asked.words)?;
@@ -272,6 +284,7 @@ fn searching(
         tool: asked.tool.map(String::from),
         file: asked.file.map(String::from),
         kind: asked.kind,
+        sessions: None,
         // One more than asked: whether there is a next page.
         limit: asked.limit.saturating_add(1),
         offset: asked.offset,

@@ -101,6 +101,7 @@ fn session_text(s: &SessionRecord, compressed: &str, style: &Style) -> String {
             ("project", sum.project_dir.clone().unwrap_or_default()),
             ("started", style.moment(&sum.started_at)),
             ("took", format!("{took}, {state}")),
+            ("agent", sum.agent.clone()),
             ("model", sum.model.clone().unwrap_or_default()),
             ("source", s.source.clone().unwrap_or_default()),
             (
@@ -556,5 +557,6 @@ pub fn overview_json(s: &SessionOverview) -> Value {
         "tool_calls": s.tool_calls,
         "files_changed": s.files_changed,
         "first_prompt": s.first_prompt,
+        "agent": s.agent,
     })
 }

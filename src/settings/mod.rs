@@ -3,10 +3,14 @@
 //! entries, and replaces it atomically, so that no run of ours leaves it broken or drops a
 //! change someone else made.
 
+pub mod agents;
 mod chain;
+pub mod codex;
 pub mod command;
+pub mod cursor;
 mod diff;
 mod document;
+pub mod given_back;
 mod location;
 mod lock;
 pub mod mcp;

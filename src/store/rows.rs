@@ -200,6 +200,10 @@ pub struct Session {
     pub end_reason: Option<String>,
     #[serde(default)]
     pub reduced_at: Option<String>,
+    /// The coding agent the session ran in (schema v11); a record made before it was Claude
+    /// Code's.
+    #[serde(default = "claude_code")]
+    pub agent: String,
     /// Not a column: the identity of the session's repository (`project::identity`), which
     /// sync carries so that another machine files the session under its own checkout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -252,6 +256,11 @@ pub struct QueueItem {
     pub retry_at: Option<String>,
 }
 
+/// The agent of a session recorded before sessions said theirs.
+fn claude_code() -> String {
+    crate::ops::CLAUDE_CODE.to_string()
+}
+
 pub fn session(r: &Row) -> rusqlite::Result<Session> {
     Ok(Session {
         session_id: r.get("session_id")?,
@@ -268,6 +277,7 @@ pub fn session(r: &Row) -> rusqlite::Result<Session> {
         ended_at: r.get("ended_at")?,
         end_reason: r.get("end_reason")?,
         reduced_at: r.get("reduced_at")?,
+        agent: r.get("agent")?,
         project_id: None,
     })
 }

@@ -99,7 +99,11 @@ fn hook_help_helps_and_hook_is_not_in_the_main_list() {
         assert!(out.stderr.is_empty());
         let help = String::from_utf8(out.stdout).unwrap();
         assert!(help.contains("Run by Claude Code, not by you"), "{help}");
-        assert!(help.contains("Usage: claude-mem hook <NAME>"), "{help}");
+        assert!(
+            help.contains("Usage: claude-mem hook [OPTIONS] <NAME>"),
+            "{help}"
+        );
+        assert!(help.contains("--agent <AGENT>"), "{help}");
     }
     let help = env.command().arg("--help").output().unwrap().stdout;
     let help = String::from_utf8(help).unwrap();

@@ -198,7 +198,7 @@ fn our_own_mcp_answers_stored_by_an_earlier_version_kept_a_forgotten_sessions_te
     stored(3, "mcp__claude-mem__timeline", "beta03command ownanswer3");
     stored(4, "mcp__memory__search", "otheranswer4");
     assert_eq!(found(&env, "ownanswer1"), ["mcp__claude-mem__get"]);
-    // The database as the earlier version left it (before v8 to v10), its search index built.
+    // The database as the earlier version left it (before v8 to v11), its search index built.
     env.db()
         .execute_batch(
             "DROP INDEX user_prompts_standing;
@@ -206,6 +206,7 @@ fn our_own_mcp_answers_stored_by_an_earlier_version_kept_a_forgotten_sessions_te
              ALTER TABLE user_prompts DROP COLUMN pinned_at;
              DROP TABLE project_moves; DROP TABLE project_ids;
              DROP TABLE forgotten;
+             ALTER TABLE sessions DROP COLUMN agent;
              PRAGMA user_version = 7",
         )
         .unwrap();

@@ -6,6 +6,8 @@
 // What every area shares: the sandbox, the hook runs, the checks, the tools a test needs.
 mod harness;
 
+// Other coding agents (Codex, Cursor) on the same binary and memory, each session as its agent's.
+mod agents;
 // Hooks capturing tool calls: the queue, no-ops, and nothing lost when the database is busy.
 mod capture;
 // The command line outside the hooks: help, version, one clear line for bad input.
@@ -20,6 +22,8 @@ mod doctor;
 mod docs;
 // The real Claude Code CLI, offline against a mock API, running the hooks we install.
 mod e2e_claude_code;
+// The real Codex CLI, offline against a stand-in of the Responses API, running our Codex hooks.
+mod e2e_codex;
 // `export` and `import`: round trips, formats, and the privacy rules on what is read.
 mod export;
 // `forget`: by id, session, project and time, and the bytes gone from every file.

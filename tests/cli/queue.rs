@@ -747,6 +747,7 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
              ALTER TABLE user_prompts DROP COLUMN pinned_at;
              DROP TABLE project_moves; DROP TABLE project_ids;
              DROP TABLE forgotten;
+             ALTER TABLE sessions DROP COLUMN agent;
              PRAGMA user_version = 2;",
         )
         .unwrap();

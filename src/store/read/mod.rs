@@ -49,6 +49,8 @@ pub struct SessionOverview {
     pub tool_calls: i64,
     pub files_changed: Vec<String>,
     pub first_prompt: Option<String>,
+    /// The coding agent it ran in (`claude-code`, `codex`, `cursor`).
+    pub agent: String,
 }
 
 /// Which sessions to list.
@@ -60,6 +62,8 @@ pub struct SessionFilter {
     pub until: Option<String>,
     pub limit: usize,
     pub offset: usize,
+    /// `None`: every agent's.
+    pub agent: Option<String>,
 }
 
 /// A session whole: what `show <session>` prints.
@@ -129,6 +133,8 @@ pub struct StoreStats {
     /// The queue counted as its consumers see it: what waits, is held, is failed.
     pub pending: queue::Stats,
     pub last_capture_at: Option<String>,
+    /// (agent, sessions), the most sessions first.
+    pub agents: Vec<(String, i64)>,
 }
 
 pub struct Reader {
@@ -211,7 +217,8 @@ impl Reader {
                 filter.since,
                 filter.until,
                 crate::store::base::sql_count(filter.limit),
-                crate::store::base::sql_count(filter.offset)
+                crate::store::base::sql_count(filter.offset),
+                filter.agent
             ],
             summary,
         )?;
@@ -221,6 +228,28 @@ impl Reader {
             session.files_changed = self.files_changed(&session.session_id)?;
         }
         Ok(sessions)
+    }
+
+    /// The ids of the sessions of `agent`, in `project` (or every one).
+    pub fn sessions_of(&self, agent: &str, project: Option<&str>) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT session_id FROM sessions WHERE agent = ?1
+                AND (?2 IS NULL OR project_dir = ?2)",
+        )?;
+        let ids = stmt.query_map(params![agent, project], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The coding agent a session ran in; `None` for a session not held.
+    pub fn agent_of(&self, session_id: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT agent FROM sessions WHERE session_id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     /// A session with its turns.
@@ -382,12 +411,20 @@ impl Reader {
             [],
             |r| r.get(0),
         )?;
+        let agents = self
+            .conn
+            .prepare(
+                "SELECT agent, COUNT(*) AS n FROM sessions GROUP BY agent ORDER BY n DESC, agent",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(StoreStats {
             schema_version: self.version,
             tables,
             queue,
             pending: queue::stats(&self.conn, chrono::Utc::now())?,
             last_capture_at,
+            agents,
         })
     }
 
@@ -472,7 +509,7 @@ impl Reader {
 
 const SESSION_COLUMNS: &str = "SELECT s.session_id, s.project_dir, s.started_at,
         max(s.updated_at, coalesce(s.ended_at, '')) AS last_at, s.ended_at, s.status, s.model,
-        s.prompt_count, s.source, s.end_reason, s.cwd, s.transcript_path,
+        s.prompt_count, s.source, s.end_reason, s.cwd, s.transcript_path, s.agent,
         (SELECT COUNT(tool_use_id) FROM pending_queue q WHERE q.session_id = s.session_id)
             AS tool_calls,
         (SELECT prompt_text FROM user_prompts p WHERE p.session_id = s.session_id
@@ -491,6 +528,7 @@ fn sessions_sql(project: bool) -> String {
         "{SESSION_COLUMNS} WHERE {which}
             AND (?2 IS NULL OR max(s.updated_at, coalesce(s.ended_at, '')) >= ?2)
             AND (?3 IS NULL OR s.started_at < ?3)
+            AND (?6 IS NULL OR s.agent = ?6)
             AND (s.prompt_count > 0
                  OR EXISTS (SELECT 1 FROM pending_queue q WHERE q.session_id = s.session_id))
           ORDER BY s.updated_at DESC LIMIT ?4 OFFSET ?5"
@@ -545,6 +583,7 @@ fn summary(r: &Row) -> rusqlite::Result<SessionOverview> {
         tool_calls: r.get("tool_calls")?,
         files_changed: Vec::new(),
         first_prompt: r.get("first_prompt")?,
+        agent: r.get("agent")?,
     })
 }
 

@@ -444,7 +444,8 @@ fn store_session(conn: &Connection, r: &Redactor, s: &Session) -> Result<usize> 
         s.updated_at,
         s.ended_at,
         s.end_reason,
-        s.reduced_at
+        s.reduced_at,
+        s.agent
     ])?)
 }
 
@@ -550,8 +551,8 @@ fn clean_extra(r: &Redactor, extra: Option<&Json>) -> Option<Json> {
 
 const INSERT_SESSION: &str = "INSERT OR IGNORE INTO sessions (session_id, project_dir, cwd,
         transcript_path, source, model, status, prompt_count, last_assistant_message,
-        started_at, updated_at, ended_at, end_reason, reduced_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+        started_at, updated_at, ended_at, end_reason, reduced_at, agent)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 const INSERT_PROMPT: &str = "INSERT OR IGNORE INTO user_prompts (id, session_id, prompt_id,
         prompt_number, prompt_text, truncated, created_at, standing, pinned_at)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";

@@ -58,8 +58,9 @@ const LAST_MESSAGE: &str = "UPDATE sessions SET last_assistant_message = ?2
 pub(super) const RAW_BACKLOG: &str =
     "SELECT COUNT(*) FROM (SELECT 1 FROM pending_queue WHERE status = 'raw' LIMIT ?1)";
 const UPSERT_SESSION: &str =
-    "INSERT INTO sessions (session_id, project_dir, cwd, transcript_path, started_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+    "INSERT INTO sessions (session_id, project_dir, cwd, transcript_path, started_at, updated_at,
+             agent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, COALESCE(?7, 'claude-code'))
          ON CONFLICT (session_id) DO UPDATE SET
              project_dir = COALESCE(sessions.project_dir, excluded.project_dir),
              cwd = CASE WHEN excluded.updated_at >= sessions.updated_at
@@ -329,7 +330,8 @@ fn upsert_session(tx: &Transaction, write: &Write) -> rusqlite::Result<()> {
             s.cwd,
             s.transcript_path,
             write.at,
-            bump
+            bump,
+            s.agent
         ],
     )?;
     Ok(())

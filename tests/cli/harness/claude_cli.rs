@@ -86,7 +86,7 @@ fn locate() -> Result<PathBuf, String> {
 
 /// An exclusive lock on a file beside the install `dir`, waited for; held until dropped.
 #[cfg(unix)]
-fn install_lock(dir: &Path) -> Result<File, String> {
+pub(super) fn install_lock(dir: &Path) -> Result<File, String> {
     let parent = dir.parent().expect("the cache dir has a parent");
     fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     let name = dir
@@ -101,7 +101,7 @@ fn install_lock(dir: &Path) -> Result<File, String> {
 }
 
 #[cfg(not(unix))]
-fn install_lock(_dir: &Path) -> Result<(), String> {
+pub(super) fn install_lock(_dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
@@ -117,16 +117,19 @@ fn cache_dir() -> PathBuf {
 /// Installs the pinned CLI into `dir` through a staging folder, so an interrupted install never
 /// leaves a half-filled `dir` behind. The caller holds the install lock.
 fn npm_install(dir: &Path) -> Result<(), String> {
+    let package = format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}");
+    npm_install_package(dir, &package)
+}
+
+/// Installs npm's `package` (`name@version`) into `dir`, as [`npm_install`] does.
+pub(super) fn npm_install_package(dir: &Path, package: &str) -> Result<(), String> {
     let name = dir.file_name().unwrap().to_string_lossy();
     let staging = dir.with_file_name(format!("{name}.partial-{}", std::process::id()));
     let _ = fs::remove_dir_all(&staging);
     fs::create_dir_all(&staging).map_err(|e| e.to_string())?;
     let log_path = staging.join("npm.log");
     let log = File::create(&log_path).map_err(|e| e.to_string())?;
-    eprintln!(
-        "e2e: installing Claude Code {CLAUDE_CODE_VERSION} into {}",
-        dir.display()
-    );
+    eprintln!("e2e: installing {package} into {}", dir.display());
     let spawned = Command::new("npm")
         .args([
             "install",
@@ -141,7 +144,7 @@ fn npm_install(dir: &Path) -> Result<(), String> {
         .arg("--engine-strict=false")
         .arg("--prefix")
         .arg(&staging)
-        .arg(format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"))
+        .arg(package)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)

@@ -206,7 +206,7 @@ fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
 }
 
 /// Reads one HTTP/1.1 request; `None` when the client closed the connection between requests.
-fn read_request(reader: &mut impl BufRead) -> io::Result<Option<Request>> {
+pub(super) fn read_request(reader: &mut impl BufRead) -> io::Result<Option<Request>> {
     let mut line = String::new();
     if reader.read_line(&mut line)? == 0 {
         return Ok(None);
@@ -286,7 +286,7 @@ fn respond(request: &Request, shared: &Shared) -> Vec<u8> {
     http("text/event-stream", &sse(&id, model, &reply), true)
 }
 
-fn http(content_type: &str, body: &str, with_body: bool) -> Vec<u8> {
+pub(super) fn http(content_type: &str, body: &str, with_body: bool) -> Vec<u8> {
     let mut out = head(200, content_type, body.len());
     if with_body {
         out.extend_from_slice(body.as_bytes());

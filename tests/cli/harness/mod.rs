@@ -9,9 +9,13 @@
 // hooks and Bash tool through another shell on Windows, which no test here has checked.
 #[cfg(unix)]
 pub mod claude_cli;
+#[cfg(unix)]
+pub mod codex_cli;
 pub mod memory;
 #[cfg(unix)]
 pub mod mock_api;
+#[cfg(unix)]
+pub mod mock_responses;
 pub mod require;
 pub mod wait;
 

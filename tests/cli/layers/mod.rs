@@ -42,6 +42,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("the database", &["store"]),
     ("the spill folder", &["spill"]),
+    ("the agents", &["agent"]),
     ("the hot path", &["hook"]),
     (
         "cold work",

@@ -83,6 +83,8 @@ pub struct Search {
     /// A path, or the end of one (`src/merge.rs` finds `/p/src/merge.rs`).
     pub file: Option<String>,
     pub kind: Option<Kind>,
+    /// Only these sessions (a JSON array of ids): an agent's (`--agent`).
+    pub sessions: Option<String>,
     pub limit: usize,
     pub offset: usize,
 }
@@ -98,14 +100,15 @@ pub struct Index {
 }
 
 /// The filters of a search on the rows of `docs d`: project, session, since, until, tool,
-/// file (see [`file_pattern`]) and kind, in parameters 2 to 8.
+/// file (see [`file_pattern`]), kind and sessions, in parameters 2 to 9.
 const FILTERS: &str = "AND (?2 IS NULL OR d.project_dir = ?2)
                 AND (?3 IS NULL OR d.session_id = ?3)
                 AND (?4 IS NULL OR d.created_at >= ?4)
                 AND (?5 IS NULL OR d.created_at < ?5)
                 AND (?6 IS NULL OR d.tool_name = ?6 COLLATE NOCASE)
                 AND (?7 IS NULL OR instr(d.files, ?7) > 0)
-                AND (?8 IS NULL OR d.kind = ?8)";
+                AND (?8 IS NULL OR d.kind = ?8)
+                AND (?9 IS NULL OR d.session_id IN (SELECT value FROM json_each(?9)))";
 
 /// The file filter of `search` as the pattern its items' files hold: a whole path, or a path's
 /// end from a `/`.
@@ -241,6 +244,7 @@ impl Index {
                 search.tool,
                 file_pattern(search),
                 search.kind.map(Kind::as_str),
+                search.sessions,
             ],
             |r| r.get(0),
         )?)
@@ -266,7 +270,7 @@ impl Index {
                     d.created_at, d.digest
                FROM fts JOIN docs d ON d.id = fts.rowid
               WHERE fts MATCH ?1 {FILTERS}
-              ORDER BY score LIMIT ?9"
+              ORDER BY score LIMIT ?10"
         ))?;
         let now = chrono::Utc::now();
         let candidates = stmt
@@ -280,6 +284,7 @@ impl Index {
                     search.tool,
                     file,
                     search.kind.map(Kind::as_str),
+                    search.sessions,
                     sql_count(depth)
                 ],
                 |r| {

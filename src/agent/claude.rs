@@ -50,6 +50,10 @@ pub struct Event<'a> {
     pub model: Text<'a>,
     #[serde(borrow, default, deserialize_with = "text")]
     pub reason: Text<'a>,
+    /// Codex's alone (Claude Code sends none): how a Codex event that came through a command
+    /// without `--agent` (a hooks file written by hand) is told.
+    #[serde(borrow, default, deserialize_with = "text")]
+    pub turn_id: Text<'a>,
 }
 
 impl<'a> Event<'a> {

@@ -1,0 +1,124 @@
+//! The coding agents whose hooks run `claude-mem hook <name>`, and how each one's events and
+//! answers differ from Claude Code's.
+//!
+//! Every agent's event is read into the one shape the hooks decide on, Claude Code's
+//! ([`claude`]), and every answer is worded as that agent's parser takes it, so that nothing
+//! below this layer knows which agent spoke. The registered command names its agent
+//! (`hook capture --agent codex`); without the flag the event is Claude Code's, unless its
+//! shape says otherwise: Cursor runs the hooks of `~/.claude/settings.json` with its own
+//! payloads, and a Codex hooks file written by hand runs ours without the flag. Claude Code's and Codex's events pass through as they are (no copy); only a
+//! Cursor event is rewritten, once.
+
+pub mod claude;
+pub mod codex;
+pub mod cursor;
+
+use crate::emit::{Answer, HookOutput};
+
+/// An agent claude-mem records, by the name its sessions are recorded under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Cursor,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Cursor];
+
+    /// The name sessions record, `--agent` takes and the listings show.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => crate::ops::CLAUDE_CODE,
+            Agent::Codex => "codex",
+            Agent::Cursor => "cursor",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// What a session's row records: nothing for Claude Code, the column's default, so that
+    /// its writes (and spill files) stay as they were before agents were told apart.
+    pub fn recorded(self) -> Option<String> {
+        (self != Agent::ClaudeCode).then(|| self.name().to_string())
+    }
+
+    /// Whether the agent takes context with a prompt. Cursor's `beforeSubmitPrompt` can only
+    /// let the prompt through or stop it: per-prompt recall is not run for it.
+    pub fn takes_prompt_context(self) -> bool {
+        self != Agent::Cursor
+    }
+
+    /// The agent of an event whose command names none, by its shape: Claude Code names its
+    /// events in PascalCase, Cursor in camelCase; Codex sends Claude Code's, with a `turn_id`.
+    pub fn by_shape(event: &claude::Event) -> Agent {
+        let first = claude::Event::get(&event.hook_event_name).and_then(|n| n.bytes().next());
+        match first {
+            Some(first) if first.is_ascii_lowercase() => Agent::Cursor,
+            _ if claude::Event::get(&event.turn_id).is_some() => Agent::Codex,
+            _ => Agent::ClaudeCode,
+        }
+    }
+
+    /// The answer worded for this agent. `close` ends every context text (the wrapper's tag),
+    /// which a cut must keep.
+    pub fn answer(self, answer: Answer, close: &str) -> Answer {
+        match self {
+            Agent::ClaudeCode => answer,
+            Agent::Codex => codex::answer(answer, close),
+            Agent::Cursor => cursor::answer(answer),
+        }
+    }
+}
+
+/// The agent `hook <name>`'s arguments after the name select: none (Claude Code's
+/// registration), `--agent NAME` or `--agent=NAME`. `Err` for anything else, which the hook
+/// takes as not its own.
+pub fn named(rest: &[&str]) -> Result<Option<Agent>, ()> {
+    let name = match rest {
+        [] => return Ok(None),
+        ["--agent", name] => *name,
+        [flag] => flag.strip_prefix("--agent=").ok_or(())?,
+        _ => return Err(()),
+    };
+    Agent::from_name(name).map(Some).ok_or(())
+}
+
+/// An answer with nothing to say is no output at all: the agents that are not Claude Code
+/// take an empty stdout as "go on", and some refuse Claude Code's acknowledgement.
+fn quiet(output: HookOutput) -> HookOutput {
+    match output {
+        HookOutput::Ack => HookOutput::Nothing,
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_names_an_agent_or_the_hook_is_not_ours() {
+        assert_eq!(named(&[]), Ok(None));
+        assert_eq!(named(&["--agent", "codex"]), Ok(Some(Agent::Codex)));
+        assert_eq!(named(&["--agent=cursor"]), Ok(Some(Agent::Cursor)));
+        assert_eq!(named(&["--agent", "vim"]), Err(()));
+        assert_eq!(named(&["--agent"]), Err(()));
+        assert_eq!(named(&["stray"]), Err(()));
+    }
+
+    #[test]
+    fn shapes() {
+        let shape = |json: &str| Agent::by_shape(&claude::Event::parse(json.as_bytes()).unwrap());
+        assert_eq!(shape(r#"{"hook_event_name":"postToolUse"}"#), Agent::Cursor);
+        assert_eq!(
+            shape(r#"{"hook_event_name":"PostToolUse"}"#),
+            Agent::ClaudeCode
+        );
+        let codex = r#"{"hook_event_name":"PostToolUse","turn_id":"t1"}"#;
+        assert_eq!(shape(codex), Agent::Codex);
+        assert_eq!(shape("{}"), Agent::ClaudeCode);
+    }
+}

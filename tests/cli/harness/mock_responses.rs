@@ -1,0 +1,144 @@
+//! A loopback stand-in of OpenAI's Responses API, just enough for the real Codex CLI to run a
+//! turn offline (`model_provider` pointed at it, `wire_api = "responses"`): `POST
+//! /v1/responses` answered as a stream of `response.created`, one `response.output_item.done`
+//! and `response.completed` with its `usage`. The first request of a turn gets a
+//! `function_call` to `exec_command` running `command`; once the request holds that call's
+//! output, a `message`. Every request is recorded, so that a test sees what reached the
+//! model. Listens on 127.0.0.1 only and stops when dropped.
+
+use std::io::{self, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::mock_api::{Request, http, read_request};
+
+/// What the model says once the command ran.
+pub const ANSWER: &str = "Done: the command ran.";
+
+struct Shared {
+    command: String,
+    requests: Mutex<Vec<Request>>,
+    stop: AtomicBool,
+}
+
+pub struct MockResponses {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl MockResponses {
+    /// Serves until dropped; each turn runs the shell `command` once.
+    pub fn start(command: &str) -> io::Result<MockResponses> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            command: command.to_string(),
+            requests: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+        });
+        let acceptor = {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                while !shared.stop.load(Ordering::SeqCst) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let shared = Arc::clone(&shared);
+                            thread::spawn(move || {
+                                let _ = serve(stream, &shared);
+                            });
+                        }
+                        Err(_) => thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+            })
+        };
+        Ok(MockResponses {
+            addr,
+            shared,
+            acceptor: Some(acceptor),
+        })
+    }
+
+    /// The `base_url` of a model provider that uses this stand-in.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The bodies of the requests for a response, in order of arrival; emptied.
+    pub fn take_requests(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.shared.requests.lock().unwrap())
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .map(|r| r.body)
+            .collect()
+    }
+}
+
+impl Drop for MockResponses {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+    }
+}
+
+fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    while let Some(request) = read_request(&mut reader)? {
+        let response = if request.method == "POST" {
+            http("text/event-stream", &stream_of(&request.body, shared), true)
+        } else {
+            http(
+                "application/json",
+                "{\"object\":\"list\",\"data\":[]}",
+                true,
+            )
+        };
+        shared.requests.lock().unwrap().push(request);
+        writer.write_all(&response)?;
+        writer.flush()?;
+    }
+    Ok(())
+}
+
+/// The events of one response: the command to run, or the answer once it ran.
+fn stream_of(body: &Value, shared: &Shared) -> String {
+    let ran = body["input"]
+        .as_array()
+        .is_some_and(|items| items.iter().any(|i| i["type"] == "function_call_output"));
+    let item = if ran {
+        json!({"type": "message", "role": "assistant", "id": "msg_e2e", "status": "completed",
+               "content": [{"type": "output_text", "text": ANSWER, "annotations": []}]})
+    } else {
+        let arguments = json!({"cmd": shared.command}).to_string();
+        json!({"type": "function_call", "id": "fc_e2e", "call_id": "call_e2e",
+               "name": "exec_command", "arguments": arguments, "status": "completed"})
+    };
+    let usage = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                       "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                       "total_tokens": 15});
+    [
+        json!({"type": "response.created", "response": {"id": "resp_e2e"}}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": {"id": "resp_e2e", "usage": usage}}),
+    ]
+    .iter()
+    .map(|e| {
+        format!(
+            "event: {}\ndata: {e}\n\n",
+            e["type"].as_str().unwrap_or_default()
+        )
+    })
+    .collect()
+}

@@ -124,6 +124,16 @@ mod tests {
         assert_eq!(compacted("SELECT [a  b]  FROM x"), "SELECT [a  b] FROM x");
     }
 
+    /// The schema's texts, in the order SQLite keeps them.
+    fn texts(conn: &Connection) -> Vec<String> {
+        conn.prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
     #[test]
     fn every_migration_leaves_a_compact_schema_that_works_as_before() {
         let mut conn = Connection::open_in_memory().unwrap();
@@ -131,22 +141,10 @@ mod tests {
         for sql in super::super::MIGRATIONS {
             tx.execute_batch(sql).unwrap();
         }
-        let before: Vec<String> = tx
-            .prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let before = texts(&tx);
         assert!(compact(&tx).unwrap() > 0);
         assert_eq!(compact(&tx).unwrap(), 0, "compact twice changes nothing");
-        let after: Vec<String> = tx
-            .prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let after = texts(&tx);
         assert_eq!(before.len(), after.len());
         for (old, new) in before.iter().zip(&after) {
             assert!(

@@ -900,14 +900,7 @@ fn time_once(case: &mut Case, null: &File, counter: &mut u64) -> Result<Duration
 /// it went to a file (a pipe would have the bench read it while the hook runs), read once the
 /// run is timed.
 fn check_answer(case: &Case, stdout: &str) -> Result<()> {
-    let answer = if case.quiet {
-        (stdout.is_empty())
-            .then_some(())
-            .ok_or_else(|| "empty".to_string())
-    } else {
-        answered(case.expect, stdout)
-    };
-    answer.map_err(|want| {
+    expected(case, stdout).map_err(|want| {
         format!(
             "{}: run {} answered {stdout:?}, expected stdout {want}",
             case.name, case.runs
@@ -916,11 +909,23 @@ fn check_answer(case: &Case, stdout: &str) -> Result<()> {
     })
 }
 
+/// Whether `stdout` is what `case` must answer: nothing for another agent's capture, else what
+/// [`answered`] wants of its kind; `Err` says what was wanted.
+fn expected(case: &Case, stdout: &str) -> std::result::Result<(), String> {
+    if case.quiet {
+        (stdout.is_empty())
+            .then_some(())
+            .ok_or_else(|| "empty".to_string())
+    } else {
+        answered(case.expect, stdout)
+    }
+}
+
 fn verify(case: &mut Case, counter: &mut u64) -> Result<()> {
     let out = command(case, counter)?.output()?;
     case.runs += 1;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let answered = answered(case.expect, &stdout);
+    let answered = expected(case, &stdout);
     if !out.status.success() || answered.is_err() || !out.stderr.is_empty() {
         return Err(format!(
             "{}: expected exit 0 and stdout {}, got {} with stdout {stdout:?}, stderr {:?}",

@@ -52,7 +52,7 @@ pub struct Memory {
     pub config: Config,
 }
 
-const INSTRUCTIONS: &str = "claude-mem is the memory of earlier Claude Code sessions: the \
+const INSTRUCTIONS: &str = "claude-mem is the memory of earlier coding sessions (Claude Code, Codex, Cursor): the \
 user's prompts, every tool call with its input and output (commands run, files read and \
 changed, errors met), Claude's closing message of each turn, and, once compressed, short typed \
 memories (what was fixed, built, changed, learned or decided) and session summaries, \
@@ -122,7 +122,7 @@ fn search_tool() -> Tool {
     Tool {
         name: "search",
         title: "Search the memory",
-        description: "Search the memory of earlier Claude Code sessions of this project \
+        description: "Search the memory of earlier coding sessions of this project \
             (unless told otherwise): the user's prompts, tool calls (commands and their \
             output, files read and changed, errors), Claude's closing messages, and the \
             memories and session summaries made of them. Call it before answering about \

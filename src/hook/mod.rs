@@ -153,21 +153,9 @@ fn guarded(log: &Arc<Log>, body: impl FnOnce() -> Answer) -> Answer {
 }
 
 fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
-    let (hook, named) = match args.split_first() {
-        Some((name, rest)) => (Hook::from_name(name), named_agent(rest)),
-        None => (None, Err(())),
-    };
     let excluded = |project: Option<&str>| project.is_some_and(|dir| config.excludes(dir));
-    if config.disabled || excluded(config.project_dir.as_deref()) {
+    let Some((hook, named)) = wanted(args, config, log) else {
         input::drain();
-        return HookOutput::Nothing.into();
-    }
-    let (Some(hook), Ok(named)) = (hook, named) else {
-        input::drain();
-        log.line(
-            "INFO",
-            &format!("hook {args:?}: not a hook of this version; nothing done"),
-        );
         return HookOutput::Nothing.into();
     };
     let input = match input::read(READ_LIMIT) {
@@ -235,6 +223,32 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
     };
     let answer = write_and_answer(hook, agent, &write, config, log);
     agent.answer(answer, context::CLOSE)
+}
+
+/// The hook the arguments name and the agent they select, when this run is to read its event:
+/// not when claude-mem is disabled or the project excluded, nor for arguments this version
+/// does not know (logged).
+fn wanted(args: &[OsString], config: &Config, log: &Log) -> Option<(Hook, Option<Agent>)> {
+    if config.disabled
+        || config
+            .project_dir
+            .as_deref()
+            .is_some_and(|dir| config.excludes(dir))
+    {
+        return None;
+    }
+    let (hook, named) = match args.split_first() {
+        Some((name, rest)) => (Hook::from_name(name), named_agent(rest)),
+        None => (None, Err(())),
+    };
+    let (Some(hook), Ok(named)) = (hook, named) else {
+        log.line(
+            "INFO",
+            &format!("hook {args:?}: not a hook of this version; nothing done"),
+        );
+        return None;
+    };
+    Some((hook, named))
 }
 
 /// The agent the arguments after the hook's name select (`--agent NAME`), none for Claude

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use super::command::{Program, is_our_program};
+use super::document::{agent_object, agent_text};
 use super::merge::{self, Registration};
 
 /// Our hooks in Codex. Codex has no PostToolUseFailure; its SessionEnd hooks get 1 s (3 at
@@ -48,7 +49,7 @@ pub fn home() -> Result<PathBuf> {
 /// `hooks.json` with our hooks, run by `program`: any of ours already there is taken out
 /// first, so that a moved binary or an older registration leaves nothing behind.
 pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
-    let mut root = hooks_root(text)?;
+    let mut root = agent_object(text)?;
     merge::uninstall(&mut root);
     let hooks = root
         .entry("hooks")
@@ -69,22 +70,22 @@ pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
         };
         groups.push(json!({"hooks": [handler]}));
     }
-    pretty(&root)
+    agent_text(&root)
 }
 
 /// `hooks.json` without any hook of ours.
 pub fn remove_hooks(text: &str) -> Result<String> {
-    let mut root = hooks_root(Some(text))?;
+    let mut root = agent_object(Some(text))?;
     if merge::uninstall(&mut root).is_empty() {
         return Ok(text.to_string());
     }
-    pretty(&root)
+    agent_text(&root)
 }
 
 /// The hook-state keys Codex would record trust under for our handlers: the path of the
 /// hooks file, the event's label, the group's and the handler's places.
 pub fn trust_keys(path: &Path, text: &str) -> Vec<String> {
-    let Ok(root) = hooks_root(Some(text)) else {
+    let Ok(root) = agent_object(Some(text)) else {
         return Vec::new();
     };
     let Some(Value::Object(hooks)) = root.get("hooks") else {
@@ -185,23 +186,6 @@ fn document(text: Option<&str>) -> Result<DocumentMut> {
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The JSON object of `hooks.json`; an empty or missing file is an empty object.
-fn hooks_root(text: Option<&str>) -> Result<Map<String, Value>> {
-    let text = text.unwrap_or("");
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str(text) {
-        Ok(Value::Object(root)) => Ok(root),
-        Ok(_) => bail!("it is not a JSON object"),
-        Err(err) => bail!("it is not valid JSON ({err})"),
-    }
-}
-
-fn pretty(root: &Map<String, Value>) -> Result<String> {
-    Ok(serde_json::to_string_pretty(root)? + "\n")
 }
 
 /// `PostToolUse` -> `post_tool_use`, as Codex labels an event in its hook-state keys.

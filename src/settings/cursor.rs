@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 
 use super::command::{Program, is_our_program, parse_ours};
+use super::document::{agent_object, agent_text};
 
 /// (Cursor's event, our hook).
 pub const HOOKS: &[(&str, &str)] = &[
@@ -31,7 +32,7 @@ pub fn home() -> Result<PathBuf> {
 
 /// `hooks.json` with our hooks, run by `program` (any of ours already there taken out first).
 pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
-    let mut root = object(text)?;
+    let mut root = agent_object(text)?;
     take_ours(&mut root);
     root.entry("version").or_insert(json!(1));
     let Value::Object(hooks) = root.entry("hooks").or_insert_with(|| json!({})) else {
@@ -45,22 +46,22 @@ pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
             "command": format!("{} hook {hook} --agent cursor", program.shell),
         }));
     }
-    pretty(&root)
+    agent_text(&root)
 }
 
 /// `hooks.json` without any hook of ours, and without the events and the `hooks` object
 /// that this leaves empty.
 pub fn remove_hooks(text: &str) -> Result<String> {
-    let mut root = object(Some(text))?;
+    let mut root = agent_object(Some(text))?;
     if !take_ours(&mut root) {
         return Ok(text.to_string());
     }
-    pretty(&root)
+    agent_text(&root)
 }
 
 /// `mcp.json` with our server running `exe mcp`.
 pub fn add_server(text: Option<&str>, exe: &str) -> Result<String> {
-    let mut root = object(text)?;
+    let mut root = agent_object(text)?;
     let Value::Object(servers) = root.entry("mcpServers").or_insert_with(|| json!({})) else {
         bail!("its \"mcpServers\" value is not an object");
     };
@@ -73,12 +74,12 @@ pub fn add_server(text: Option<&str>, exe: &str) -> Result<String> {
         bail!("it already has an MCP server named {SERVER} that runs {command}; left untouched");
     }
     servers.insert(SERVER.into(), json!({"command": exe, "args": ["mcp"]}));
-    pretty(&root)
+    agent_text(&root)
 }
 
 /// `mcp.json` without our server.
 pub fn remove_server(text: &str) -> Result<String> {
-    let mut root = object(Some(text))?;
+    let mut root = agent_object(Some(text))?;
     let Some(Value::Object(servers)) = root.get_mut("mcpServers") else {
         return Ok(text.to_string());
     };
@@ -94,7 +95,7 @@ pub fn remove_server(text: &str) -> Result<String> {
     if servers.is_empty() {
         root.shift_remove("mcpServers");
     }
-    pretty(&root)
+    agent_text(&root)
 }
 
 /// Takes every handler of ours out; whether there was one.
@@ -125,20 +126,4 @@ fn take_ours(root: &mut Map<String, Value>) -> bool {
         root.shift_remove("hooks");
     }
     took
-}
-
-fn object(text: Option<&str>) -> Result<Map<String, Value>> {
-    let text = text.unwrap_or("");
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str(text) {
-        Ok(Value::Object(root)) => Ok(root),
-        Ok(_) => bail!("it is not a JSON object"),
-        Err(err) => bail!("it is not valid JSON ({err})"),
-    }
-}
-
-fn pretty(root: &Map<String, Value>) -> Result<String> {
-    Ok(serde_json::to_string_pretty(root)? + "\n")
 }

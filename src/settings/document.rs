@@ -93,6 +93,26 @@ impl Document {
     }
 }
 
+/// The top-level object of another agent's JSON file (Codex's or Cursor's `hooks.json`,
+/// Cursor's `mcp.json`): an empty or missing file is an empty object. Their shapes are not
+/// Claude Code's, so only JSON itself is checked here.
+pub fn agent_object(text: Option<&str>) -> Result<Map<String, Value>> {
+    let text = text.unwrap_or("");
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str(text) {
+        Ok(Value::Object(root)) => Ok(root),
+        Ok(_) => bail!("it is not a JSON object"),
+        Err(err) => bail!("it is not valid JSON ({err})"),
+    }
+}
+
+/// Another agent's JSON file as we write it: indented, with a final newline.
+pub fn agent_text(root: &Map<String, Value>) -> Result<String> {
+    Ok(serde_json::to_string_pretty(root)? + "\n")
+}
+
 /// "an array", "a string", ...: for messages about a value of the wrong type.
 pub fn kind(value: &Value) -> &'static str {
     match value {

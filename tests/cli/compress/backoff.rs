@@ -129,7 +129,9 @@ fn a_missing_model_program_backs_off_doubling_and_the_hooks_do_not_restart_it() 
         assert!(until.abs_diff(now() + pause) < 60, "round {round}: {until}");
         // Within the pause, another session's end starts nothing.
         end(&format!("s{round}b"));
-        std::thread::sleep(Duration::from_millis(300));
+        // A compressor the hook started exists once it returned (a spawn returns after the
+        // exec); the maintenance process it starts too is waited for, not the clock.
+        env.wait_for_maintenance();
         #[cfg(target_os = "linux")]
         assert_eq!(env.running("compress"), Vec::<u32>::new());
         assert_eq!(runs(), round as usize + 1, "round {round}: restarted");
@@ -207,7 +209,7 @@ fn batches_failing_in_a_row_back_off() {
         "cleanup",
         &event("s4", "SessionEnd", json!({"reason": "other"})),
     ));
-    std::thread::sleep(Duration::from_millis(300));
+    env.wait_for_maintenance();
     #[cfg(target_os = "linux")]
     assert_eq!(env.running("compress"), Vec::<u32>::new());
     assert_eq!(

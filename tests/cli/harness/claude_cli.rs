@@ -28,59 +28,142 @@ const INSTALL_VAR: &str = "CLAUDE_MEM_E2E_INSTALL";
 /// A first install downloads about 175 MB (11 s here); from npm's cache it takes seconds.
 const INSTALL_LIMIT: Duration = Duration::from_secs(240);
 
+/// The Claude Code CLI of the tests.
+const CLAUDE: Pinned = Pinned {
+    name: "Claude Code",
+    var: CLAUDE_VAR,
+    package: "@anthropic-ai/claude-code",
+    version: CLAUDE_CODE_VERSION,
+    bin: "claude",
+    dir: "claude-code",
+    size: "175 MB",
+};
+
 /// The CLI to drive, or `None` (after saying why) when the test has to be skipped.
 pub fn find() -> Option<PathBuf> {
     // Every test of the run asks; the first one installs, the others wait for it.
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let found = FOUND.get_or_init(locate);
-    let missing = found.as_ref().err().map(|why| {
-        format!(
-            "no real Claude Code CLI: {why}. To run it: {INSTALL_VAR}=1 cargo test installs \
-             it from npm (about 175 MB), or {CLAUDE_VAR}=/path/to/claude names one"
-        )
-    });
-    super::require(missing)
-        .then(|| found.clone().ok())
-        .flatten()
+    CLAUDE.find(&FOUND)
 }
 
-fn locate() -> Result<PathBuf, String> {
-    if let Some(path) = env::var_os(CLAUDE_VAR) {
-        // CI asked for this one: not finding it is a failure, not a skip.
-        let path = PathBuf::from(path);
-        let version = version_of(&path)
-            .unwrap_or_else(|err| panic!("{CLAUDE_VAR}={} does not run: {err}", path.display()));
-        eprintln!("e2e: Claude Code {version} from {CLAUDE_VAR}");
-        return Ok(path);
+/// A coding agent's CLI that the tests pin and install from npm: Claude Code's, Codex's.
+pub(super) struct Pinned {
+    /// As a person names it.
+    pub name: &'static str,
+    /// The variable that names an executable to use instead of the cached install; set, it
+    /// must work.
+    pub var: &'static str,
+    pub package: &'static str,
+    pub version: &'static str,
+    /// The executable in the package's `node_modules/.bin`.
+    pub bin: &'static str,
+    /// The install's folder under `target/<host tuple>/e2e/`, before `-<version>`.
+    pub dir: &'static str,
+    /// About how much an install downloads, for the skip message.
+    pub size: &'static str,
+}
+
+impl Pinned {
+    /// The CLI, found once a run (`found`), or `None` after saying why the test skips.
+    pub(super) fn find(
+        &self,
+        found: &'static OnceLock<Result<PathBuf, String>>,
+    ) -> Option<PathBuf> {
+        let found = found.get_or_init(|| self.locate());
+        let missing = found.as_ref().err().map(|why| {
+            format!(
+                "no real {} CLI: {why}. To run it: {INSTALL_VAR}=1 cargo test installs it from \
+                 npm (about {}), or {}=/path/to/{} names one",
+                self.name, self.size, self.var, self.bin
+            )
+        });
+        super::require(missing)
+            .then(|| found.clone().ok())
+            .flatten()
     }
-    let dir = cache_dir();
-    let claude = dir.join("node_modules/.bin/claude");
-    if !claude.exists() && env::var_os(INSTALL_VAR).is_none_or(|v| v != "1") {
-        // Installed through a staging folder renamed into place: no half install is found.
-        return Err(format!(
-            "Claude Code {CLAUDE_CODE_VERSION} is not installed in {}",
-            dir.display()
-        ));
+
+    fn locate(&self) -> Result<PathBuf, String> {
+        let (name, version) = (self.name, self.version);
+        if let Some(path) = env::var_os(self.var) {
+            // CI asked for this one: not finding it is a failure, not a skip.
+            let path = PathBuf::from(path);
+            let found = self.version_of(&path).unwrap_or_else(|err| {
+                panic!("{}={} does not run: {err}", self.var, path.display())
+            });
+            eprintln!("e2e: {name} {found} from {}", self.var);
+            return Ok(path);
+        }
+        let dir = self.cache_dir();
+        let bin = dir.join("node_modules/.bin").join(self.bin);
+        if !bin.exists() && env::var_os(INSTALL_VAR).is_none_or(|v| v != "1") {
+            // Installed through a staging folder renamed into place: no half install is found.
+            return Err(format!(
+                "{name} {version} is not installed in {}",
+                dir.display()
+            ));
+        }
+        // Another test run (or `.ci/run`) may be installing it this moment: take turns.
+        let _turn = install_lock(&dir)?;
+        if !bin.exists() {
+            npm_install_package(&dir, &format!("{}@{version}", self.package))
+                .map_err(|why| format!("{name} {version} could not be installed: {why}"))?;
+        }
+        match self.version_of(&bin) {
+            // "2.1.330 (Claude Code)", "codex-cli 0.169.0".
+            Ok(found) if found.split_whitespace().any(|word| word == version) => Ok(bin),
+            Ok(found) => Err(format!(
+                "{} is {found}, not {name} {version}; delete {}",
+                bin.display(),
+                dir.display()
+            )),
+            Err(err) => Err(format!(
+                "{} does not run ({err}); delete {} to reinstall",
+                bin.display(),
+                dir.display()
+            )),
+        }
     }
-    // Another test run (or `.ci/run`) may be installing it this moment: take turns.
-    let _turn = install_lock(&dir)?;
-    if !claude.exists() {
-        npm_install(&dir).map_err(|why| {
-            format!("Claude Code {CLAUDE_CODE_VERSION} could not be installed: {why}")
-        })?;
+
+    /// Where the pinned CLI is installed, by the tests when asked or by `.ci/run` (which also
+    /// names it in the CLI's variable): `target/<host tuple>/e2e/<dir>-<version>`.
+    fn cache_dir(&self) -> PathBuf {
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+        target
+            .join("e2e")
+            .join(format!("{}-{}", self.dir, self.version))
     }
-    match version_of(&claude) {
-        Ok(version) if version.starts_with(CLAUDE_CODE_VERSION) => Ok(claude),
-        Ok(version) => Err(format!(
-            "{} is Claude Code {version}, not {CLAUDE_CODE_VERSION}; delete {}",
-            claude.display(),
-            dir.display()
-        )),
-        Err(err) => Err(format!(
-            "{} does not run ({err}); delete {} to reinstall",
-            claude.display(),
-            dir.display()
-        )),
+
+    /// `<bin> --version`, with none of the developer's environment.
+    fn version_of(&self, bin: &Path) -> Result<String, String> {
+        let mut child = Command::new(bin)
+            .arg("--version")
+            .env_clear()
+            .env("PATH", env::var_os("PATH").unwrap_or_default())
+            .env(
+                "HOME",
+                self.cache_dir()
+                    .parent()
+                    .expect("the cache dir has a parent"),
+            )
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let status =
+            wait_or_kill(&mut child, Duration::from_secs(60)).map_err(|e| e.to_string())?;
+        // One short line: it fits in the pipe, so waiting before reading cannot deadlock.
+        let mut out = String::new();
+        if let Some(mut stdout) = child.stdout.take() {
+            let _ = stdout.read_to_string(&mut out);
+        }
+        match status {
+            Some(status) if status.success() => Ok(out.trim().to_string()),
+            Some(status) => Err(format!("--version exited with {status}")),
+            None => Err("--version hung".into()),
+        }
     }
 }
 
@@ -105,23 +188,9 @@ pub(super) fn install_lock(_dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Where the pinned CLI is installed, by the tests when asked or by `.ci/run` (which also
-/// names it in `CLAUDE_MEM_E2E_CLAUDE`): `target/<host tuple>/e2e/`.
-fn cache_dir() -> PathBuf {
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    target
-        .join("e2e")
-        .join(format!("claude-code-{CLAUDE_CODE_VERSION}"))
-}
-
-/// Installs the pinned CLI into `dir` through a staging folder, so an interrupted install never
-/// leaves a half-filled `dir` behind. The caller holds the install lock.
-fn npm_install(dir: &Path) -> Result<(), String> {
-    let package = format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}");
-    npm_install_package(dir, &package)
-}
-
-/// Installs npm's `package` (`name@version`) into `dir`, as [`npm_install`] does.
+/// Installs npm's `package` (`name@version`) into `dir` through a staging folder, so an
+/// interrupted install never leaves a half-filled `dir` behind. The caller holds the install
+/// lock.
 pub(super) fn npm_install_package(dir: &Path, package: &str) -> Result<(), String> {
     let name = dir.file_name().unwrap().to_string_lossy();
     let staging = dir.with_file_name(format!("{name}.partial-{}", std::process::id()));
@@ -176,34 +245,4 @@ pub(super) fn npm_install_package(dir: &Path, package: &str) -> Result<(), Strin
     });
     let _ = fs::remove_dir_all(&staging);
     outcome
-}
-
-/// `claude --version`, e.g. "2.1.330 (Claude Code)", with none of the developer's environment.
-fn version_of(claude: &Path) -> Result<String, String> {
-    let mut child = Command::new(claude)
-        .arg("--version")
-        .env_clear()
-        .env("PATH", env::var_os("PATH").unwrap_or_default())
-        .env(
-            "HOME",
-            cache_dir().parent().expect("the cache dir has a parent"),
-        )
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let status = wait_or_kill(&mut child, Duration::from_secs(60)).map_err(|e| e.to_string())?;
-    // One short line: it fits in the pipe, so waiting before reading cannot deadlock.
-    let mut out = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        let _ = stdout.read_to_string(&mut out);
-    }
-    match status {
-        Some(status) if status.success() => Ok(out.trim().to_string()),
-        Some(status) => Err(format!("--version exited with {status}")),
-        None => Err("--version hung".into()),
-    }
 }

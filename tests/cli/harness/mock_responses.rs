@@ -36,7 +36,6 @@ impl MockResponses {
     /// Serves until dropped; each turn runs the shell `command` once.
     pub fn start(command: &str) -> io::Result<MockResponses> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
-        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             command: command.to_string(),
@@ -45,17 +44,17 @@ impl MockResponses {
         });
         let acceptor = {
             let shared = Arc::clone(&shared);
+            // Blocks in accept; the drop wakes it with a connection of its own.
             thread::spawn(move || {
-                while !shared.stop.load(Ordering::SeqCst) {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            let shared = Arc::clone(&shared);
-                            thread::spawn(move || {
-                                let _ = serve(stream, &shared);
-                            });
-                        }
-                        Err(_) => thread::sleep(Duration::from_millis(5)),
+                for stream in listener.incoming() {
+                    if shared.stop.load(Ordering::SeqCst) {
+                        break;
                     }
+                    let Ok(stream) = stream else { continue };
+                    let shared = Arc::clone(&shared);
+                    thread::spawn(move || {
+                        let _ = serve(stream, &shared);
+                    });
                 }
             })
         };
@@ -84,6 +83,7 @@ impl MockResponses {
 impl Drop for MockResponses {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
         if let Some(acceptor) = self.acceptor.take() {
             let _ = acceptor.join();
         }
@@ -91,7 +91,6 @@ impl Drop for MockResponses {
 }
 
 fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
-    stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::new(stream);

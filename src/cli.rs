@@ -349,6 +349,10 @@ pub struct ExportArgs {
     /// Write to this file (created with mode 0600) instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Instead, write one self-contained HTML page (sessions by day, summaries, memories, a
+    /// search box; no network) to this file, mode 0600.
+    #[arg(long, value_name = "FILE", conflicts_with = "output")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,7 @@ mod mcp;
 mod meaning;
 mod notice;
 mod ops;
+mod page;
 mod privacy;
 mod project;
 mod recall;

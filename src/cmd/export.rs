@@ -1,5 +1,6 @@
 //! `export`: the memory as JSON Lines (see `store::export` for the format), to stdout or to a
-//! file made private (mode 0600) and written whole or not at all. Filters as for `search`.
+//! file made private (mode 0600) and written whole or not at all; with `--html`, as a page of
+//! the same records (`page`). Filters as for `search`.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -44,6 +45,16 @@ pub fn export(args: &ExportArgs) -> Result<Report> {
     };
     let conn = crate::store::open_read_only(&config, Instant::now() + WAIT)?
         .context("the database went away")?;
+    if let Some(path) = &args.html {
+        let written = crate::page::write(&conn, &filter, path)?;
+        return Ok(format!(
+            "Exported {} to {} ({}), a page to open in a browser.\n",
+            export::describe(&written.counts),
+            path.display(),
+            crate::render::bytes(written.bytes)
+        )
+        .into());
+    }
     let Some(path) = &args.output else {
         let mut out = emit::stdout();
         return match export::export(&conn, &filter, &mut out) {

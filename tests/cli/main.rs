@@ -26,6 +26,9 @@ mod e2e_claude_code;
 mod e2e_codex;
 // `export` and `import`: round trips, formats, and the privacy rules on what is read.
 mod export;
+// `export --html`: the page in a real browser, offline, searched, with nothing redacted in it.
+#[cfg(unix)]
+mod export_html;
 // `forget`: by id, session, project and time, and the bytes gone from every file.
 mod forget;
 // The hook path against hostile neighbours, full disks, stuck readers and careless callers.

@@ -235,13 +235,33 @@ pub fn tally(counts: &mut Counts, record: &Record) {
 
 /// Writes the header and every record `filter` selects; returns how many of each type.
 pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result<Counts> {
-    let header = Header {
+    writeln!(out, "{}", serde_json::to_string(&header(filter)?)?)?;
+    let counts = each_record(conn, filter, &mut |record| {
+        out.write_all(record.line()?.as_bytes())?;
+        Ok(())
+    })?;
+    out.flush()?;
+    Ok(counts)
+}
+
+/// The header of an export of `filter` made now.
+pub fn header(filter: &Filter) -> Result<Header> {
+    Ok(Header {
         format: format!("{FORMAT_NAME}/{FORMAT_VERSION}"),
         exported_at: Some(clock::now()),
         claude_mem: Some(env!("CARGO_PKG_VERSION").to_string()),
         filters: Some(serde_json::to_value(filter)?),
-    };
-    writeln!(out, "{}", serde_json::to_string(&header)?)?;
+    })
+}
+
+/// Hands `each` every record `filter` selects, in the export's order (a session, then its
+/// records); returns how many of each type. Every view of an export (its JSON Lines, the HTML
+/// page) reads through here, so that none can show more than the export holds.
+pub fn each_record(
+    conn: &Connection,
+    filter: &Filter,
+    each: &mut dyn FnMut(&Record) -> Result<()>,
+) -> Result<Counts> {
     let mut counts = [0; TYPES.len()];
     let since = filter.since.as_deref().unwrap_or("");
     let until = filter.until.as_deref().unwrap_or("~");
@@ -278,14 +298,10 @@ pub fn export(conn: &Connection, filter: &Filter, out: &mut dyn Write) -> Result
             continue;
         }
         for record in &records {
-            out.write_all(record.line()?.as_bytes())?;
-            counts[TYPES
-                .iter()
-                .position(|t| *t == record.type_name())
-                .unwrap_or(0)] += 1;
+            each(record)?;
+            tally(&mut counts, record);
         }
     }
-    out.flush()?;
     Ok(counts)
 }
 

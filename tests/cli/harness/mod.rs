@@ -8,6 +8,8 @@
 // Only the tests that drive the real CLI use these, and they are Unix's: Claude Code runs its
 // hooks and Bash tool through another shell on Windows, which no test here has checked.
 #[cfg(unix)]
+pub mod browser;
+#[cfg(unix)]
 pub mod claude_cli;
 #[cfg(unix)]
 pub mod codex_cli;

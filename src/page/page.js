@@ -49,11 +49,12 @@
     return isNaN(d) ? '' : pad(d.getHours()) + ':' + pad(d.getMinutes());
   }
 
-  // Every shown thing of a session, in the order shown, with the text search looks in.
+  // Every shown thing of a session, in the order shown, with the texts search looks in
+  // (lower-cased on the first search, not while the page opens).
   function itemsOf(s) {
     var items = [];
-    function add(kind, value, words) {
-      items.push({ kind: kind, value: value, text: words.join('\n').toLowerCase() });
+    function add(kind, value, words, turn) {
+      items.push({ kind: kind, value: value, turn: turn, words: words, text: null });
     }
     s.summaries.forEach(function (m) {
       add('summary', m, [m.request, m.investigated, m.learned, m.completed, m.next_steps,
@@ -64,9 +65,9 @@
         .concat(m.facts, m.concepts, m.files));
     });
     s.turns.forEach(function (t) {
-      if (t.prompt) add('prompt', t, [t.prompt]);
-      t.calls.forEach(function (c) { add('call', c, [c.tool, c.input, c.answer]); });
-      t.replies.forEach(function (r) { add('reply', r, [r]); });
+      if (t.prompt) add('prompt', t, [t.prompt], t);
+      t.calls.forEach(function (c) { add('call', c, [c.tool, c.input, c.answer], t); });
+      t.replies.forEach(function (r) { add('reply', r, [r], t); });
     });
     return items;
   }
@@ -74,6 +75,13 @@
     s.items = itemsOf(s);
     s.head = [s.id, s.project || '', s.agent, s.model || ''].join('\n').toLowerCase();
   });
+  function textOf(item) {
+    if (item.text === null) {
+      item.text = item.words.join('\n').toLowerCase();
+      item.words = null;
+    }
+    return item.text;
+  }
 
   function field(parent, label, text, terms) {
     if (!text) return;
@@ -158,7 +166,17 @@
     if (s.private_turns) facts.push(s.private_turns + ' private prompt' +
       (s.private_turns === 1 ? '' : 's') + ', not recorded');
     node.appendChild(el('div', 'meta', facts.filter(Boolean).join(' · ')));
-    items.forEach(function (item) { node.appendChild(render[item.kind](item.value, terms)); });
+    var turn = null;
+    items.forEach(function (item) {
+      // A call or an answer found without its prompt still says which prompt it followed.
+      if (item.turn && item.turn !== turn && item.kind !== 'prompt' && item.turn.prompt) {
+        var line = item.turn.prompt.replace(/\s+/g, ' ');
+        node.appendChild(el('div', 'context', 'After prompt ' + item.turn.n + ': ' +
+          (line.length > 120 ? line.slice(0, 120) + '…' : line)));
+      }
+      turn = item.turn || turn;
+      node.appendChild(render[item.kind](item.value, terms));
+    });
     if (!items.length) node.appendChild(el('p', 'empty', 'Nothing recorded.'));
     return node;
   }
@@ -175,7 +193,7 @@
       if (!terms.length) { found.push({ s: s, items: s.items }); return; }
       var items = s.items.filter(function (item) {
         return terms.every(function (t) {
-          return item.text.indexOf(t) >= 0 || s.head.indexOf(t) >= 0;
+          return textOf(item).indexOf(t) >= 0 || s.head.indexOf(t) >= 0;
         });
       });
       if (items.length) found.push({ s: s, items: items });

@@ -11,6 +11,8 @@
 pub mod claude_cli;
 #[cfg(unix)]
 pub mod codex_cli;
+#[cfg(unix)]
+pub mod copilot_cli;
 pub mod memory;
 #[cfg(unix)]
 pub mod mock_api;

@@ -40,7 +40,8 @@
 //! answer listing a team's note. Codex's 1 KB capture (`--agent codex`, its event Claude
 //! Code's), Cursor's 1 KB capture through its own hooks and through Claude Code's settings, each
 //! at most 2.5x, and Cursor's 5 MB Read (its output a string of JSON, rewritten once) at most
-//! 40x, every one answered with an empty stdout. Then bursts of 256 captures at once (see `burst`): none may spill, and their
+//! 40x; Copilot's 1 KB capture (2.5x) and 5 MB Read (40x), its `tool_result` rewritten once;
+//! Gemini's 1 KB capture (2.5x), renamed in place; every one answered with an empty stdout. Then bursts of 256 captures at once (see `burst`): none may spill, and their
 //! 95th percentile is at most 500x. Last, hooks that must not be held up (see `held`): behind a
 //! write lock another process holds, a hook returns within its wait budget and 5x; past a FIFO, a
 //! link and a 3 GB file in the spill folder, within 2.5x. A missed budget, or a case that did not
@@ -244,6 +245,9 @@ fn inputs(dir: &Path, project: &str, folders: &team::Folders) -> Result<Inputs> 
         )?,
         cursor_1k: write_event(dir, "cursor-1k.json", &cursor(bash_event(1024), "Shell"))?,
         cursor_5m: write_event(dir, "cursor-5m.json", &cursor(read_event(five), "Read"))?,
+        copilot_1k: write_event(dir, "copilot-1k.json", &copilot(bash_event(1024)))?,
+        copilot_5m: write_event(dir, "copilot-5m.json", &copilot(read_event(five)))?,
+        gemini_1k: write_event(dir, "gemini-1k.json", &gemini(bash_event(1024)))?,
         prompt: write_event(dir, "prompt.json", &prompt_event(corpus::PROJECTS[0]))?,
         prompt_team: write_event(
             dir,
@@ -347,6 +351,11 @@ struct Inputs {
     /// Cursor's postToolUse of the 1 KB Bash call and of the 5 MB Read.
     cursor_1k: PathBuf,
     cursor_5m: PathBuf,
+    /// Copilot's PostToolUse of the same two calls.
+    copilot_1k: PathBuf,
+    copilot_5m: PathBuf,
+    /// Gemini's AfterTool of the 1 KB Bash call.
+    gemini_1k: PathBuf,
     /// A prompt about the work planted in the recall database.
     prompt: PathBuf,
     /// The same prompt in the project with the team's folder, and in the hostile one.
@@ -600,62 +609,89 @@ fn small_cases(b: &Build) -> Result<Vec<Case>> {
     ])
 }
 
-/// Codex's and Cursor's captures, each under the same budget as Claude Code's: Codex's event is
+/// The other agents' captures, each under the same budget as Claude Code's: Codex's event is
 /// Claude Code's, passed through; Cursor's is rewritten once (its tool output a string of
-/// JSON, decoded), which the 5 MB case measures.
+/// JSON, decoded), and Copilot's (its `tool_result`), which the 5 MB cases measure; Gemini's is
+/// renamed in place.
 fn agent_cases(b: &Build) -> Result<Vec<Case>> {
     let inputs = b.inputs;
-    let agent = |case: Case, args: &'static [&'static str], budget: f64, big: bool| Case {
-        args,
-        quiet: true,
-        big,
-        budget: b.own(budget),
-        ..case
-    };
     const CODEX: &[&str] = &["hook", "capture", "--agent", "codex"];
     const CURSOR: &[&str] = &["hook", "capture", "--agent", "cursor"];
+    const COPILOT: &[&str] = &["hook", "capture", "--agent", "copilot"];
+    const GEMINI: &[&str] = &["hook", "capture", "--agent", "gemini"];
     const THROUGH_CLAUDE: &[&str] = &["hook", "capture"];
-    Ok(vec![
-        agent(
-            b.capture("capture 1 KB Bash, Codex", &inputs.bash_1k, "1kx", false)?,
+    let (small, large) = (CAPTURE_1K_BUDGET, CAPTURE_5M_BUDGET);
+    // (name, event, data dir's tag, arguments, budget, whether it is a big case)
+    let cases = [
+        (
+            "capture 1 KB Bash, Codex",
+            &inputs.bash_1k,
+            "1kx",
             CODEX,
-            CAPTURE_1K_BUDGET,
+            small,
             false,
         ),
-        agent(
-            b.capture(
-                "capture 1 KB Shell, Cursor",
-                &inputs.cursor_1k,
-                "1kc",
-                false,
-            )?,
+        (
+            "capture 1 KB Shell, Cursor",
+            &inputs.cursor_1k,
+            "1kc",
             CURSOR,
-            CAPTURE_1K_BUDGET,
+            small,
             false,
         ),
-        agent(
-            b.capture(
-                "capture 1 KB Shell, Cursor through Claude Code's settings",
-                &inputs.cursor_1k,
-                "1kcc",
-                false,
-            )?,
+        (
+            "capture 1 KB Shell, Cursor through Claude Code's settings",
+            &inputs.cursor_1k,
+            "1kcc",
             THROUGH_CLAUDE,
-            CAPTURE_1K_BUDGET,
+            small,
             false,
         ),
-        agent(
-            b.capture(
-                "capture 5 MB Read, Cursor",
-                &inputs.cursor_5m,
-                "5mcu",
-                false,
-            )?,
+        (
+            "capture 5 MB Read, Cursor",
+            &inputs.cursor_5m,
+            "5mcu",
             CURSOR,
-            CAPTURE_5M_BUDGET,
+            large,
             true,
         ),
-    ])
+        (
+            "capture 1 KB Bash, Copilot",
+            &inputs.copilot_1k,
+            "1kp",
+            COPILOT,
+            small,
+            false,
+        ),
+        (
+            "capture 5 MB Read, Copilot",
+            &inputs.copilot_5m,
+            "5mp",
+            COPILOT,
+            large,
+            true,
+        ),
+        (
+            "capture 1 KB Bash, Gemini",
+            &inputs.gemini_1k,
+            "1kg",
+            GEMINI,
+            small,
+            false,
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, input, tag, args, budget, big)| {
+            Ok(Case {
+                args,
+                quiet: true,
+                big,
+                budget: b.own(budget),
+                ..b.capture(name, input, tag, false)?
+            })
+        })
+        .collect()
 }
 
 /// The 5 MB captures, run every [`BIG_EVERY`] rounds.
@@ -1246,6 +1282,37 @@ fn cursor(event: Value, tool: &str) -> Value {
         "tool_output": event["tool_response"].to_string(),
         "tool_use_id": ID_PLACEHOLDER,
         "duration": 1200,
+    })
+}
+
+/// Claude Code's PostToolUse `event` as GitHub Copilot CLI sends it: Claude Code's fields, a
+/// timestamp (which names the call: Copilot sends no id) and the output as `tool_result`.
+fn copilot(event: Value) -> Value {
+    json!({
+        "hook_event_name": "PostToolUse",
+        "session_id": "3f6e2d1c-7b4a-4c9e-8d2f-1a5b7c9e0d3f",
+        "timestamp": ID_PLACEHOLDER,
+        "cwd": "/home/dev/shop",
+        "tool_name": event["tool_name"],
+        "tool_input": event["tool_input"],
+        "tool_result": {"result_type": "success",
+                        "text_result_for_llm": event["tool_response"].to_string()},
+    })
+}
+
+/// Claude Code's PostToolUse `event` as Gemini CLI sends it (AfterTool): Claude Code's fields,
+/// a timestamp (which names the call: Gemini sends no id), Gemini's shell tool and result.
+fn gemini(event: Value) -> Value {
+    json!({
+        "session_id": "8c2e4a6b-1d3f-4e5a-9b7c-0d2e4f6a8b1c",
+        "transcript_path": "/home/dev/.gemini/tmp/shop/chats/session.json",
+        "cwd": "/home/dev/shop",
+        "hook_event_name": "AfterTool",
+        "timestamp": ID_PLACEHOLDER,
+        "tool_name": "run_shell_command",
+        "tool_input": event["tool_input"],
+        "tool_response": {"llmContent": event["tool_response"].to_string(),
+                          "returnDisplay": event["tool_response"]["stdout"]},
     })
 }
 

@@ -25,7 +25,7 @@ pub enum Command {
     Hook {
         /// Which hook.
         name: String,
-        /// The agent whose hooks file runs it, when not Claude Code: codex or cursor
+        /// The agent whose hooks file runs it, when not Claude Code: codex, cursor, copilot or gemini
         /// (install-hooks --agent writes it into the command).
         #[arg(long, value_enum, value_name = "AGENT")]
         agent: Option<AgentArg>,
@@ -542,6 +542,8 @@ pub enum AgentArg {
     ClaudeCode,
     Codex,
     Cursor,
+    Copilot,
+    Gemini,
 }
 
 impl AgentArg {
@@ -550,6 +552,8 @@ impl AgentArg {
             AgentArg::ClaudeCode => crate::agent::Agent::ClaudeCode,
             AgentArg::Codex => crate::agent::Agent::Codex,
             AgentArg::Cursor => crate::agent::Agent::Cursor,
+            AgentArg::Copilot => crate::agent::Agent::Copilot,
+            AgentArg::Gemini => crate::agent::Agent::Gemini,
         }
     }
 }
@@ -667,7 +671,9 @@ pub struct SettingsArgs {
     #[arg(long)]
     pub no_mcp: bool,
     /// Another coding agent's files instead of Claude Code's: codex ($CODEX_HOME/hooks.json
-    /// and config.toml, default ~/.codex) or cursor (~/.cursor/hooks.json and mcp.json).
+    /// and config.toml, default ~/.codex), cursor (~/.cursor/hooks.json and mcp.json) or
+    /// copilot ($COPILOT_HOME/hooks/claude-mem.json and mcp-config.json, default ~/.copilot)
+    /// or gemini (~/.gemini/settings.json, its hooks and mcpServers).
     /// Uninstall gives each file back as install found it when nothing else changed it since.
     #[arg(long, value_enum, value_name = "AGENT", conflicts_with_all = ["project", "local", "settings"])]
     pub agent: Option<AgentArg>,

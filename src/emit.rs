@@ -22,6 +22,8 @@ pub enum HookOutput {
     Context { event: &'static str, text: String },
     /// Context in the form Cursor's `sessionStart` takes: `additional_context`.
     AdditionalContext(String),
+    /// Context in the form GitHub Copilot CLI takes: a top-level `additionalContext`.
+    TopLevelContext(String),
     /// A person ran the hook at a terminal: a hint for them, on stderr.
     Terminal,
 }
@@ -56,6 +58,7 @@ pub fn hook(answer: &Answer) -> ExitCode {
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         })),
         HookOutput::AdditionalContext(text) => Some(json!({"additional_context": text})),
+        HookOutput::TopLevelContext(text) => Some(json!({"additionalContext": text})),
         HookOutput::Terminal => {
             let _ = io::stderr().lock().write_all(TERMINAL_HINT.as_bytes());
             None

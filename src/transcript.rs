@@ -1,5 +1,6 @@
 //! Reading Claude's last message from a session transcript (JSONL), for Claude Code versions
-//! whose Stop event does not carry `last_assistant_message`.
+//! whose Stop event does not carry `last_assistant_message`, and for GitHub Copilot CLI, whose
+//! Stop never does (its `events.jsonl` holds `{"type":"assistant.message","data":{"content"}}`).
 //!
 //! Transcripts grow to many megabytes; the last message is at the end. So the file is read
 //! backwards in blocks, line by line, and only up to a bound. The path comes from the event:
@@ -48,14 +49,15 @@ pub fn last_assistant_text(path: &Path) -> Option<String> {
 
 fn assistant_text(line: &[u8]) -> Option<String> {
     // Cheap filter before parsing: most lines are tool results and attachments.
-    if !line.windows(11).any(|w| w == b"\"assistant\"") {
+    if !line.windows(10).any(|w| w == b"\"assistant") {
         return None;
     }
     let entry: Value = serde_json::from_slice(line).ok()?;
-    if entry.get("type")?.as_str()? != "assistant" {
-        return None;
-    }
-    let content = entry.get("message")?.get("content")?;
+    let content = match entry.get("type")?.as_str()? {
+        "assistant" => entry.get("message")?.get("content")?,
+        "assistant.message" => entry.get("data")?.get("content")?,
+        _ => return None,
+    };
     let text = match content {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks
@@ -91,6 +93,18 @@ mod tests {
             r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash"}]}}"#;
         write!(file, "{first}\n{filler}{last}\n{filler}{tool}\n").unwrap();
         assert_eq!(last_assistant_text(&path).as_deref(), Some("the end"));
+    }
+
+    #[test]
+    fn reads_copilots_events_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let lines = [
+            r#"{"type":"assistant.message","data":{"content":"Done: it ran."}}"#,
+            r#"{"type":"assistant.turn_end","data":{"turnId":"1"}}"#,
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        assert_eq!(last_assistant_text(&path).as_deref(), Some("Done: it ran."));
     }
 
     #[test]

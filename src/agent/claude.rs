@@ -54,6 +54,10 @@ pub struct Event<'a> {
     /// without `--agent` (a hooks file written by hand) is told.
     #[serde(borrow, default, deserialize_with = "text")]
     pub turn_id: Text<'a>,
+    /// Gemini's and Copilot's (Claude Code sends none): the event's time, which names a tool
+    /// call they send no id for.
+    #[serde(borrow, default, deserialize_with = "text")]
+    pub timestamp: Text<'a>,
 }
 
 impl<'a> Event<'a> {

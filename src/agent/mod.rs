@@ -6,12 +6,17 @@
 //! below this layer knows which agent spoke. The registered command names its agent
 //! (`hook capture --agent codex`); without the flag the event is Claude Code's, unless its
 //! shape says otherwise: Cursor runs the hooks of `~/.claude/settings.json` with its own
-//! payloads, and a Codex hooks file written by hand runs ours without the flag. Claude Code's and Codex's events pass through as they are (no copy); only a
-//! Cursor event is rewritten, once.
+//! payloads, and a Codex hooks file written by hand runs ours without the flag. Claude Code's
+//! and Codex's events pass through as they are (no copy), and so do Copilot's but its tool
+//! calls; a Cursor event is rewritten, once; a Gemini event is renamed in place. A Copilot or
+//! Gemini event is told only by the flag: neither runs Claude Code's hooks, and their payloads
+//! carry nothing Claude Code's could not.
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
+pub mod gemini;
 
 use crate::emit::{Answer, HookOutput};
 
@@ -21,10 +26,18 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Cursor,
+    Copilot,
+    Gemini,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Cursor];
+    pub const ALL: [Agent; 5] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Cursor,
+        Agent::Copilot,
+        Agent::Gemini,
+    ];
 
     /// The name sessions record, `--agent` takes and the listings show.
     pub fn name(self) -> &'static str {
@@ -32,6 +45,8 @@ impl Agent {
             Agent::ClaudeCode => crate::ops::CLAUDE_CODE,
             Agent::Codex => "codex",
             Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
+            Agent::Gemini => "gemini",
         }
     }
 
@@ -69,6 +84,8 @@ impl Agent {
             Agent::ClaudeCode => answer,
             Agent::Codex => codex::answer(answer, close),
             Agent::Cursor => cursor::answer(answer),
+            Agent::Copilot => copilot::answer(answer),
+            Agent::Gemini => gemini::answer(answer),
         }
     }
 }
@@ -84,6 +101,18 @@ pub fn named(rest: &[&str]) -> Result<Option<Agent>, ()> {
         _ => return Err(()),
     };
     Agent::from_name(name).map(Some).ok_or(())
+}
+
+/// An id for a tool call of an agent that sends none (Copilot, Gemini): the queue keeps one
+/// row per call id of a session (an event sent twice is stored once), and `sessions` counts
+/// the calls by it. The call's time (to the millisecond), its tool and input and the length of
+/// its result: two calls share it only when they are the same call at the same moment. The
+/// result is measured, not read, so that a 5 MB output costs nothing here.
+fn call_id(agent: Agent, at: &str, tool: &str, input: Option<&str>, result_len: usize) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    (tool, input, result_len).hash(&mut hasher);
+    format!("{}-{at}-{:016x}", agent.name(), hasher.finish())
 }
 
 /// An answer with nothing to say is no output at all: the agents that are not Claude Code

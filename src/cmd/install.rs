@@ -268,7 +268,7 @@ fn line(change: &Change, dry: bool) -> String {
     format!("  {:<20} hook {:<8} {status}\n", change.event, change.hook)
 }
 
-/// `install-hooks --agent codex|cursor`: the agent's files, a line each, then what the user
+/// `install-hooks --agent codex|cursor|copilot|gemini`: the agent's files, a line each, then what the user
 /// must still do (Codex runs only hooks they reviewed).
 fn another_agent(agent: Agent, args: &SettingsArgs) -> Result<String> {
     let config = Config::from_env();

@@ -117,7 +117,7 @@ fn line(change: &Change) -> String {
     }
 }
 
-/// `uninstall-hooks --agent codex|cursor`: each of the agent's files given back as install
+/// `uninstall-hooks --agent codex|cursor|copilot|gemini`: each of the agent's files given back as install
 /// found it, or with our entries alone taken out.
 fn another_agent(agent: Agent, args: &SettingsArgs) -> Result<String> {
     let config = Config::from_env();

@@ -167,8 +167,8 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
         }
     };
     let mut repaired = None;
-    let event = match parse(&input, &mut repaired) {
-        Ok(event) => event,
+    let (mut event, raw) = match parse(&input, &mut repaired) {
+        Ok(parsed) => parsed,
         Err(err) => {
             log.line(
                 "WARN",
@@ -179,25 +179,20 @@ fn run_logged(args: &[OsString], config: &Config, log: &Log) -> Answer {
     };
     let agent = named.unwrap_or_else(|| Agent::by_shape(&event));
     let mut started_in = config.project_dir.clone();
-    // Only Cursor's events are rewritten (into `adapted`, which the event then borrows).
+    // Cursor's events and Copilot's tool calls are rewritten, into `adapted`, which the
+    // event then borrows; every other event is read where it lies.
     let adapted;
-    let event = if agent == Agent::Cursor {
-        let Some(cursor) = cursor_event(
-            named.is_none(),
-            repaired.as_deref().unwrap_or(&input),
-            config,
-            log,
-        ) else {
-            return HookOutput::Nothing.into();
-        };
-        started_in = Some(cursor.project);
-        adapted = cursor.json;
-        match Event::parse(&adapted) {
-            Ok(event) => event,
-            Err(_) => return HookOutput::Nothing.into(),
+    let event = match rewrite(agent, named.is_none(), raw, &mut event, config, log) {
+        Rewrite::Kept => event,
+        Rewrite::Skipped => return HookOutput::Nothing.into(),
+        Rewrite::Into { json, project } => {
+            started_in = project.or(started_in);
+            adapted = json;
+            match Event::parse(&adapted) {
+                Ok(event) => event,
+                Err(_) => return HookOutput::Nothing.into(),
+            }
         }
-    } else {
-        event
     };
     // Without a folder from the agent the project is the event's cwd, known only now.
     if excluded(started_in.as_deref().or(Event::get(&event.cwd))) {
@@ -258,18 +253,71 @@ fn named_agent(rest: &[OsString]) -> Result<Option<Agent>, ()> {
     agent::named(&rest.ok_or(())?)
 }
 
-/// Parses one event; a string cut mid-character (a lone surrogate escape) is repaired into
-/// `repaired` first.
+/// Parses one event, and gives the bytes it was parsed from; a string cut mid-character (a
+/// lone surrogate escape) is repaired into `repaired` first.
 fn parse<'a>(
     input: &'a [u8],
     repaired: &'a mut Option<Vec<u8>>,
-) -> Result<Event<'a>, serde_json::Error> {
+) -> Result<(Event<'a>, &'a [u8]), serde_json::Error> {
     if let Err(err) = Event::parse(input) {
         *repaired = Some(wire::repair_lone_surrogates(input).ok_or(err)?);
     }
-    match repaired {
-        Some(fixed) => Event::parse(fixed),
-        None => Event::parse(input),
+    let repaired: &'a Option<Vec<u8>> = repaired;
+    let bytes = repaired.as_deref().unwrap_or(input);
+    Ok((Event::parse(bytes)?, bytes))
+}
+
+/// What becomes of an event before the hooks read it.
+enum Rewrite {
+    /// Claude Code's shape already: read as it came.
+    Kept,
+    /// Left out (logged).
+    Skipped,
+    /// Claude Code's JSON of it, and the folder the agent names as the project.
+    Into {
+        json: Vec<u8>,
+        project: Option<String>,
+    },
+}
+
+/// A Cursor event, or a Copilot tool call, read into Claude Code's (`input` is `event`'s
+/// bytes); a Gemini event renamed in place; any other event is kept.
+fn rewrite<'a>(
+    agent: Agent,
+    through_claude: bool,
+    input: &'a [u8],
+    event: &mut Event<'a>,
+    config: &Config,
+    log: &Log,
+) -> Rewrite {
+    match agent {
+        Agent::Gemini => match agent::gemini::adapt(event, input) {
+            Ok(()) => Rewrite::Kept,
+            Err(why) => {
+                log.line("INFO", &format!("left out a Gemini event: {why}"));
+                Rewrite::Skipped
+            }
+        },
+        Agent::Cursor => match cursor_event(through_claude, input, config, log) {
+            Some(cursor) => Rewrite::Into {
+                json: cursor.json,
+                project: Some(cursor.project),
+            },
+            None => Rewrite::Skipped,
+        },
+        Agent::Copilot if agent::copilot::rewrites(Event::get(&event.hook_event_name)) => {
+            match agent::copilot::adapt(input) {
+                Ok(json) => Rewrite::Into {
+                    json,
+                    project: None,
+                },
+                Err(why) => {
+                    log.line("INFO", &format!("left out a Copilot event: {why}"));
+                    Rewrite::Skipped
+                }
+            }
+        }
+        _ => Rewrite::Kept,
     }
 }
 

@@ -148,7 +148,7 @@ fn search_tool() -> Tool {
                 "project": {"type": "string", "description": "A project directory (default: the current project)."},
                 "all_projects": {"type": "boolean", "description": "Search every project."},
                 "session": {"type": "string", "description": "Only this session (an id)."},
-                "agent": {"type": "string", "enum": ["claude-code", "codex", "cursor"], "description": "Only the sessions of this coding agent."},
+                "agent": {"type": "string", "enum": ["claude-code", "codex", "cursor", "copilot", "gemini"], "description": "Only the sessions of this coding agent."},
                 "since": {"type": "string", "description": "Only since then: a duration ago (90s, 30m, 12h, 2d, 1w, 3mo, 1y; m is minutes) or a date (2026-11-01, local time)."},
                 "until": {"type": "string", "description": "Only before then: a duration ago, or a date (the whole day included)."},
                 "tool": {"type": "string", "description": "Only calls of this tool (Bash, Edit, ...)."},
@@ -217,7 +217,9 @@ fn agent(args: &Args) -> Result<Option<&'static str>> {
     match args.text("agent")? {
         Some(name) => Ok(Some(
             crate::agent::Agent::from_name(name)
-                .ok_or_else(|| mistake("agent is one of claude-code, codex, cursor"))?
+                .ok_or_else(|| {
+                    mistake("agent is one of claude-code, codex, cursor, copilot, gemini")
+                })?
                 .name(),
         )),
         None => Ok(None),

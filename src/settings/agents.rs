@@ -1,7 +1,8 @@
-//! Registering claude-mem with another coding agent (Codex, Cursor): its hooks file and its
-//! MCP configuration, each changed atomically and given back as it was on uninstall (see
-//! [`super::given_back`]). Both files are checked before either is written, so that a file we
-//! cannot read leaves the other as it was too.
+//! Registering claude-mem with another coding agent (Codex, Cursor, Copilot, Gemini): its hooks
+//! file and its MCP configuration (one file, Gemini's settings, holds both), each changed
+//! atomically and given back as it was on uninstall (see [`super::given_back`]). Both files
+//! are checked before either is written, so that a file we cannot read leaves the other as it
+//! was too.
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ use anyhow::{Context, Result};
 
 use super::command::Program;
 use super::given_back::{self, Edit, Edits};
-use super::{codex, cursor};
+use super::{codex, copilot, cursor, gemini};
 use crate::agent::Agent;
 use crate::config::Config;
 
@@ -52,31 +53,36 @@ fn run(
     let exe = super::ours::this_binary()?;
     let program = Program::of(&exe)?;
     let exec = program.exec.clone();
-    let (home, hooks_file, mcp_file, name) = match agent {
-        Agent::Codex => (codex::home()?, "hooks.json", "config.toml", "codex"),
-        Agent::Cursor => (cursor::home()?, "hooks.json", "mcp.json", "cursor"),
-        Agent::ClaudeCode => anyhow::bail!("Claude Code's settings are not an agent's file"),
-    };
+    if agent == Agent::Gemini {
+        return one_file(config, (&program, exe), dry_run, no_mcp, adding);
+    }
+    let (home, hooks_file, mcp_file) = files(agent)?;
+    let name = agent.name();
     let add_hooks = |text: Option<&str>| match agent {
         Agent::Cursor => cursor::add_hooks(text, &program),
+        Agent::Copilot => copilot::add_hooks(text, &program),
         _ => codex::add_hooks(text, &program),
     };
     let remove_hooks = |text: &str| match agent {
         Agent::Cursor => cursor::remove_hooks(text),
+        Agent::Copilot => copilot::remove_hooks(text),
         _ => codex::remove_hooks(text),
     };
     let add_server = |text: Option<&str>| match agent {
         Agent::Cursor => cursor::add_server(text, &exec),
+        Agent::Copilot => copilot::add_server(text, &exec),
         _ => codex::add_server(text, &exec),
     };
     let remove_server = |text: &str| match agent {
         Agent::Cursor => cursor::remove_server(text),
+        Agent::Copilot => copilot::remove_server(text),
         _ => codex::remove_server(text),
     };
     let mut wanted = vec![(
         "hooks",
         home.join(hooks_file),
-        format!("{name}-{hooks_file}"),
+        // Copilot's is in a folder: the copy kept in the data dir is a flat name.
+        format!("{name}-{}", hooks_file.replace('/', "-")),
         Edits {
             add: &add_hooks,
             remove: &remove_hooks,
@@ -118,4 +124,57 @@ fn run(
             .context("cannot note in the data dir that Cursor's hooks run ours")?;
     }
     Ok(Registered { files, exe })
+}
+
+/// The agent's folder, and its hooks file and MCP configuration in it.
+fn files(agent: Agent) -> Result<(PathBuf, &'static str, &'static str)> {
+    Ok(match agent {
+        Agent::Codex => (codex::home()?, "hooks.json", "config.toml"),
+        Agent::Cursor => (cursor::home()?, "hooks.json", "mcp.json"),
+        Agent::Copilot => (copilot::home()?, copilot::HOOKS_FILE, "mcp-config.json"),
+        Agent::ClaudeCode | Agent::Gemini => {
+            anyhow::bail!("Claude Code's and Gemini's settings are not two files of an agent")
+        }
+    })
+}
+
+/// Gemini's settings, which hold both our hooks and our MCP server: one edit of one file.
+fn one_file(
+    config: &Config,
+    (program, exe): (&Program, PathBuf),
+    dry_run: bool,
+    no_mcp: bool,
+    adding: bool,
+) -> Result<Registered> {
+    let path = gemini::settings()?;
+    let exec = (!no_mcp).then_some(program.exec.as_str());
+    let add = |text: Option<&str>| gemini::add(text, program, exec);
+    let remove = |text: &str| gemini::remove(text, !no_mcp);
+    let edits = Edits {
+        add: &add,
+        remove: &remove,
+    };
+    let saved = if no_mcp {
+        "gemini-settings-hooks.json"
+    } else {
+        "gemini-settings.json"
+    };
+    let edit = if adding {
+        given_back::install(config, &path, saved, &edits, dry_run)
+    } else {
+        given_back::uninstall(config, &path, saved, &edits, dry_run)
+    };
+    let edit = edit.with_context(|| format!("{} was left as it was", path.display()))?;
+    Ok(Registered {
+        files: vec![FileEdit {
+            what: if no_mcp {
+                "hooks"
+            } else {
+                "hooks and MCP server"
+            },
+            path,
+            edit,
+        }],
+        exe,
+    })
 }

@@ -50,17 +50,29 @@ pub fn home() -> Result<PathBuf> {
 /// first, so that a moved binary or an older registration leaves nothing behind.
 pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
     let mut root = agent_object(text)?;
-    merge::uninstall(&mut root);
+    add_registrations(&mut root, program, HOOKS, "codex")?;
+    agent_text(&root)
+}
+
+/// Adds `registrations` to a file in Claude Code's nested shape of hooks (Codex's, Gemini's),
+/// each running `program` for `agent`, after taking any of ours out.
+pub fn add_registrations(
+    root: &mut Map<String, Value>,
+    program: &Program,
+    registrations: &[Registration],
+    agent: &str,
+) -> Result<()> {
+    merge::uninstall(root);
     let hooks = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(hooks) = hooks else {
         bail!("its \"hooks\" value is not an object");
     };
-    for registration in HOOKS {
+    for registration in registrations {
         let handler = json!({
             "type": "command",
-            "command": format!("{} hook {} --agent codex", program.shell, registration.hook),
+            "command": format!("{} hook {} --agent {agent}", program.shell, registration.hook),
         });
         let groups = hooks
             .entry(registration.event)
@@ -70,7 +82,7 @@ pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
         };
         groups.push(json!({"hooks": [handler]}));
     }
-    agent_text(&root)
+    Ok(())
 }
 
 /// `hooks.json` without any hook of ours.

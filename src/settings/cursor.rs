@@ -61,6 +61,11 @@ pub fn remove_hooks(text: &str) -> Result<String> {
 
 /// `mcp.json` with our server running `exe mcp`.
 pub fn add_server(text: Option<&str>, exe: &str) -> Result<String> {
+    add_server_as(text, json!({"command": exe, "args": ["mcp"]}))
+}
+
+/// An `mcpServers` file (Cursor's, Copilot's) with our server as `entry`.
+pub fn add_server_as(text: Option<&str>, entry: Value) -> Result<String> {
     let mut root = agent_object(text)?;
     let Value::Object(servers) = root.entry("mcpServers").or_insert_with(|| json!({})) else {
         bail!("its \"mcpServers\" value is not an object");
@@ -73,7 +78,7 @@ pub fn add_server(text: Option<&str>, exe: &str) -> Result<String> {
     {
         bail!("it already has an MCP server named {SERVER} that runs {command}; left untouched");
     }
-    servers.insert(SERVER.into(), json!({"command": exe, "args": ["mcp"]}));
+    servers.insert(SERVER.into(), entry);
     agent_text(&root)
 }
 

@@ -12,6 +12,8 @@ mod agents;
 mod capture;
 // The command line outside the hooks: help, version, one clear line for bad input.
 mod command_line;
+// GitHub Copilot CLI's events, answers and hooks file, from payloads the real CLI sent.
+mod copilot;
 // Standing instructions: rules the user stated, given to every later session of the project.
 mod conventions;
 // The compressor: sessions into typed memories within a budget, with a stand-in or the real CLI.
@@ -24,6 +26,8 @@ mod docs;
 mod e2e_claude_code;
 // The real Codex CLI, offline against a stand-in of the Responses API, running our Codex hooks.
 mod e2e_codex;
+// The real GitHub Copilot CLI, offline against the same stand-in, running our Copilot hooks.
+mod e2e_copilot;
 // `export` and `import`: round trips, formats, and the privacy rules on what is read.
 mod export;
 // `export --html`: the page in a real browser, offline, searched, with nothing redacted in it.
@@ -31,6 +35,8 @@ mod export;
 mod export_html;
 // `forget`: by id, session, project and time, and the bytes gone from every file.
 mod forget;
+// Gemini CLI's events, answers and settings, from the payloads its source builds.
+mod gemini;
 // The hook path against hostile neighbours, full disks, stuck readers and careless callers.
 mod hardening;
 // Secrets redacted at the door whichever hook carries them; excluded projects leave nothing.

@@ -1,10 +1,11 @@
-//! A loopback stand-in of OpenAI's Responses API, just enough for the real Codex CLI to run a
-//! turn offline (`model_provider` pointed at it, `wire_api = "responses"`): `POST
+//! A loopback stand-in of OpenAI's Responses API, just enough for the real Codex and Copilot
+//! CLIs to run a turn offline (a model provider pointed at it, the Responses wire API): `POST
 //! /v1/responses` answered as a stream of `response.created`, one `response.output_item.done`
-//! and `response.completed` with its `usage`. The first request of a turn gets a
-//! `function_call` to `exec_command` running `command`; once the request holds that call's
-//! output, a `message`. Every request is recorded, so that a test sees what reached the
-//! model. Listens on 127.0.0.1 only and stops when dropped.
+//! and `response.completed` with the output again and its `usage`. The first request of a turn
+//! gets a `function_call` to `exec_command` running `command` (or to another agent's shell
+//! tool, see [`MockResponses::calling`]); once the request holds that call's output, a
+//! `message`. Every request is recorded, so that a test sees what reached the model. Listens on
+//! 127.0.0.1 only and stops when dropped.
 
 use std::io::{self, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,7 +22,9 @@ use super::mock_api::{Request, http, read_request};
 pub const ANSWER: &str = "Done: the command ran.";
 
 struct Shared {
-    command: String,
+    /// The shell tool's name and its call's arguments, as JSON text.
+    tool: String,
+    arguments: String,
     requests: Mutex<Vec<Request>>,
     stop: AtomicBool,
 }
@@ -33,12 +36,19 @@ pub struct MockResponses {
 }
 
 impl MockResponses {
-    /// Serves until dropped; each turn runs the shell `command` once.
+    /// Serves until dropped; each turn runs the shell `command` once, through Codex's
+    /// `exec_command`.
     pub fn start(command: &str) -> io::Result<MockResponses> {
+        MockResponses::calling("exec_command", &json!({"cmd": command}))
+    }
+
+    /// Serves until dropped; each turn calls the agent's `tool` once with `arguments`.
+    pub fn calling(tool: &str, arguments: &Value) -> io::Result<MockResponses> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            command: command.to_string(),
+            tool: tool.to_string(),
+            arguments: arguments.to_string(),
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
         });
@@ -120,9 +130,8 @@ fn stream_of(body: &Value, shared: &Shared) -> String {
         json!({"type": "message", "role": "assistant", "id": "msg_e2e", "status": "completed",
                "content": [{"type": "output_text", "text": ANSWER, "annotations": []}]})
     } else {
-        let arguments = json!({"cmd": shared.command}).to_string();
         json!({"type": "function_call", "id": "fc_e2e", "call_id": "call_e2e",
-               "name": "exec_command", "arguments": arguments, "status": "completed"})
+               "name": shared.tool, "arguments": shared.arguments, "status": "completed"})
     };
     let usage = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
                        "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
@@ -130,7 +139,9 @@ fn stream_of(body: &Value, shared: &Shared) -> String {
     [
         json!({"type": "response.created", "response": {"id": "resp_e2e"}}),
         json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
-        json!({"type": "response.completed", "response": {"id": "resp_e2e", "usage": usage}}),
+        // Copilot reads the response's output and status from this event alone.
+        json!({"type": "response.completed", "response": {"id": "resp_e2e", "status": "completed",
+               "output": [item], "usage": usage}}),
     ]
     .iter()
     .map(|e| {

@@ -13,6 +13,8 @@ pub mod browser;
 pub mod claude_cli;
 #[cfg(unix)]
 pub mod codex_cli;
+#[cfg(unix)]
+pub mod copilot_cli;
 pub mod memory;
 #[cfg(unix)]
 pub mod mock_api;

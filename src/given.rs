@@ -53,6 +53,20 @@ impl Reason {
             Reason::Match => "match",
         }
     }
+
+    /// The reason a code names; none for a code no version wrote.
+    pub fn parse(code: &str) -> Option<Reason> {
+        [
+            Reason::Recent,
+            Reason::Memory,
+            Reason::Thread,
+            Reason::Rule,
+            Reason::Team,
+            Reason::Match,
+        ]
+        .into_iter()
+        .find(|r| r.code() == code)
+    }
 }
 
 /// One item given.
@@ -108,5 +122,7 @@ mod tests {
         let given = Given::of([("s-0", "recent"), ("m-1", "memory"), ("p-2", "rule")]);
         assert!(given.has_session("s-0") && !given.has_item("s-0"));
         assert!(given.has_item("m-1") && given.has_item("p-2") && !given.has_session("m-1"));
+        assert_eq!(Reason::parse("thread"), Some(Reason::Thread));
+        assert_eq!(Reason::parse("Thread"), None);
     }
 }

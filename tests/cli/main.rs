@@ -28,6 +28,8 @@ mod e2e_codex;
 mod export;
 // `forget`: by id, session, project and time, and the bytes gone from every file.
 mod forget;
+// What the session-start context and per-prompt recall gave, and why: `given`.
+mod given;
 // The hook path against hostile neighbours, full disks, stuck readers and careless callers.
 mod hardening;
 // Secrets redacted at the door whichever hook carries them; excluded projects leave nothing.

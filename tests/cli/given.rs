@@ -1,7 +1,7 @@
 //! `claude-mem given` through the real binary: what the session-start context and per-prompt
 //! recall gave a session or a prompt, and why (each item's id, reason, score, bytes), read
-//! back from the records the hooks wrote; those records going with what they name (`forget`)
-//! and travelling with an export; a wrong id refused in one line.
+//! back from the records the hooks wrote; those records going with what they name (`forget`,
+//! retention) and travelling with an export; a wrong id refused in one line.
 
 use std::process::Output;
 
@@ -180,6 +180,28 @@ fn forgetting_takes_the_records_that_name_what_it_forgot() {
     assert_eq!(env.count("SELECT COUNT(*) FROM given"), 0);
     let out = run(&env, &["given", &prompt]);
     assert!(!out.status.success() && out.stdout.is_empty(), "{out:?}");
+}
+
+#[test]
+fn retention_prunes_the_records_with_the_sessions_they_name() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    recalled(&env);
+    let end = event("SessionEnd", EARLIER, json!({"reason": "other"}));
+    assert_clean(&env.hook("cleanup", &end));
+    env.wait_for_maintenance();
+    env.db()
+        .execute(
+            "UPDATE sessions SET started_at = '2020-01-01T00:00:00.000Z',
+                 updated_at = '2020-01-01T00:00:00.000Z' WHERE session_id = ?1",
+            [EARLIER],
+        )
+        .unwrap();
+    assert!(env.count("SELECT COUNT(*) FROM given") > 0);
+    ok(run(&env, &["prune", "--older-than", "1y", "--yes"]));
+    let left = format!("SELECT COUNT(*) FROM sessions WHERE session_id = '{EARLIER}'");
+    assert_eq!(env.count(&left), 0);
+    assert_eq!(env.count("SELECT COUNT(*) FROM given"), 0);
+    assert!(ok(run(&env, &["given", NOW, "--json"])).is_empty());
 }
 
 #[test]

@@ -49,7 +49,9 @@ pub fn given(id: Option<&str>, json: bool) -> Result<Report> {
     let mut lines = Vec::new();
     let mut table = Table::default();
     if style.terminal && !json {
-        let header = ["WHEN", "GIVEN", "ITEM", "WHAT", "REASON", "SCORE", "BYTES", "TITLE"];
+        let header = [
+            "WHEN", "GIVEN", "ITEM", "WHAT", "REASON", "SCORE", "BYTES", "TITLE",
+        ];
         table.row(header.map(|h| cell(h).color(Color::Header)).to_vec());
     }
     for answer in &answers {
@@ -147,7 +149,12 @@ fn line(
 }
 
 /// One item given, as `--json` prints it: one stable shape a line.
-fn record(session: &str, answer: &Answer, row: &GivenRow, found: Option<Item>) -> serde_json::Value {
+fn record(
+    session: &str,
+    answer: &Answer,
+    row: &GivenRow,
+    found: Option<Item>,
+) -> serde_json::Value {
     json!({
         "session_id": session,
         "giving": answer.giving,

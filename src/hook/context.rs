@@ -190,7 +190,12 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
 
 /// What a context that lists `listed` of what it found gives: the sessions and the memories
 /// named under them, the open threads' items, the rules, the team's notes, in that order.
-fn gave(recent: &[RecentSession], threads: &[Recalled], team: &[Note], listed: Listed) -> Vec<Gave> {
+fn gave(
+    recent: &[RecentSession],
+    threads: &[Recalled],
+    team: &[Note],
+    listed: Listed,
+) -> Vec<Gave> {
     let one = |id: &str, session: Option<&str>, reason, bytes| Gave {
         item_id: id.to_string(),
         item_session: session.map(String::from),
@@ -200,7 +205,12 @@ fn gave(recent: &[RecentSession], threads: &[Recalled], team: &[Note], listed: L
     };
     let mut out = Vec::new();
     for (s, bytes) in recent.iter().zip(listed.sessions) {
-        out.push(one(&s.session_id, Some(&s.session_id), Reason::Recent, bytes));
+        out.push(one(
+            &s.session_id,
+            Some(&s.session_id),
+            Reason::Recent,
+            bytes,
+        ));
         for m in s.memories.iter().take(MEMORIES_SHOWN) {
             let bytes = memory_line(m).len();
             out.push(one(&m.id, Some(&s.session_id), Reason::Memory, bytes));

@@ -20,9 +20,9 @@ use crate::log::Log;
 use crate::ops::{Change, Write};
 use crate::recorded::{self, Whose};
 use crate::store::Store;
-use crate::store::given::Giver;
 use crate::store::fts::Item;
 use crate::store::fts::recall::{Ask, MIN_WORDS, Recalled, Team, content_words, recall};
+use crate::store::given::Giver;
 use crate::store::rows::{Kind, short_id};
 use crate::team::{self, digest::Digest};
 
@@ -62,7 +62,10 @@ pub fn answer(store: Option<&mut Store>, config: &Config, write: &Write, log: &L
         at: &write.at,
     };
     if let Err(err) = store.give(&giver, &gave) {
-        log.line("WARN", &format!("what recall gave was not recorded: {err:#}"));
+        log.line(
+            "WARN",
+            &format!("what recall gave was not recorded: {err:#}"),
+        );
     }
     HookOutput::Context { event: EVENT, text }
 }
@@ -351,7 +354,10 @@ mod tests {
         // Room for exactly the small one and the note: the big one is left out.
         let room = units(&rendered("", &[small.clone(), note.clone()], 5000).unwrap());
         let (text, gave) = render("", &[small.clone(), note, big], room).unwrap();
-        assert!(!text.contains("bbbb") && text.contains("3ebc8321"), "{text}");
+        assert!(
+            !text.contains("bbbb") && text.contains("3ebc8321"),
+            "{text}"
+        );
         let ids: Vec<(&str, Option<&str>, Reason)> = gave
             .iter()
             .map(|g| (g.item_id.as_str(), g.item_session.as_deref(), g.reason))

@@ -382,7 +382,9 @@ fn assert_given_is_what_the_model_got(
             .unwrap();
         assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
         let text = String::from_utf8(out.stdout).unwrap();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     };
     let db = Connection::open(run.env.data_dir.join("memory.db")).unwrap();
     let prompt: String = db
@@ -394,7 +396,12 @@ fn assert_given_is_what_the_model_got(
         .unwrap();
     let listed: Vec<String> = given(&prompt)
         .iter()
-        .inspect(|r| assert!(r["reason"] == "match" && r["score"].as_f64() >= Some(0.4), "{r}"))
+        .inspect(|r| {
+            assert!(
+                r["reason"] == "match" && r["score"].as_f64() >= Some(0.4),
+                "{r}"
+            )
+        })
         .map(|r| r["short_id"].as_str().unwrap().to_string())
         .collect();
     let turn = requests.iter().find(|r| r.is_main_turn()).unwrap();
@@ -406,9 +413,15 @@ fn assert_given_is_what_the_model_got(
         .filter_map(|l| l.split(", ").next()?.rsplit(' ').next().map(String::from))
         .collect();
     assert!(!carried.is_empty(), "{block}");
-    assert_eq!(listed, carried, "given lists another set than the request carried: {block}");
+    assert_eq!(
+        listed, carried,
+        "given lists another set than the request carried: {block}"
+    );
     let at_start = given(session);
-    let context: Vec<&Value> = at_start.iter().filter(|r| r["giving"] == "context").collect();
+    let context: Vec<&Value> = at_start
+        .iter()
+        .filter(|r| r["giving"] == "context")
+        .collect();
     assert!(!context.is_empty(), "{at_start:?}");
     for r in context {
         let short = r["short_id"].as_str().unwrap();

@@ -33,7 +33,11 @@ fn submit(env: &Env, session: &str, text: &str) -> Option<String> {
         return None;
     }
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    Some(v["hookSpecificOutput"]["additionalContext"].as_str()?.to_string())
+    Some(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()?
+            .to_string(),
+    )
 }
 
 /// What the session-start context of `session` gave, if anything.
@@ -44,7 +48,11 @@ fn start(env: &Env, session: &str) -> Option<String> {
     );
     assert_clean(&out);
     let v: Value = serde_json::from_slice(&out.stdout).ok()?;
-    Some(v["hookSpecificOutput"]["additionalContext"].as_str()?.to_string())
+    Some(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()?
+            .to_string(),
+    )
 }
 
 /// The id every command prints for a row id: the start of its last group.
@@ -125,7 +133,9 @@ fn a_prompt_shows_the_items_its_recall_gave_and_why() {
     assert!(text.contains(short(&login)), "{text}");
     // Without an id: the latest session of the project it is run in, the same records.
     let mut latest = env.command();
-    latest.current_dir(&env.tmp()).env("CLAUDE_PROJECT_DIR", PROJECT);
+    latest
+        .current_dir(env.tmp())
+        .env("CLAUDE_PROJECT_DIR", PROJECT);
     let out = ok(latest.args(["given", "--json"]).output().unwrap());
     assert_eq!(out.lines().count(), records.len(), "{out}");
     // Aligned, a line an item, quiet in a pipe: no header, no colour.
@@ -135,7 +145,10 @@ fn a_prompt_shows_the_items_its_recall_gave_and_why() {
         first.contains("prompt #1") && first.contains(short(&login)),
         "{table}"
     );
-    assert!(first.contains(" match ") && !table.contains('\x1b'), "{table}");
+    assert!(
+        first.contains(" match ") && !table.contains('\x1b'),
+        "{table}"
+    );
 }
 
 #[test]
@@ -149,7 +162,12 @@ fn the_context_records_the_sessions_it_listed_and_recall_leaves_them_out() {
     let r = &records[0];
     assert_eq!(
         (&r["giving"], &r["item_id"], &r["reason"], &r["prompt_id"]),
-        (&json!("context"), &json!(EARLIER), &json!("recent"), &Value::Null)
+        (
+            &json!("context"),
+            &json!(EARLIER),
+            &json!("recent"),
+            &Value::Null
+        )
     );
     assert_eq!(r["kind"], "session");
     assert!(context.contains(short(EARLIER)), "{context}");
@@ -210,7 +228,10 @@ fn an_export_carries_the_records_and_an_import_stores_them_once() {
     let (_, prompt) = recalled(&env);
     let before = given(&env, &[&prompt]);
     let file = env.tmp().join("memory.jsonl");
-    ok(run(&env, &["export", "--all", "--output", file.to_str().unwrap()]));
+    ok(run(
+        &env,
+        &["export", "--all", "--output", file.to_str().unwrap()],
+    ));
     let other = Env::new();
     for _ in 0..2 {
         ok(run(&other, &["import", file.to_str().unwrap()]));
@@ -220,11 +241,19 @@ fn an_export_carries_the_records_and_an_import_stores_them_once() {
     // A record no hook could write is refused, before anything is stored.
     let text = std::fs::read_to_string(&file).unwrap();
     let bad = env.tmp().join("bad.jsonl");
-    std::fs::write(&bad, text.replace("\"reason\":\"match\"", "\"reason\":\"because\"")).unwrap();
+    std::fs::write(
+        &bad,
+        text.replace("\"reason\":\"match\"", "\"reason\":\"because\""),
+    )
+    .unwrap();
     let third = Env::new();
     let out = run(&third, &["import", bad.to_str().unwrap()]);
     assert!(!out.status.success(), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1, "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().count(),
+        1,
+        "{out:?}"
+    );
 }
 
 #[test]

@@ -30,7 +30,10 @@ const OF_SESSION: &str = "SELECT g.prompt_id, g.giving, g.item_id, g.item_sessio
 pub fn of_session(conn: &Connection, session_id: &str) -> Result<Vec<Answer>> {
     let mut stmt = conn.prepare(OF_SESSION)?;
     let rows = stmt.query_map([session_id], |r| {
-        Ok((rows::given_row(r)?, r.get::<_, Option<i64>>("prompt_number")?))
+        Ok((
+            rows::given_row(r)?,
+            r.get::<_, Option<i64>>("prompt_number")?,
+        ))
     })?;
     let mut answers: Vec<Answer> = Vec::new();
     for row in rows {
@@ -78,7 +81,13 @@ mod tests {
             .map(|a| {
                 let prompt = a.prompt_id.as_deref();
                 let bytes = a.items.iter().map(|i| i.bytes).sum();
-                (prompt, a.prompt_number, a.giving.as_str(), a.items.len(), bytes)
+                (
+                    prompt,
+                    a.prompt_number,
+                    a.giving.as_str(),
+                    a.items.len(),
+                    bytes,
+                )
             })
             .collect();
         assert_eq!(

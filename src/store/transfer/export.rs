@@ -29,9 +29,7 @@ use crate::privacy::is_our_tool;
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
 use crate::store::base::slices::Slicer;
-use crate::store::rows::{
-    self, GivenRow, Json, Memory, Prompt, QueueItem, Session, Summary, json,
-};
+use crate::store::rows::{self, GivenRow, Json, Memory, Prompt, QueueItem, Session, Summary, json};
 
 /// The name every header carries, and the version of it this claude-mem writes and reads.
 pub const FORMAT_NAME: &str = "claude-mem";

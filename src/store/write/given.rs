@@ -60,7 +60,8 @@ pub fn at_start(conn: &Connection, session_id: &str) -> rusqlite::Result<Given> 
         .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     Ok(Given::of(
-        rows.iter().map(|(id, reason)| (id.as_str(), reason.as_str())),
+        rows.iter()
+            .map(|(id, reason)| (id.as_str(), reason.as_str())),
     ))
 }
 

@@ -76,25 +76,22 @@ mod tests {
         )
         .unwrap();
         let answers = of_session(&conn, "s").unwrap();
-        let shape: Vec<(Option<&str>, Option<i64>, &str, usize, i64)> = answers
+        let shape: Vec<String> = answers
             .iter()
             .map(|a| {
-                let prompt = a.prompt_id.as_deref();
-                let bytes = a.items.iter().map(|i| i.bytes).sum();
-                (
-                    prompt,
-                    a.prompt_number,
-                    a.giving.as_str(),
-                    a.items.len(),
-                    bytes,
+                let bytes: i64 = a.items.iter().map(|i| i.bytes).sum();
+                let items = a.items.len();
+                format!(
+                    "{:?} {:?} {} {items} {bytes}",
+                    a.prompt_id, a.prompt_number, a.giving
                 )
             })
             .collect();
         assert_eq!(
             shape,
             [
-                (None, None, "context", 2, 130),
-                (Some("p-1"), Some(3), "recall", 1, 70)
+                "None None context 2 130",
+                "Some(\"p-1\") Some(3) recall 1 70"
             ]
         );
         assert_eq!(answers[1].items[0].score, Some(0.5));

@@ -128,6 +128,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What the session-start context and per-prompt recall gave a session, and why.
+    ///
+    /// Each item given: when, by what (the context, or a prompt's recall), its id, what it is,
+    /// the reason (recent, memory, thread, rule, team, match), its score where it cleared
+    /// recall's bar, and the bytes of its lines. Without an id, the latest session of this
+    /// project.
+    Given {
+        /// A session's or a prompt's id, or a unique prefix of one (6 characters or more).
+        id: Option<String>,
+        /// JSON Lines, one item given a line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the memory to Claude Code over the Model Context Protocol (stdio).
     ///
     /// Claude Code starts this itself once `install-hooks` has registered it (`claude mcp add`).

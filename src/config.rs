@@ -274,12 +274,6 @@ impl Config {
         self.data_dir.join("notices")
     }
 
-    /// What the session-start context gave each session, one small file a session (see
-    /// `given`): per-prompt recall does not give it again.
-    pub fn given_dir(&self) -> PathBuf {
-        self.data_dir.join("given")
-    }
-
     /// Present once the maintenance process has moved the sessions an earlier release recorded
     /// under a subfolder of a repository to the repository (`projects join`): it does so once,
     /// so that `projects unjoin` stays undone.

@@ -1,89 +1,116 @@
-//! What the session-start context gave a session, so that per-prompt recall does not hand the
-//! same items again: the sessions it listed (their first prompt, summary and closing message
-//! were shown) and the memories it named. One small file per session in the data dir, written
-//! by `hook context`, read by `hook prompt`, removed when the session ends. It keeps hashes of
-//! the ids, not the ids: what `forget` deletes leaves no id of it here.
+//! What the session-start context and per-prompt recall gave a session, and why: one record an
+//! item (its id, the session it is of, a score where it cleared a bar, a short reason, the
+//! bytes of its lines), written by the hooks into the database (`given`, schema v13) with the
+//! rest of what they write, and read back by per-prompt recall so that it does not hand again
+//! what the session's start gave, by `claude-mem given` and by `browse`. Records hold ids and
+//! scores, never the text given: that stays in the rows they name, and `forget` and retention
+//! take the records with those rows.
 
-use std::io::Read;
-use std::path::PathBuf;
-
-use crate::config::{Config, fnv1a};
-use crate::fsutil::{self, Access, Durability};
-
-/// The most of a file read back: far more than a context of 9,500 characters can name.
-const READ_LIMIT: u64 = 64 * 1024;
-
-/// What a session was given: hashes of ids (see [`key`]).
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Given {
-    /// The sessions listed.
-    pub sessions: Vec<u64>,
-    /// The items named by id (memories).
-    pub items: Vec<u64>,
+/// Which answer gave an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Giving {
+    /// The session-start context (SessionStart).
+    Context,
+    /// Per-prompt recall (UserPromptSubmit).
+    Recall,
 }
 
-/// What an id is kept as.
-pub fn key(id: &str) -> u64 {
-    fnv1a(id.as_bytes())
+impl Giving {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Giving::Context => "context",
+            Giving::Recall => "recall",
+        }
+    }
+}
+
+/// Why an item was given: the rule that let it through, as a short code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// One of the project's most recent sessions, listed by the session-start context.
+    Recent,
+    /// A memory the compressor made of a listed session, named under it.
+    Memory,
+    /// Matched (cleared recall's bar for) an error the newest session left unresolved.
+    Thread,
+    /// A standing instruction of the project (at the start: one of the current ones that fit;
+    /// with a prompt: one sharing words enough with it).
+    Rule,
+    /// A teammate's note (at the start: among the newest; with a prompt: it cleared the bar).
+    Team,
+    /// Cleared per-prompt recall's bar for the prompt.
+    Match,
+}
+
+impl Reason {
+    pub fn code(self) -> &'static str {
+        match self {
+            Reason::Recent => "recent",
+            Reason::Memory => "memory",
+            Reason::Thread => "thread",
+            Reason::Rule => "rule",
+            Reason::Team => "team",
+            Reason::Match => "match",
+        }
+    }
+
+    /// The reason a code names; none for a code no version wrote.
+    pub fn parse(code: &str) -> Option<Reason> {
+        [
+            Reason::Recent,
+            Reason::Memory,
+            Reason::Thread,
+            Reason::Rule,
+            Reason::Team,
+            Reason::Match,
+        ]
+        .into_iter()
+        .find(|r| r.code() == code)
+    }
+}
+
+/// One item given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gave {
+    pub item_id: String,
+    /// The session the item is of; none for a teammate's note (not a row of ours).
+    pub item_session: Option<String>,
+    /// Of an item that cleared recall's bar, the share of the prompt's weight it held.
+    pub score: Option<f64>,
+    pub reason: Reason,
+    /// The bytes of its lines in the text given.
+    pub bytes: usize,
+}
+
+/// What the session-start context gave a session: what per-prompt recall leaves out.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Given {
+    /// The sessions listed (their first prompt, summary and closing message were shown).
+    pub sessions: Vec<String>,
+    /// The items named by id (memories, open threads' items, rules' prompts, team notes).
+    pub items: Vec<String>,
 }
 
 impl Given {
+    /// From the records of a context: a listed session's record, or an item's.
+    pub fn of<'a>(records: impl IntoIterator<Item = (&'a str, &'a str)>) -> Given {
+        let mut given = Given::default();
+        for (id, reason) in records {
+            match reason == Reason::Recent.code() {
+                true => given.sessions.push(id.to_string()),
+                false => given.items.push(id.to_string()),
+            }
+        }
+        given
+    }
+
     pub fn has_session(&self, id: &str) -> bool {
-        self.sessions.contains(&key(id))
+        self.sessions.iter().any(|s| s == id)
     }
 
     pub fn has_item(&self, id: &str) -> bool {
-        self.items.contains(&key(id))
+        self.items.iter().any(|i| i == id)
     }
-}
-
-fn path(config: &Config, session_id: &str) -> PathBuf {
-    config
-        .given_dir()
-        .join(format!("{:016x}", fnv1a(session_id.as_bytes())))
-}
-
-/// Records what `session_id` was given, replacing what an earlier start of it was (a resume
-/// or a compaction gives anew). Best effort: without the file, recall may repeat an item.
-pub fn record(config: &Config, session_id: &str, given: &Given) {
-    let dir = config.given_dir();
-    let mut text = String::new();
-    for (tag, ids) in [("session", &given.sessions), ("item", &given.items)] {
-        for id in ids {
-            text.push_str(&format!("{tag} {id:016x}\n"));
-        }
-    }
-    let name = format!("{:016x}", fnv1a(session_id.as_bytes()));
-    let _ = fsutil::our_dir(&dir)
-        .and_then(|_| fsutil::write_atomic(&dir, &name, text.as_bytes(), Durability::Kill));
-}
-
-/// What `session_id` was given; nothing when no context was given (or it is unreadable).
-pub fn read(config: &Config, session_id: &str) -> Given {
-    let mut text = String::new();
-    let read = fsutil::open_ours(&path(config, session_id), Access::Read)
-        .and_then(|file| file.take(READ_LIMIT).read_to_string(&mut text));
-    let mut given = Given::default();
-    if read.is_err() {
-        return given;
-    }
-    for line in text.lines() {
-        let (tag, hash) = line.split_once(' ').unwrap_or_default();
-        let Ok(hash) = u64::from_str_radix(hash, 16) else {
-            continue;
-        };
-        match tag {
-            "session" => given.sessions.push(hash),
-            "item" => given.items.push(hash),
-            _ => {}
-        }
-    }
-    given
-}
-
-/// Removes a session's file at its end.
-pub fn forget_session(config: &Config, session_id: &str) {
-    let _ = std::fs::remove_file(path(config, session_id));
 }
 
 #[cfg(test)]
@@ -91,30 +118,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn what_was_recorded_reads_back_and_goes_at_the_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = Config::in_dir(dir.path());
-        assert_eq!(read(&config, "s-1"), Given::default());
-        let item = "0195f3a2-7c4b-7d3e-8f12-3ebc8321ae44";
-        let given = Given {
-            sessions: vec![key("s-0")],
-            items: vec![key(item)],
-        };
-        record(&config, "s-1", &given);
-        let back = read(&config, "s-1");
-        assert_eq!(back, given);
-        assert!(back.has_session("s-0") && back.has_item(item) && !back.has_item("s-0"));
-        let file = std::fs::read_dir(config.given_dir())
-            .unwrap()
-            .next()
-            .unwrap();
-        let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
-        assert!(
-            !text.contains("3ebc8321") && !text.contains("s-0"),
-            "{text}"
-        );
-        assert_eq!(read(&config, "s-2"), Given::default());
-        forget_session(&config, "s-1");
-        assert_eq!(read(&config, "s-1"), Given::default());
+    fn a_listed_session_is_told_from_an_item_by_its_reason() {
+        let given = Given::of([("s-0", "recent"), ("m-1", "memory"), ("p-2", "rule")]);
+        assert!(given.has_session("s-0") && !given.has_item("s-0"));
+        assert!(given.has_item("m-1") && given.has_item("p-2") && !given.has_session("m-1"));
+        assert_eq!(Reason::parse("thread"), Some(Reason::Thread));
+        assert_eq!(Reason::parse("Thread"), None);
     }
 }

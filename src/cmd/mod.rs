@@ -11,6 +11,7 @@ mod conventions;
 mod doctor;
 mod export;
 mod forget;
+mod given;
 mod import;
 mod install;
 mod maintain;
@@ -56,6 +57,7 @@ pub fn run(command: Command) -> Result<Report> {
             after,
             json,
         } => timeline::timeline(&id, before, after, json),
+        Command::Given { id, json } => given::given(id.as_deref(), json),
         Command::Compress(args) => compress::compress(&args),
         Command::Status { json } => status::status(json),
         Command::Doctor { fix, json } => doctor::doctor(fix, json),

@@ -23,10 +23,11 @@ use super::wire::Event;
 use super::{Ctx, meta};
 use crate::config::Config;
 use crate::emit::HookOutput;
-use crate::given::{self, Given};
+use crate::given::{Gave, Giving, Reason};
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::fts::recall::Recalled;
+use crate::store::given::Giver;
 use crate::store::read::standing::{self, Instruction};
 use crate::store::rows::KIND_CHARS;
 use crate::store::rows::short_id;
@@ -89,7 +90,7 @@ enum Pointer<'a> {
 /// never listed.
 pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutput {
     let session = &write.session;
-    let (Some(store), Some(project)) = (store, session.project_dir.as_deref()) else {
+    let (Some(mut store), Some(project)) = (store, session.project_dir.as_deref()) else {
         return HookOutput::Ack;
     };
     let resumed = matches!(&write.change, Change::SessionStart { source, .. }
@@ -147,20 +148,17 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
     ) else {
         return HookOutput::Ack;
     };
-    if config.recall {
-        let mut shown = given(&recent[..listed.sessions]);
-        shown.items.extend(
-            threads[..listed.threads]
-                .iter()
-                .map(|t| given::key(&t.item.id)),
+    let giver = Giver {
+        session_id: &session.session_id,
+        prompt_id: None,
+        giving: Giving::Context,
+        at: &write.at,
+    };
+    if let Err(err) = store.give(&giver, &gave(&recent, &threads, &team, listed)) {
+        crate::log::Log::new(config, "context").line(
+            "WARN",
+            &format!("what the context gave was not recorded: {err:#}"),
         );
-        shown
-            .items
-            .extend(listed.standing.iter().map(|id| given::key(id)));
-        shown
-            .items
-            .extend(team[..listed.team].iter().map(|n| given::key(&n.id)));
-        given::record(config, &session.session_id, &shown);
     }
     HookOutput::Context { event: EVENT, text }
 }
@@ -190,16 +188,45 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
     team::read::newest(&dir, TEAM_SHOWN, &log, own)
 }
 
-/// What a context listing `listed` gives: the sessions, and the memories it names.
-fn given(listed: &[RecentSession]) -> Given {
-    Given {
-        sessions: listed.iter().map(|s| given::key(&s.session_id)).collect(),
-        items: listed
-            .iter()
-            .flat_map(|s| s.memories.iter().take(MEMORIES_SHOWN))
-            .map(|m| given::key(&m.id))
-            .collect(),
+/// What a context that lists `listed` of what it found gives: the sessions and the memories
+/// named under them, the open threads' items, the rules, the team's notes, in that order.
+fn gave(
+    recent: &[RecentSession],
+    threads: &[Recalled],
+    team: &[Note],
+    listed: Listed,
+) -> Vec<Gave> {
+    let one = |id: &str, session: Option<&str>, reason, bytes| Gave {
+        item_id: id.to_string(),
+        item_session: session.map(String::from),
+        score: None,
+        reason,
+        bytes,
+    };
+    let mut out = Vec::new();
+    for (s, bytes) in recent.iter().zip(listed.sessions) {
+        out.push(one(
+            &s.session_id,
+            Some(&s.session_id),
+            Reason::Recent,
+            bytes,
+        ));
+        for m in s.memories.iter().take(MEMORIES_SHOWN) {
+            let bytes = memory_line(m).len();
+            out.push(one(&m.id, Some(&s.session_id), Reason::Memory, bytes));
+        }
     }
+    for (t, bytes) in threads.iter().zip(listed.threads) {
+        out.push(Gave {
+            score: Some(t.score),
+            ..one(&t.item.id, Some(&t.item.session_id), Reason::Thread, bytes)
+        });
+    }
+    out.extend(listed.standing);
+    for (n, bytes) in team.iter().zip(listed.team) {
+        out.push(one(&n.id, None, Reason::Team, bytes));
+    }
+    out
 }
 
 /// The context text, within `budget` UTF-16 units, or `None` when there is nothing to say.
@@ -233,13 +260,13 @@ struct Found<'a> {
     team: &'a [Note],
 }
 
-/// How many of the sessions, of the open threads' items and of the team's notes a context
-/// lists (the first ones), and the prompts whose standing instructions it gives.
+/// The sessions, open threads' items and team's notes a context lists (the first ones), as
+/// the bytes of each one's lines, and what the standing instructions it gives give.
 struct Listed {
-    sessions: usize,
-    threads: usize,
-    team: usize,
-    standing: Vec<String>,
+    sessions: Vec<usize>,
+    threads: Vec<usize>,
+    team: Vec<usize>,
+    standing: Vec<Gave>,
 }
 
 /// The context text and what it lists, within `budget` UTF-16 units, or `None` when there is
@@ -308,36 +335,36 @@ fn listing(
             sessions: listed,
             threads,
             team,
-            standing: from.into_iter().map(String::from).collect(),
+            standing: from,
         },
     ))
 }
 
 /// `head` and as many of `lines` as fit in what is left of `budget` (counted into `used`),
-/// and how many that is; nothing when none fits.
+/// and the bytes of each of them; nothing when none fits.
 fn within(
     lines: impl Iterator<Item = String>,
     head: &str,
     budget: usize,
     used: &mut usize,
-) -> (String, usize) {
+) -> (String, Vec<usize>) {
     let mut out = String::new();
     let mut spent = *used + units(head);
-    let mut count = 0;
+    let mut sizes = Vec::new();
     for line in lines {
         let cost = units(&line);
         if spent + cost > budget {
             break;
         }
         spent += cost;
-        count += 1;
+        sizes.push(line.len());
         out.push_str(&line);
     }
     if out.is_empty() {
-        return (out, 0);
+        return (out, Vec::new());
     }
     *used = spent;
-    (format!("{head}{out}"), count)
+    (format!("{head}{out}"), sizes)
 }
 
 /// A team's note in one line: when, what (a memory's type too), its id for `get`, its title.
@@ -470,17 +497,22 @@ fn memory_lines(memories: &[MemoryLine]) -> String {
     }
     let mut out = String::from("  memories:\n");
     for m in memories.iter().take(MEMORIES_SHOWN) {
-        out.push_str(&format!(
-            "    {} {}: {}\n",
-            handed(&m.kind, KIND_CHARS),
-            sealed(short_id(&m.id)),
-            handed(&m.title, MEMORY_TITLE_CHARS)
-        ));
+        out.push_str(&memory_line(m));
     }
     if memories.len() > MEMORIES_SHOWN {
         out.push_str("    (more: the session's id gets them all)\n");
     }
     out
+}
+
+/// A memory named under its session: its type, id and title.
+fn memory_line(m: &MemoryLine) -> String {
+    format!(
+        "    {} {}: {}\n",
+        handed(&m.kind, KIND_CHARS),
+        sealed(short_id(&m.id)),
+        handed(&m.title, MEMORY_TITLE_CHARS)
+    )
 }
 
 /// A failed call in a few words: the tool and call, what its error said (quoted: the tool's

@@ -351,7 +351,7 @@ fn write_and_answer(hook: Hook, agent: Agent, write: &Write, config: &Config, lo
     if hook == Hook::Context {
         session_start_chores(config, log);
     }
-    let recorded = record::record(config, write, log, spill::HOOK_SLICE);
+    let mut recorded = record::record(config, write, log, spill::HOOK_SLICE);
     // After the write, so that a first run's warnings find the data dir it created.
     for warning in &config.warnings {
         log.line("WARN", warning);
@@ -359,7 +359,6 @@ fn write_and_answer(hook: Hook, agent: Agent, write: &Write, config: &Config, lo
     if hook == Hook::Cleanup {
         private_turn::forget_session(config, &write.session.session_id);
         notice::forget_session(config, &write.session.session_id);
-        crate::given::forget_session(config, &write.session.session_id);
         // Retention and sync run in the maintenance process; whether either is due takes two
         // stats each (no hook runs git or waits on the network). So does bringing the search
         // index up to date with the session that ended, which per-prompt recall reads but
@@ -385,7 +384,7 @@ fn write_and_answer(hook: Hook, agent: Agent, write: &Write, config: &Config, lo
     let output = match hook {
         Hook::Context => context::answer(recorded.store, config, write),
         Hook::Prompt if agent.takes_prompt_context() => {
-            recall::answer(recorded.store.as_ref(), config, write, log)
+            recall::answer(recorded.store.as_mut(), config, write, log)
         }
         _ => HookOutput::Ack,
     };

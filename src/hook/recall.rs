@@ -15,13 +15,14 @@ use std::path::{Path, PathBuf};
 use super::context::{CLOSE, OPEN, handed, sealed, units};
 use crate::config::Config;
 use crate::emit::HookOutput;
-use crate::given::Given;
+use crate::given::{Gave, Given, Giving, Reason};
 use crate::log::Log;
 use crate::ops::{Change, Write};
 use crate::recorded::{self, Whose};
 use crate::store::Store;
 use crate::store::fts::Item;
 use crate::store::fts::recall::{Ask, MIN_WORDS, Recalled, Team, content_words, recall};
+use crate::store::given::Giver;
 use crate::store::rows::{Kind, short_id};
 use crate::team::{self, digest::Digest};
 
@@ -40,7 +41,8 @@ const TEAM_SAID: &str = "\"(team)\": a note a teammate shared in this project's 
 const ANSWER_SAID: &str = "its answer matched (third-party text, not quoted; get reads it):";
 
 /// The answer to a recorded prompt: context when something clears the bar, else the ack.
-pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) -> HookOutput {
+/// What it gives is recorded (see [`crate::given`]).
+pub fn answer(store: Option<&mut Store>, config: &Config, write: &Write, log: &Log) -> HookOutput {
     let (Some(store), Some(project), Change::Prompt { text, .. }) =
         (store, write.session.project_dir.as_deref(), &write.change)
     else {
@@ -50,12 +52,41 @@ pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) 
         return HookOutput::Ack;
     }
     let session = write.session.session_id.as_str();
+    let Some((text, gave)) = answer_text(store, config, (project, session, text), log) else {
+        return HookOutput::Ack;
+    };
+    let giver = Giver {
+        session_id: session,
+        prompt_id: Some(&write.id),
+        giving: Giving::Recall,
+        at: &write.at,
+    };
+    if let Err(err) = store.give(&giver, &gave) {
+        log.line(
+            "WARN",
+            &format!("what recall gave was not recorded: {err:#}"),
+        );
+    }
+    HookOutput::Context { event: EVENT, text }
+}
+
+/// The context for a prompt of `session` in `project` and the items it gives; `None` when
+/// nothing clears the bar.
+fn answer_text(
+    store: &Store,
+    config: &Config,
+    (project, session, text): (&str, &str, &str),
+    log: &Log,
+) -> Option<(String, Vec<Gave>)> {
     // Read only once an item is to be shown: most prompts never get that far.
     let given = std::cell::OnceCell::new();
-    let keep = |item: &Item| {
-        let given = given.get_or_init(|| crate::given::read(config, session));
-        !was_given(given, item)
+    let at_start = || {
+        crate::store::given::at_start(store.conn(), session).unwrap_or_else(|err| {
+            log.line("WARN", &format!("what the session's start gave: {err:#}"));
+            Given::default()
+        })
     };
+    let keep = |item: &Item| !was_given(given.get_or_init(at_start), item);
     let team = team_digest(config, project, text);
     let ask = Ask {
         prompt: text,
@@ -65,29 +96,22 @@ pub fn answer(store: Option<&Store>, config: &Config, write: &Write, log: &Log) 
         limit: ITEMS,
         team: team.as_ref().map(|(dir, digest)| Team { dir, digest }),
     };
-    let rules = super::standing::for_prompt(store.conn(), project, text, || {
-        crate::given::read(config, session)
-    })
-    .unwrap_or_else(|err| {
-        log.line(
-            "WARN",
-            &format!("standing instructions for a prompt: {err:#}"),
-        );
-        String::new()
+    let (rules, mut gave) =
+        super::standing::for_prompt(store.conn(), project, text, || given.get_or_init(at_start))
+            .unwrap_or_else(|err| {
+                log.line(
+                    "WARN",
+                    &format!("standing instructions for a prompt: {err:#}"),
+                );
+                (String::new(), Vec::new())
+            });
+    let found = recall(config, store.conn(), &ask).unwrap_or_else(|err| {
+        log.line("WARN", &format!("recall for a prompt: {err:#}"));
+        Vec::new()
     });
-    match recall(config, store.conn(), &ask) {
-        Ok(found) => match render(&rules, &found, config.recall_chars) {
-            Some(text) => HookOutput::Context { event: EVENT, text },
-            None => HookOutput::Ack,
-        },
-        Err(err) => {
-            log.line("WARN", &format!("recall for a prompt: {err:#}"));
-            match render(&rules, &[], config.recall_chars) {
-                Some(text) => HookOutput::Context { event: EVENT, text },
-                None => HookOutput::Ack,
-            }
-        }
-    }
+    let (text, items) = render(&rules, &found, config.recall_chars)?;
+    gave.extend(items);
+    Some((text, gave))
 }
 
 /// The project's `.claude-mem/` folder and the digest of its notes that a prompt of `text`
@@ -123,8 +147,8 @@ fn was_given(given: &Given, item: &Item) -> bool {
 
 /// The context: the standing instructions that bear on the prompt (`rules`, lines, at most two:
 /// outside the items' budget, which they never take from), then the items within `budget`
-/// UTF-16 units; `None` without either.
-fn render(rules: &str, found: &[Recalled], budget: usize) -> Option<String> {
+/// UTF-16 units, with what of `found` it gives; `None` without either.
+fn render(rules: &str, found: &[Recalled], budget: usize) -> Option<(String, Vec<Gave>)> {
     let rules = match rules.is_empty() {
         true => String::new(),
         false => format!("{}{rules}", super::standing::PROMPT_HEAD),
@@ -132,6 +156,7 @@ fn render(rules: &str, found: &[Recalled], budget: usize) -> Option<String> {
     let mut used = units(OPEN) + units(recorded::FRAME) + units(HEAD) + units(CLOSE);
     let mut entries = String::new();
     let mut team = false;
+    let mut gave = Vec::new();
     for hit in found {
         let entry = entry(hit);
         let said = match hit.team && !team {
@@ -144,6 +169,16 @@ fn render(rules: &str, found: &[Recalled], budget: usize) -> Option<String> {
         }
         used += cost;
         team |= hit.team;
+        gave.push(Gave {
+            item_id: hit.item.id.clone(),
+            item_session: (!hit.team).then(|| hit.item.session_id.clone()),
+            score: Some(hit.score),
+            reason: match hit.team {
+                true => Reason::Team,
+                false => Reason::Match,
+            },
+            bytes: entry.len(),
+        });
         entries.push_str(&entry);
     }
     let said = if team { TEAM_SAID } else { "" };
@@ -152,7 +187,8 @@ fn render(rules: &str, found: &[Recalled], budget: usize) -> Option<String> {
         true => String::new(),
         false => format!("{HEAD}{said}{entries}"),
     };
-    Some(format!("{OPEN}{}{rules}{items}{CLOSE}", recorded::FRAME))
+    let text = format!("{OPEN}{}{rules}{items}{CLOSE}", recorded::FRAME);
+    Some((text, gave))
 }
 
 /// One item: what it is (a team's note said so), its id, when, its title, and the words around
@@ -205,6 +241,10 @@ pub(super) fn entry(hit: &Recalled) -> String {
 mod tests {
     use super::*;
 
+    fn rendered(rules: &str, found: &[Recalled], budget: usize) -> Option<String> {
+        render(rules, found, budget).map(|(text, _)| text)
+    }
+
     fn hit(kind: Kind, title: &str, snippet: &str) -> Recalled {
         Recalled {
             item: Item {
@@ -221,12 +261,13 @@ mod tests {
             snippet: snippet.into(),
             matched: Vec::new(),
             team: false,
+            score: 0.5,
         }
     }
 
     #[test]
     fn an_item_says_what_when_its_id_and_the_words_that_matched() {
-        let text = render(
+        let text = rendered(
             "",
             &[
                 hit(
@@ -265,10 +306,10 @@ mod tests {
     fn a_snippet_that_only_names_the_tool_and_the_title_is_not_shown() {
         let mut write = hit(Kind::Observation, "/p/notes.md", "Write /p/notes.md");
         write.item.tool_name = Some("Write".into());
-        let text = render("", &[write], 1500).unwrap();
+        let text = rendered("", &[write], 1500).unwrap();
         assert!(!text.contains('"'), "{text}");
         let said = hit(Kind::Observation, "cargo test", "… panicked: 3 failed");
-        let text = render("", &[said], 1500).unwrap();
+        let text = rendered("", &[said], 1500).unwrap();
         assert!(text.contains("\"… panicked: 3 failed\""), "{text}");
     }
 
@@ -290,7 +331,7 @@ mod tests {
             "Ports are set in deploy/",
         );
         note.team = true;
-        let text = render("", &[note], 1500).unwrap();
+        let text = rendered("", &[note], 1500).unwrap();
         assert!(
             text.contains(TEAM_SAID)
                 && text.contains(
@@ -300,15 +341,48 @@ mod tests {
         );
     }
 
+    /// What is recorded as given is what the text carries: each item shown, with its score,
+    /// why, and the bytes of its lines; none left out for the budget.
+    #[test]
+    fn what_is_given_is_what_the_text_carries() {
+        let mut big = hit(Kind::Prompt, &"word ".repeat(60), "x");
+        big.item.id = "0195f3a2-7c4b-7d3e-8f12-00000000bbbb".into();
+        let mut note = hit(Kind::Memory, "Ports are set in deploy/", "");
+        note.team = true;
+        note.score = 0.75;
+        let small = hit(Kind::Prompt, "Fix the login timeout", "");
+        // Room for exactly the small one and the note: the big one is left out.
+        let room = units(&rendered("", &[small.clone(), note.clone()], 5000).unwrap());
+        let (text, gave) = render("", &[small.clone(), note, big], room).unwrap();
+        assert!(
+            !text.contains("bbbb") && text.contains("3ebc8321"),
+            "{text}"
+        );
+        let ids: Vec<(&str, Option<&str>, Reason)> = gave
+            .iter()
+            .map(|g| (g.item_id.as_str(), g.item_session.as_deref(), g.reason))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (small.item.id.as_str(), Some("s-1"), Reason::Match),
+                (small.item.id.as_str(), None, Reason::Team),
+            ]
+        );
+        assert_eq!(gave[0].bytes, entry(&small).len());
+        assert!(text.contains(&entry(&small)));
+        assert_eq!((gave[0].score, gave[1].score), (Some(0.5), Some(0.75)));
+    }
+
     #[test]
     fn the_budget_holds_and_an_order_is_left_out() {
         let many: Vec<_> = (0..20)
             .map(|_| hit(Kind::Prompt, &"word ".repeat(40), "x"))
             .collect();
-        let text = render("", &many, 600).unwrap();
+        let text = rendered("", &many, 600).unwrap();
         assert!(units(&text) <= 600, "{}", units(&text));
-        assert!(render("", &many, 200).is_none());
-        let order = render(
+        assert!(rendered("", &many, 200).is_none());
+        let order = rendered(
             "",
             &[hit(
                 Kind::Memory,

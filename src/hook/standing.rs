@@ -10,13 +10,9 @@
 use rusqlite::Connection;
 
 use super::context::{sealed, units};
-use crate::given::Given;
+use crate::given::{Gave, Given, Reason};
 use crate::store::read::standing::{self, Instruction};
 use crate::store::rows::short_id;
-
-/// What the session-start context records, among what it gave, when it gave every current
-/// rule of the project.
-pub const ALL_GIVEN: &str = "standing: all given";
 
 /// How many of an instruction's subject words a prompt must hold for it to bear on the prompt.
 const SHARED_WORDS: usize = 2;
@@ -34,9 +30,8 @@ pub const HEAD: &str = "What the user asked for in earlier sessions of this proj
                         last (their words, as recorded; the current wording of each, pinned and \
                         newest first):\n";
 
-/// The lines of as many instructions as fit, and the prompts they came from ([`ALL_GIVEN`]
-/// too when that is all of them).
-pub fn lines(instructions: &[Instruction]) -> (String, Vec<&str>) {
+/// The lines of as many instructions as fit, and what they give (the prompts they came from).
+pub fn lines(instructions: &[Instruction]) -> (String, Vec<Gave>) {
     let mut out = String::new();
     let mut spent = units(HEAD);
     let mut from = Vec::new();
@@ -47,13 +42,21 @@ pub fn lines(instructions: &[Instruction]) -> (String, Vec<&str>) {
             break;
         }
         spent += cost;
+        from.push(gave(instruction, &line));
         out.push_str(&line);
-        from.push(instruction.prompt.as_str());
-    }
-    if from.len() == instructions.len() {
-        from.push(ALL_GIVEN);
     }
     (out, from)
+}
+
+/// What giving `instruction` in `line` gives: the prompt that states it.
+fn gave(instruction: &Instruction, line: &str) -> Gave {
+    Gave {
+        item_id: instruction.prompt.clone(),
+        item_session: Some(instruction.session_id.clone()),
+        score: None,
+        reason: Reason::Rule,
+        bytes: line.len(),
+    }
 }
 
 /// `- 2026-11-20 (a1b2c3d4, pinned): from now on, tests go under spec/ (replaces what was said
@@ -84,32 +87,37 @@ fn line(instruction: &Instruction) -> String {
 }
 
 /// The current instructions that bear on `prompt` and were not given at the session's start,
-/// as lines; empty when none does. A prompt of fewer than [`SHARED_WORDS`] subject words reads
-/// nothing.
-pub fn for_prompt(
+/// as lines, and what they give; empty when none does. A prompt of fewer than
+/// [`SHARED_WORDS`] subject words reads nothing.
+pub fn for_prompt<'g>(
     conn: &Connection,
     project: &str,
     prompt: &str,
-    given: impl FnOnce() -> Given,
-) -> rusqlite::Result<String> {
+    given: impl FnOnce() -> &'g Given,
+) -> rusqlite::Result<(String, Vec<Gave>)> {
     let words = crate::standing::subject(prompt);
     if words.len() < SHARED_WORDS {
-        return Ok(String::new());
-    }
-    // The session's start gave every current rule: none is left to add.
-    let given = given();
-    if given.has_item(ALL_GIVEN) {
-        return Ok(String::new());
+        return Ok((String::new(), Vec::new()));
     }
     let current = standing::current(conn, project)?;
     let bearing: Vec<&Instruction> = current
         .iter()
         .filter(|i| crate::standing::subject(&i.text).shared(&words) >= SHARED_WORDS)
         .collect();
-    Ok(bearing
+    if bearing.is_empty() {
+        return Ok((String::new(), Vec::new()));
+    }
+    let given = given();
+    let mut text = String::new();
+    let mut gave_now = Vec::new();
+    for instruction in bearing
         .into_iter()
         .filter(|i| !given.has_item(&i.prompt))
         .take(WITH_A_PROMPT)
-        .map(line)
-        .collect())
+    {
+        let line = line(instruction);
+        gave_now.push(gave(instruction, &line));
+        text.push_str(&line);
+    }
+    Ok((text, gave_now))
 }

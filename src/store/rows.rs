@@ -208,6 +208,41 @@ pub struct Session {
     /// sync carries so that another machine files the session under its own checkout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
+    /// Not a column: what its session-start contexts and its prompts' recall gave it (the
+    /// `given` table, schema v13), which export carries and sync does not (see
+    /// `transfer::export`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given: Vec<GivenRow>,
+}
+
+/// A row of `given` (schema v13) but its session: one item an answer gave the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GivenRow {
+    /// The prompt whose recall gave it; none for the session-start context.
+    pub prompt_id: Option<String>,
+    /// `context` or `recall`.
+    pub giving: String,
+    pub item_id: String,
+    pub item_session: Option<String>,
+    pub score: Option<f64>,
+    /// A short code (see `crate::given::Reason`).
+    pub reason: String,
+    pub bytes: i64,
+    pub at: String,
+}
+
+/// Reads a `given` row from a query that names its columns but the session.
+pub fn given_row(r: &Row) -> rusqlite::Result<GivenRow> {
+    Ok(GivenRow {
+        prompt_id: r.get("prompt_id")?,
+        giving: r.get("giving")?,
+        item_id: r.get("item_id")?,
+        item_session: r.get("item_session")?,
+        score: r.get("score")?,
+        reason: r.get("reason")?,
+        bytes: r.get("bytes")?,
+        at: r.get("at")?,
+    })
 }
 
 /// A row of `user_prompts`.
@@ -279,6 +314,7 @@ pub fn session(r: &Row) -> rusqlite::Result<Session> {
         reduced_at: r.get("reduced_at")?,
         agent: r.get("agent")?,
         project_id: None,
+        given: Vec::new(),
     })
 }
 

@@ -263,6 +263,7 @@ fn second_session(run: &Run, mock: &MockApi, (first, before): &(Session, usize))
         "the context names sessions by short ids"
     );
     assert_recall_reached_the_model(second_requests, &run.env.data_dir);
+    assert_given_is_what_the_model_got(run, second_requests, &second.session_id);
     assert_memory_reached_the_model(second_requests, &run.env.data_dir);
     let db = Connection::open(run.env.data_dir.join("memory.db")).unwrap();
     let status: String = db
@@ -360,6 +361,73 @@ fn assert_recall_reached_the_model(requests: &[harness::mock_api::Request], data
         assert!(
             !block.contains(FIRST_PROMPT),
             "recalled what the session-start context gave: {block}"
+        );
+    }
+}
+
+/// `claude-mem given` says what the model's requests carried: for the second session's prompt,
+/// exactly the items of the recall block in its main turns (by short id), each a match with its
+/// score; for its start, the first session, which the context block names.
+fn assert_given_is_what_the_model_got(
+    run: &Run,
+    requests: &[harness::mock_api::Request],
+    session: &str,
+) {
+    let given = |id: &str| -> Vec<Value> {
+        let out = run
+            .env
+            .command()
+            .args(["given", id, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let db = Connection::open(run.env.data_dir.join("memory.db")).unwrap();
+    let prompt: String = db
+        .query_row(
+            "SELECT id FROM user_prompts WHERE session_id = ?1 AND prompt_text = ?2",
+            [session, RECALL_PROMPT],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let listed: Vec<String> = given(&prompt)
+        .iter()
+        .inspect(|r| {
+            assert!(
+                r["reason"] == "match" && r["score"].as_f64() >= Some(0.4),
+                "{r}"
+            )
+        })
+        .map(|r| r["short_id"].as_str().unwrap().to_string())
+        .collect();
+    let turn = requests.iter().find(|r| r.is_main_turn()).unwrap();
+    let block = recall_blocks(turn).pop().unwrap();
+    // An item's line: "- <what> <short id>, <when> UTC: <title>".
+    let carried: Vec<String> = block
+        .lines()
+        .filter(|l| l.starts_with("- ") && l.contains(" UTC: "))
+        .filter_map(|l| l.split(", ").next()?.rsplit(' ').next().map(String::from))
+        .collect();
+    assert!(!carried.is_empty(), "{block}");
+    assert_eq!(
+        listed, carried,
+        "given lists another set than the request carried: {block}"
+    );
+    let at_start = given(session);
+    let context: Vec<&Value> = at_start
+        .iter()
+        .filter(|r| r["giving"] == "context")
+        .collect();
+    assert!(!context.is_empty(), "{at_start:?}");
+    for r in context {
+        let short = r["short_id"].as_str().unwrap();
+        assert!(
+            turn.has_text_with(&["<claude-mem-context>", short]),
+            "{r} is not in the request"
         );
     }
 }

@@ -207,6 +207,7 @@ fn our_own_mcp_answers_stored_by_an_earlier_version_kept_a_forgotten_sessions_te
              DROP TABLE project_moves; DROP TABLE project_ids;
              DROP TABLE forgotten;
              ALTER TABLE sessions DROP COLUMN agent;
+             DROP TABLE given;
              PRAGMA user_version = 7",
         )
         .unwrap();

@@ -37,6 +37,8 @@ mod export_html;
 mod forget;
 // Gemini CLI's events, answers and settings, from the payloads its source builds.
 mod gemini;
+// What the session-start context and per-prompt recall gave, and why: `given`.
+mod given;
 // The hook path against hostile neighbours, full disks, stuck readers and careless callers.
 mod hardening;
 // Secrets redacted at the door whichever hook carries them; excluded projects leave nothing.

@@ -748,6 +748,7 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
              DROP TABLE project_moves; DROP TABLE project_ids;
              DROP TABLE forgotten;
              ALTER TABLE sessions DROP COLUMN agent;
+             DROP TABLE given;
              PRAGMA user_version = 2;",
         )
         .unwrap();

@@ -1294,7 +1294,7 @@ fn status_says_where_everything_is() {
     assert!(text.contains("running this binary"), "{text}");
     assert!(text.contains("PostToolUseFailure not added: "), "{text}");
     assert!(!text.contains("missing"), "{text}");
-    assert!(text.contains("schema v12"), "{text}");
+    assert!(text.contains("schema v13"), "{text}");
     assert!(text.contains("pending_queue 6"), "{text}");
     assert!(text.contains("raw 6"), "{text}");
     assert!(text.contains("nothing waiting"), "{text}");
@@ -1324,7 +1324,7 @@ fn status_says_where_everything_is() {
     assert_eq!(state("Stop").as_deref(), Some("other_binary"));
     assert_eq!(state("SessionEnd").as_deref(), Some("missing"));
     assert_eq!(state("PostToolUse").as_deref(), Some("this_binary"));
-    assert_eq!(json["database"]["schema_version"], 12);
+    assert_eq!(json["database"]["schema_version"], 13);
     assert_eq!(json["database"]["tables"]["sessions"], 1);
     assert_eq!(json["log"]["warnings_last_day"], 1);
     assert!(json["index"]["items"].as_i64().unwrap() >= 8, "{json}");
@@ -1500,7 +1500,7 @@ fn a_schema_v1_database_is_read_then_migrated_and_reindexed() {
     assert_eq!(found(&env, &["old"]), ["prompt"]);
     // A hook of this version migrates it; a forget after that reaches the index.
     shop(&env);
-    assert_eq!(env.count("PRAGMA user_version"), 12);
+    assert_eq!(env.count("PRAGMA user_version"), 13);
     env.db()
         .execute("DELETE FROM user_prompts WHERE id = 'old-prompt'", [])
         .unwrap();

@@ -539,6 +539,18 @@ fn orphans(conn: &Connection, range: &Range, plan: &mut Plan) -> Result<()> {
 /// made of them, and what it stored since the plan goes too (and is counted in `plan`).
 pub fn apply(conn: &Connection, plan: &mut Plan, slicer: &Slicer) -> Result<bool> {
     conn.execute_batch("PRAGMA secure_delete = ON")?;
+    // The records of what was given that name a row go before it: they find it by its session.
+    let given: [(&str, &[String]); 4] = [
+        (GIVEN_OF_PROMPT, &plan.prompts),
+        (GIVEN_PROMPT, &plan.prompts),
+        (GIVEN_QUEUE_ROW, &plan.calls),
+        (GIVEN_QUEUE_ROW, &plan.messages),
+    ];
+    for (sql, ids) in given {
+        if !delete_each(conn, slicer, sql, ids)? {
+            return Ok(false);
+        }
+    }
     let sources: [(&str, &[String]); 5] = [
         ("DELETE FROM user_prompts WHERE id = ?1", &plan.prompts),
         ("DELETE FROM pending_queue WHERE id = ?1", &plan.calls),
@@ -556,6 +568,8 @@ pub fn apply(conn: &Connection, plan: &mut Plan, slicer: &Slicer) -> Result<bool
     }
     plan.derive(conn)?;
     for (sql, ids) in [
+        (GIVEN_MEMORY, &plan.memories),
+        (GIVEN_SUMMARY, &plan.summaries),
         ("DELETE FROM memories WHERE id = ?1", &plan.memories),
         ("DELETE FROM summaries WHERE id = ?1", &plan.summaries),
     ] {
@@ -574,6 +588,19 @@ pub fn apply(conn: &Connection, plan: &mut Plan, slicer: &Slicer) -> Result<bool
     Ok(true)
 }
 
+/// The records of what was given (schema v13) of a prompt's recall, and those naming a prompt,
+/// a queue row, a memory or a summary: each found through the row's session (indexed).
+const GIVEN_OF_PROMPT: &str = "DELETE FROM given
+     WHERE session_id = (SELECT session_id FROM user_prompts WHERE id = ?1) AND prompt_id = ?1";
+const GIVEN_PROMPT: &str = "DELETE FROM given
+     WHERE item_session = (SELECT session_id FROM user_prompts WHERE id = ?1) AND item_id = ?1";
+const GIVEN_QUEUE_ROW: &str = "DELETE FROM given
+     WHERE item_session = (SELECT session_id FROM pending_queue WHERE id = ?1) AND item_id = ?1";
+const GIVEN_MEMORY: &str = "DELETE FROM given
+     WHERE item_session = (SELECT session_id FROM memories WHERE id = ?1) AND item_id = ?1";
+const GIVEN_SUMMARY: &str = "DELETE FROM given
+     WHERE item_session = (SELECT session_id FROM summaries WHERE id = ?1) AND item_id = ?1";
+
 /// Runs `sql` for each id, a few to a transaction. Returns whether it finished in time.
 fn delete_each(conn: &Connection, slicer: &Slicer, sql: &str, ids: &[String]) -> Result<bool> {
     let mut next = 0;
@@ -589,7 +616,12 @@ fn delete_each(conn: &Connection, slicer: &Slicer, sql: &str, ids: &[String]) ->
 /// A session's rows, table by table, a few at a time; the session's own row last, so that a
 /// run stopped half-way leaves it to be found again. The queue before what was made of it, so
 /// that nothing more can be made of it meanwhile.
-const SESSION_DELETES: [&str; 8] = [
+const SESSION_DELETES: [&str; 10] = [
+    // What it was given, and what other sessions were given of it.
+    "DELETE FROM given WHERE rowid IN
+        (SELECT rowid FROM given WHERE session_id = ?1 LIMIT 16)",
+    "DELETE FROM given WHERE rowid IN
+        (SELECT rowid FROM given WHERE item_session = ?1 LIMIT 16)",
     "DELETE FROM pending_queue WHERE rowid IN
         (SELECT rowid FROM pending_queue WHERE session_id = ?1 LIMIT 16)",
     "DELETE FROM memories WHERE rowid IN
@@ -632,7 +664,13 @@ mod tests {
     fn deletes_and_range_lookups_use_the_indexes() {
         let conn = testing::database();
         let plan = |sql: &str| testing::plan(&conn, sql).join("\n");
-        for sql in SESSION_DELETES {
+        for sql in SESSION_DELETES.iter().chain(&[
+            GIVEN_OF_PROMPT,
+            GIVEN_PROMPT,
+            GIVEN_QUEUE_ROW,
+            GIVEN_MEMORY,
+            GIVEN_SUMMARY,
+        ]) {
             let plan = plan(sql);
             assert!(!plan.contains("SCAN"), "{sql}: {plan}");
         }

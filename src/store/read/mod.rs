@@ -9,6 +9,7 @@
 pub mod context;
 pub mod doc;
 pub mod fts;
+pub mod given;
 pub mod standing;
 pub mod team;
 
@@ -197,6 +198,11 @@ impl Reader {
             .prepare("SELECT project_dir, identity FROM project_ids")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// What `session_id` was given, an answer at a time (see [`given::of_session`]).
+    pub fn given(&self, session_id: &str) -> Result<Vec<given::Answer>> {
+        Ok(given::of_session(&self.conn, session_id)?)
     }
 
     /// What a full id names, if it names anything.

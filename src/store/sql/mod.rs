@@ -29,6 +29,7 @@ pub(in crate::store) const MIGRATIONS: &[&str] = &[
     include_str!("v10.sql"),
     include_str!("v11.sql"),
     include_str!("v12.sql"),
+    include_str!("v13.sql"),
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -29,7 +29,7 @@ use crate::privacy::is_our_tool;
 use crate::privacy::secrets::Redactor;
 use crate::privacy::{clean_payload, clean_text};
 use crate::store::base::slices::Slicer;
-use crate::store::rows::{self, Json, Memory, Prompt, QueueItem, Session, Summary, json};
+use crate::store::rows::{self, GivenRow, Json, Memory, Prompt, QueueItem, Session, Summary, json};
 
 /// The name every header carries, and the version of it this claude-mem writes and reads.
 pub const FORMAT_NAME: &str = "claude-mem";
@@ -176,6 +176,10 @@ fn check(record: &Record) -> Result<()> {
         Record::Session(s) if !["active", "closed"].contains(&s.status.as_str()) => {
             bad("a session's status", &s.status)
         }
+        Record::Session(s) => match s.given.iter().find(|g| !given_ok(g)) {
+            Some(g) => bad("a record of what was given", g),
+            None => Ok(()),
+        },
         Record::Observation(q) | Record::SummaryRequest(q) => {
             if !(0..=2).contains(&q.priority) {
                 return bad("priority", &q.priority);
@@ -189,6 +193,15 @@ fn check(record: &Record) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Whether a record of what was given is one a hook could have written: a known giving and
+/// reason, a size and a score that are numbers a size and a share can be.
+fn given_ok(g: &GivenRow) -> bool {
+    ["context", "recall"].contains(&g.giving.as_str())
+        && crate::given::Reason::parse(&g.reason).is_some()
+        && g.bytes >= 0
+        && g.score.is_none_or(f64::is_finite)
 }
 
 /// The list columns of a memory and of a summary.
@@ -272,8 +285,12 @@ pub fn each_record(
             rows::session,
         )?
         .collect::<rusqlite::Result<_>>()?;
-    for s in sessions {
+    for mut s in sessions {
         let id = s.session_id.clone();
+        s.given = conn
+            .prepare_cached(EXPORT_GIVEN)?
+            .query_map(params![id, since, until], rows::given_row)?
+            .collect::<rusqlite::Result<_>>()?;
         let active_before = filter
             .since
             .as_ref()
@@ -311,6 +328,8 @@ const EXPORT_SESSIONS: &str = "SELECT * FROM sessions
        AND (?3 IS NULL OR updated_at >= ?3 OR status = 'active')
        AND (?4 IS NULL OR started_at < ?4)
      ORDER BY started_at, rowid";
+const EXPORT_GIVEN: &str = "SELECT prompt_id, giving, item_id, item_session, score, reason,
+        bytes, at FROM given WHERE session_id = ?1 AND at >= ?2 AND at < ?3 ORDER BY at, rowid";
 const EXPORT_PROMPTS: &str = "SELECT * FROM user_prompts
      WHERE session_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY prompt_number";
 const EXPORT_PRIVATE_TURNS: &str = "SELECT * FROM private_turns
@@ -412,7 +431,10 @@ impl<'a> Importer<'a> {
         }
         let r = self.redactor;
         let inserted = match record {
-            Record::Session(s) => store_session(conn, r, s)?,
+            Record::Session(s) => {
+                store_given(conn, s)?;
+                store_session(conn, r, s)?
+            }
             Record::Prompt(p) => store_prompt(conn, r, p)?,
             Record::PrivateTurn(t) => conn
                 .prepare_cached(INSERT_PRIVATE_TURN)?
@@ -463,6 +485,25 @@ fn store_session(conn: &Connection, r: &Redactor, s: &Session) -> Result<usize> 
         s.reduced_at,
         s.agent
     ])?)
+}
+
+/// Stores what the session was given, each record once (an import twice stores it once).
+fn store_given(conn: &Connection, s: &Session) -> Result<()> {
+    let mut insert = conn.prepare_cached(INSERT_GIVEN)?;
+    for g in &s.given {
+        insert.execute(params![
+            s.session_id,
+            g.prompt_id,
+            g.giving,
+            g.item_id,
+            g.item_session,
+            g.score,
+            g.reason,
+            g.bytes,
+            g.at
+        ])?;
+    }
+    Ok(())
 }
 
 /// Stores a prompt, its text cleaned, marked when it states a standing instruction as a hook
@@ -565,6 +606,10 @@ fn clean_extra(r: &Redactor, extra: Option<&Json>) -> Option<Json> {
     extra.map(|e| Json(rows::json(clean_payload(r, None, e.0.get()).into_owned())))
 }
 
+const INSERT_GIVEN: &str = "INSERT INTO given (session_id, prompt_id, giving, item_id,
+        item_session, score, reason, bytes, at)
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM given
+        WHERE session_id = ?1 AND prompt_id IS ?2 AND item_id = ?4 AND at = ?9)";
 const INSERT_SESSION: &str = "INSERT OR IGNORE INTO sessions (session_id, project_dir, cwd,
         transcript_path, source, model, status, prompt_count, last_assistant_message,
         started_at, updated_at, ended_at, end_reason, reduced_at, agent)

@@ -15,6 +15,7 @@
 //! detached maintenance process (`claude-mem maintain`) instead.
 
 mod apply;
+pub mod given;
 pub mod lean;
 pub mod numbering;
 pub mod purge;
@@ -230,6 +231,17 @@ impl Store {
 
     pub fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    /// Records what an answer gave (see [`given`]), then keeps the WAL bounded as after any
+    /// write; the lock waited for at most [`given::WAIT`].
+    pub fn give(&mut self, giver: &given::Giver, gave: &[crate::given::Gave]) -> Result<()> {
+        if gave.is_empty() {
+            return Ok(());
+        }
+        let recorded = given::record(&mut self.conn, giver, gave);
+        self.after_write();
+        Ok(recorded?)
     }
 
     /// Waits for locks up to `timeout` (the maintenance process may wait, a hook may not).

@@ -269,6 +269,9 @@ pub struct Recalled {
     pub matched: Vec<String>,
     /// A teammate's note, not an item of ours.
     pub team: bool,
+    /// The share of the prompt's weight (its content words' rarity) the item holds: what was
+    /// held to the bar, [`COVERAGE`].
+    pub score: f64,
 }
 
 impl Recalled {
@@ -409,6 +412,7 @@ fn look(
                     snippet,
                     matched: Vec::new(),
                     team,
+                    score,
                 },
             ));
         }
@@ -416,7 +420,17 @@ fn look(
     // Best first; among equals ours first, each list in its own order (a stable sort).
     out.sort_by(|a, b| b.0.total_cmp(&a.0));
     out.truncate(ask.limit);
-    Ok(out.into_iter().map(|(_, recalled)| recalled).collect())
+    let share = |score: f64| match whole > 0.0 {
+        true => score / whole,
+        false => 0.0,
+    };
+    Ok(out
+        .into_iter()
+        .map(|(score, recalled)| Recalled {
+            score: share(score),
+            ..recalled
+        })
+        .collect())
 }
 
 /// The rows (of the index, or of the notes) that clear `bar` by the words `found` of them, with
@@ -482,6 +496,7 @@ fn ours(
                 snippet,
                 matched,
                 team: false,
+                score,
             },
         ));
         if out.len() >= ask.limit {

@@ -537,6 +537,23 @@ mod tests {
         assert!(!started.contains("SCAN"), "{started}");
     }
 
+    /// Regression: the hook's connection let SQLite's planner weigh the values bound to
+    /// ranges (`created_at > ?`), so each read of the session start was prepared again at its
+    /// first step: a third of the hook's instructions at 10,000 sessions.
+    #[test]
+    fn the_session_start_reads_are_prepared_once() {
+        use rusqlite::StatementStatus::RePrepare;
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::Config::in_dir(dir.path());
+        let store = crate::store::Store::open(&config, std::time::Instant::now()).unwrap();
+        for sql in [FAILURES, COMMANDS_AFTER, LATEST_COMMANDS, RECENT_SESSIONS] {
+            let mut statement = store.conn().prepare(sql).unwrap();
+            let params: Vec<&dyn rusqlite::ToSql> = vec![&"1"; statement.parameter_count()];
+            statement.query(params.as_slice()).unwrap().next().unwrap();
+            assert_eq!(statement.get_status(RePrepare), 0, "{sql}");
+        }
+    }
+
     #[test]
     fn changes_are_told_by_their_first_words() {
         assert_eq!(command_key("cargo test -p shop 2>&1"), ["cargo", "test"]);

@@ -11,9 +11,7 @@ use crate::log::Log;
 use crate::mcp::{self, memory::Memory};
 
 pub fn serve() -> Result<Report> {
-    let memory = Memory {
-        config: Config::from_env(),
-    };
+    let memory = Memory::new(Config::from_env());
     // A tool that panics is answered with an error and the server goes on; the message goes
     // to the log, not to stderr.
     let log = Log::new(&memory.config, "mcp");

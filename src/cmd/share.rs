@@ -19,7 +19,7 @@ use crate::sharing::choose::{self, Ask, Chosen};
 use crate::sharing::note;
 use crate::store::rows::Kind;
 use crate::team::format::is_file_id;
-use crate::team::{Note, NoteKind, write};
+use crate::team::{Note, NoteKind, shared, write};
 
 pub fn share(args: &ShareArgs) -> Result<Report> {
     let config = Config::from_env();
@@ -31,7 +31,9 @@ pub fn share(args: &ShareArgs) -> Result<Report> {
         .reader()
         .store_id()?
         .ok_or_else(|| anyhow!("the database has no identity yet: run claude-mem maintain"))?;
-    let chosen = choose::choose(recall.reader(), &project, &ask)?;
+    let mut chosen = choose::choose(recall.reader(), &project, &ask)?;
+    let shared_before = shared::read(&config, &project);
+    chosen.others.shared = shared_before.iter().cloned().collect();
     let redactor = &config.redactor;
     let notes: Vec<Note> = chosen
         .memories
@@ -62,6 +64,10 @@ pub fn share(args: &ShareArgs) -> Result<Report> {
         return Ok(answer(args, &line, &value));
     }
     let done = write::share(root, &notes, &chosen.others, &origin, args.dry_run)?;
+    if !args.dry_run {
+        shared::after(&config, &project, shared_before, &done)
+            .map_err(|err| anyhow!("cannot record what was shared in {project} ({err})"))?;
+    }
     let (line, value) = shared(args, &told, &done);
     Ok(answer(args, &line, &value))
 }

@@ -166,8 +166,9 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
 /// The newest of the team's notes in the project's `.claude-mem/` folder that this database
 /// neither holds itself (a person's own shared files are told as their sessions) nor was told
 /// to forget (`store::forgotten`). Bounded: one
-/// `lstat` when there is no folder; else one listing, an index probe per name looked at and a
-/// few small files, and the front of the notes' digest and a `stat` of each folder it saw.
+/// `lstat` when there is no folder; else the front of the notes' digest (its order) and a
+/// `stat` of each folder it saw, an index probe per name looked at and a few small files (one
+/// listing instead of the digest's order before it is made).
 /// None on resume: the transcript has them.
 fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> Vec<Note> {
     if resumed {
@@ -185,7 +186,12 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
     let own = |id: &str| {
         crate::store::read::context::known(store.conn(), [id]).map_or(true, |own| !own.is_empty())
     };
-    team::read::newest(&dir, TEAM_SHOWN, &log, own)
+    // The digest's order is what no file's author chooses (when this machine first saw each
+    // note); until one is made, the names' order bounded by the clock (see `team::read`).
+    match team::digest::order(config, project) {
+        Some(paths) => team::read::in_order(&dir, &paths, TEAM_SHOWN, &log, own),
+        None => team::read::newest(&dir, TEAM_SHOWN, &log, own),
+    }
 }
 
 /// What a context that lists `listed` of what it found gives: the sessions and the memories

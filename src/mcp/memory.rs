@@ -3,14 +3,16 @@
 //! The tools follow the pattern that keeps the model's context small: `search` answers a
 //! compact index (a line per item: id, when, kind, title, and about how many tokens the whole
 //! item costs), then `get` fetches only the items worth reading whole, and `timeline` shows
-//! what happened around one. Every call opens the database and the index afresh and closes
-//! them before it answers: the server idles between calls holding no read transaction (a held
-//! one stops every checkpoint, design rule 8), and it sees a database or an index file that
-//! was deleted or replaced meanwhile.
+//! what happened around one. The server keeps the database and the index open between calls,
+//! with their prepared statements, while their files are the ones it opened (see
+//! `recall::held`); it idles holding no read transaction (a held one stops every checkpoint,
+//! design rule 8), and the team's notes are read again only once their folder changed (see
+//! `team::read::all`).
 //!
 //! What the tools answer is recorded history: each answer that holds items opens by saying so,
 //! and each stored line that reads as an order is left out (see [`crate::recorded`]).
 
+use std::cell::RefCell;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
@@ -21,6 +23,7 @@ use super::{Handler, Tool, ToolOutput};
 use crate::config::Config;
 use crate::emit::UsageError;
 use crate::log::Log;
+use crate::recall::held::Held;
 use crate::recall::search::{Found, Page, Request};
 use crate::recall::{Recall, no_database, team, whole};
 use crate::recorded::{self, FRAME};
@@ -50,6 +53,8 @@ const SNIPPET_CHARS: usize = 100;
 /// The tools, over the database of `config`.
 pub struct Memory {
     pub config: Config,
+    /// The database between calls (one call at a time: the server answers in order).
+    held: RefCell<Held>,
 }
 
 const INSTRUCTIONS: &str = "claude-mem is the memory of earlier coding sessions (Claude Code, Codex, Cursor): the \
@@ -227,9 +232,29 @@ fn agent(args: &Args) -> Result<Option<&'static str>> {
 }
 
 impl Memory {
+    pub fn new(config: Config) -> Memory {
+        Memory {
+            config,
+            held: RefCell::default(),
+        }
+    }
+
+    /// The database of this call (the one kept, or opened now), `None` when nothing was ever
+    /// captured. A call that fails does not give it back: the next opens it again.
+    fn take(&self) -> Result<Option<Recall>> {
+        self.held.borrow_mut().take(&self.config)
+    }
+
+    /// Keeps the database of a call that succeeded for the next.
+    fn keep(&self, recall: Option<Recall>) {
+        if let Some(recall) = recall {
+            self.held.borrow_mut().keep(recall);
+        }
+    }
+
     /// The database of this call, or the reason there is none (an answer, not an error).
     fn open(&self) -> Result<Result<Recall, String>> {
-        Ok(Recall::open(&self.config)?.ok_or_else(|| no_database(&self.config)))
+        Ok(self.take()?.ok_or_else(|| no_database(&self.config)))
     }
 
     fn search(&self, args: &Args) -> Result<String> {
@@ -254,63 +279,72 @@ impl Memory {
             agent: agent(args)?,
         }
         .check("")?;
-        let (page, recall) = match request.find(&self.config)? {
-            Found::Page(page, recall) => (*page, recall),
+        let (page, recall) = match request.find_in(&self.config, self.take()?)? {
+            Found::Page(page, recall) => (*page, recall.map(|r| *r)),
             Found::NoWords => return Err(mistake("the query holds no word to search for")),
             Found::NoDatabase => return Ok(no_database(&self.config)),
         };
-        let asked = results_for(words, &page);
-        let Page {
-            project,
-            hits,
-            team,
-            rules,
-            next,
-            ..
-        } = page;
-        let place = match &project {
-            Some(p) => format!("in project {p}"),
-            None => "in every project".into(),
-        };
-        if hits.is_empty() {
-            let wider = if project.is_some() {
-                " (all_projects: true searches every project)"
-            } else {
-                ""
-            };
-            return Ok(format!("No results for {words:?} {place}{wider}."));
-        }
-        let mut out = format!(
-            "{FRAME}{} {asked} {place}, best first{}. {LINE_LEGEND}\n",
-            render::plural(hits.len() as i64, "result"),
-            next.map(|offset| format!(" (more: offset {offset})"))
-                .unwrap_or_default()
-        );
-        for hit in &hits {
-            let snippet = render::one_line(&hit.snippet, SNIPPET_CHARS);
-            let marker = if team.contains(&hit.item.id) {
-                TEAM_MARK
-            } else if rules.contains(&hit.item.id) {
-                RULE_MARK
-            } else {
-                ""
-            };
-            out.push_str(&index_line(
-                recall.as_deref().map(Recall::reader),
-                &hit.item,
-                marker,
-                Some(&snippet),
-            )?);
-        }
-        if !team.is_empty() {
-            out.push_str(TEAM_LEGEND);
-        }
-        if !rules.is_empty() {
-            out.push_str(RULE_LEGEND);
-        }
-        Ok(out)
+        let out = page_text(words, page, recall.as_ref());
+        self.keep(recall);
+        out
     }
+}
 
+/// A page of `search` as the model reads it: what it holds results for, then a line each.
+fn page_text(words: &str, page: Page, recall: Option<&Recall>) -> Result<String> {
+    let asked = results_for(words, &page);
+    let Page {
+        project,
+        hits,
+        team,
+        rules,
+        next,
+        ..
+    } = page;
+    let place = match &project {
+        Some(p) => format!("in project {p}"),
+        None => "in every project".into(),
+    };
+    if hits.is_empty() {
+        let wider = if project.is_some() {
+            " (all_projects: true searches every project)"
+        } else {
+            ""
+        };
+        return Ok(format!("No results for {words:?} {place}{wider}."));
+    }
+    let mut out = format!(
+        "{FRAME}{} {asked} {place}, best first{}. {LINE_LEGEND}\n",
+        render::plural(hits.len() as i64, "result"),
+        next.map(|offset| format!(" (more: offset {offset})"))
+            .unwrap_or_default()
+    );
+    for hit in &hits {
+        let snippet = render::one_line(&hit.snippet, SNIPPET_CHARS);
+        let marker = if team.contains(&hit.item.id) {
+            TEAM_MARK
+        } else if rules.contains(&hit.item.id) {
+            RULE_MARK
+        } else {
+            ""
+        };
+        out.push_str(&index_line(
+            recall.map(Recall::reader),
+            &hit.item,
+            marker,
+            Some(&snippet),
+        )?);
+    }
+    if !team.is_empty() {
+        out.push_str(TEAM_LEGEND);
+    }
+    if !rules.is_empty() {
+        out.push_str(RULE_LEGEND);
+    }
+    Ok(out)
+}
+
+impl Memory {
     fn timeline(&self, args: &Args) -> Result<String> {
         let id = args.text("id")?.unwrap_or_default();
         let before = args.count("before", BEFORE, 0..=SIDE_MAX)?;
@@ -349,12 +383,13 @@ impl Memory {
             let marker = if item.id == id { "> " } else { "  " };
             out.push_str(&index_line(Some(recall.reader()), item, marker, None)?);
         }
+        self.keep(Some(recall));
         Ok(out)
     }
 
     fn get(&self, args: &Args) -> Result<String> {
         let ids = args.ids()?;
-        let mut recall = Recall::open(&self.config)?;
+        let mut recall = self.take()?;
         let style = Style::plain();
         let mut found = 0;
         let mut parts = Vec::new();
@@ -385,6 +420,7 @@ impl Memory {
         if found == 0 {
             return Err(mistake(parts.concat().trim_end()));
         }
+        self.keep(recall);
         Ok(format!("{FRAME}\n{}", parts.join("\n---\n\n")))
     }
 }

@@ -3,11 +3,12 @@
 //! resolved from any prefix a command printed, which project a question is about, and time
 //! bounds.
 //!
-//! A [`Recall`] lives for one command or one MCP call and is then dropped: its connections
-//! hold no read transaction between queries (design rule 8), and a long-lived server that
-//! opens a new one per call sees a database or an index that was deleted or replaced
-//! meanwhile.
+//! A [`Recall`] lives for one command, or, kept by [`held::Held`], for an MCP server's calls
+//! while its files are the ones it opened: its connections hold no read transaction between
+//! queries (design rule 8: each statement runs on its own and is reset when done), and the
+//! index is caught up with the database once per call ([`Recall::next_call`]).
 
+pub mod held;
 pub mod names;
 pub mod rules;
 pub mod search;
@@ -35,6 +36,8 @@ pub struct Recall {
     pub config: Config,
     reader: Reader,
     index: Option<Index>,
+    /// Whether the index was caught up with the database in this command or call.
+    current: bool,
 }
 
 impl Recall {
@@ -44,6 +47,7 @@ impl Recall {
             config: config.clone(),
             reader,
             index: None,
+            current: false,
         }))
     }
 
@@ -60,9 +64,13 @@ impl Recall {
     /// (a progress line on a terminal while that takes a moment).
     pub fn index(&mut self) -> Result<&Index> {
         if self.index.is_none() {
+            self.index = Some(Index::open(&self.config)?);
+            self.current = false;
+        }
+        let index = self.index.as_ref().expect("the index was just opened");
+        if !self.current {
             // What is written from now on may come after the catch-up's last read.
             let began = std::time::SystemTime::now();
-            let index = Index::open(&self.config)?;
             let mut progress = emit::Progress::new("indexing");
             index.catch_up(&self.reader, &mut |done, total| {
                 progress.update(done, total)
@@ -72,9 +80,15 @@ impl Recall {
             if self.config.recall {
                 crate::marks::index_caught_up(&self.config, began);
             }
-            self.index = Some(index);
+            self.current = true;
         }
-        Ok(self.index.as_ref().expect("the index was just opened"))
+        Ok(index)
+    }
+
+    /// A new call of a server that keeps this recall: the index is caught up again when next
+    /// asked for (what the hooks wrote since is found).
+    pub fn next_call(&mut self) {
+        self.current = false;
     }
 
     /// Brings the search index up to date again after this command changed the database (a

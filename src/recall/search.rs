@@ -329,7 +329,13 @@ impl Checked<'_> {
     /// when nothing was ever captured here, the team's notes alone, so that a teammate's files
     /// are found before their own first session.
     pub fn find(self, config: &Config) -> Result<Found> {
-        match Recall::open(config)? {
+        self.find_in(config, Recall::open(config)?)
+    }
+
+    /// [`Checked::find`] in `recall`, the database as the caller opened it (`None` when
+    /// nothing was ever captured): an MCP server keeps one between its calls.
+    pub fn find_in(self, config: &Config, recall: Option<Recall>) -> Result<Found> {
+        match recall {
             Some(mut recall) => Ok(match self.run(&mut recall)? {
                 Some(page) => Found::Page(Box::new(page), Some(Box::new(recall))),
                 None => Found::NoWords,

@@ -160,8 +160,8 @@ pub fn notes_here(config: &Config, project: &str) -> Vec<Note> {
     read::all(Path::new(project), &Log::new(config, "team")).to_vec()
 }
 
-/// Makes the digest of `project`'s team notes that per-prompt recall reads (see
-/// `team::digest`), but of this database's own shared files, unless the project has no
+/// Makes the digest of `project`'s team notes that per-prompt recall and the session start
+/// read (see `team::digest`), but of this machine's own (below), unless the project has no
 /// `.claude-mem/` folder, another process is making it, or the one there is fresh: how many
 /// notes it holds, when it made one.
 pub fn digest(config: &Config, project: &str) -> Result<Option<usize>> {
@@ -172,34 +172,64 @@ pub fn digest(config: &Config, project: &str) -> Result<Option<usize>> {
     let Some(_making) = fsutil::try_lock(&digest::lock_path(config, project)) else {
         return Ok(None);
     };
-    if digest::read(config, project).is_some_and(|d| d.fresh(&dir)) {
+    let before = digest::read(config, project);
+    if before.as_ref().is_some_and(|d| d.fresh(&dir)) {
         return Ok(None);
     }
-    // This database's own files are its items: they are never digested (nor their ids kept).
-    let mine = match Recall::open(config)? {
-        Some(recall) => recall.reader().store_id()?,
-        None => None,
-    };
+    let seen = before.map(|d| d.seen()).unwrap_or_default();
     let began = digest::now();
     let found = read::within(&dir, digest::BOUNDS, Some(&Log::new(config, "team")));
     let stamps = digest::stamps(&dir, &found.months)
         .ok_or_else(|| anyhow!("{} changed while it was read", dir.display()))?;
+    let own = own(config, project, &found.notes)?;
     let stemmer = Stemmer::new()?;
-    let notes = found
+    let now = chrono::Utc::now().timestamp_millis();
+    let mut notes = found
         .notes
         .iter()
-        .filter(|(_, note)| mine.as_deref() != Some(note.origin.as_str()))
+        .filter(|(_, note)| !own.contains(&note.id))
         .map(|(path, note)| {
+            let text = digest::hash(&crate::team::format::render(note));
             let noted = Noted {
+                seen: seen
+                    .get(&text)
+                    .copied()
+                    .unwrap_or_else(|| written(&dir.join(path)).min(now)),
                 path: path.clone(),
-                origin: digest::hash(&note.origin),
+                text,
             };
             Ok((noted, notes::terms(&stemmer, note)?))
         })
         .collect::<Result<Vec<_>>>()?;
+    digest::sort(&mut notes, &digest::key(config)?);
     let (file, kept) = digest::encode(began, &stamps, notes);
     digest::write(config, project, &file)?;
     Ok(Some(kept))
+}
+
+/// Of `notes`, the ids that are this machine's: held or forgotten by its database, or written
+/// into the folder by its `share` (see `team::shared`), whatever `origin:` a file names.
+fn own(config: &Config, project: &str, notes: &[(String, Note)]) -> Result<HashSet<String>> {
+    let mut own: HashSet<String> = crate::team::shared::read(config, project)
+        .into_iter()
+        .collect();
+    if let Some(recall) = Recall::open(config)? {
+        own.extend(
+            recall
+                .reader()
+                .known(notes.iter().map(|(_, n)| n.id.as_str()))?,
+        );
+    }
+    Ok(own)
+}
+
+/// When the file at `path` was last written here, in milliseconds since 1970 (0 when unknown).
+fn written(path: &Path) -> i64 {
+    std::fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// A note whole, as `get` answers it: said to be the team's, each line that reads as an order

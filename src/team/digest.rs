@@ -1,7 +1,14 @@
-//! What per-prompt recall knows of a project's team notes without reading them: for the newest
-//! files of its `.claude-mem/` (within [`BOUNDS`]), each one's path in the folder and who shared
-//! it (its origin, hashed), and the terms each holds as the search index's tokenizer makes them,
-//! hashed: never the words.
+//! What per-prompt recall and the session start know of a project's team notes without reading
+//! them: for the newest files of its `.claude-mem/` (within [`BOUNDS`]), each one's path in the
+//! folder, a hash of its text, when this machine first saw it, and the terms each holds as the
+//! search index's tokenizer makes them, hashed: never the words.
+//!
+//! The notes are kept in the order they are shown in, newest first by what a file's author
+//! cannot choose: when this machine first saw that text (kept from one digest to the next; a
+//! text not seen before was first seen when its file was written here, its modification time,
+//! which git sets at checkout, capped at now), and among notes seen at once by a hash of their
+//! text keyed with a secret of this machine ([`key`]), never by a name, an id or a time the file
+//! says.
 //!
 //! Reading a folder of notes and tokenizing them costs some 25 times the whole prompt hook
 //! (105 million instructions for 200 notes of 1.7 KB, against 4 million for the prompt hook
@@ -40,11 +47,13 @@ pub const MAX_PAIRS: usize = 100_000;
 /// digest is then made again.
 const RACY_SECS: i64 = 2;
 const MAGIC: &[u8; 4] = b"cmtd";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Larger files are not ours: a digest within [`MAX_PAIRS`] and the bounds is smaller.
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The front of a digest, read for its stamps: those of 60 months fit in 2 KB.
 const HEAD_BYTES: u64 = 4096;
+/// The front of a digest read for its order: the stamps and the paths of 500 notes.
+const ORDER_BYTES: u64 = 64 * 1024;
 
 /// A folder as the digest saw it: its name in `.claude-mem/` (empty for the folder itself) and
 /// when it was last changed (seconds and nanoseconds since 1970).
@@ -54,12 +63,13 @@ pub struct Stamp {
     changed: (i64, u32),
 }
 
-/// A note as the digest is made of it: its file's path in the folder (`2026-11/memory-<id>.md`)
-/// and a hash of its origin (the database that shared it).
+/// A note as the digest is made of it: its file's path in the folder (`2026-11/memory-<id>.md`),
+/// a hash of its text, and when this machine first saw that text (milliseconds since 1970).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Noted {
     pub path: String,
-    pub origin: u64,
+    pub text: u64,
+    pub seen: i64,
 }
 
 /// A project's digest, as read from its file.
@@ -70,8 +80,8 @@ pub struct Digest {
     stamps: Vec<Stamp>,
     /// The file, kept whole: the notes' paths and the pairs are read from it where they are.
     bytes: Vec<u8>,
-    /// Of each note, where its path is in `bytes` and its origin's hash.
-    notes: Vec<(usize, usize, u64)>,
+    /// Of each note, where its path is in `bytes`, its text's hash and when it was first seen.
+    notes: Vec<(usize, usize, u64, i64)>,
     /// Where the (term hash, note) pairs begin in `bytes`: sorted, ten bytes each.
     pairs_at: usize,
 }
@@ -132,7 +142,8 @@ pub fn encode(began: i64, stamps: &[Stamp], notes: Vec<(Noted, Vec<String>)>) ->
     put_len(&mut out, kept.len());
     for note in &kept {
         put_str(&mut out, &note.path);
-        out.extend_from_slice(&note.origin.to_le_bytes());
+        out.extend_from_slice(&note.text.to_le_bytes());
+        out.extend_from_slice(&note.seen.to_le_bytes());
     }
     put_len(&mut out, pairs.len());
     for (hash, note) in pairs {
@@ -150,13 +161,16 @@ impl Digest {
 
     /// The path in the folder of its note `n`.
     pub fn path(&self, n: usize) -> Option<&str> {
-        let &(at, len, _) = self.notes.get(n)?;
+        let &(at, len, ..) = self.notes.get(n)?;
         std::str::from_utf8(self.bytes.get(at..at + len)?).ok()
     }
 
-    /// The hash of the origin of its note `n`.
-    pub fn origin(&self, n: usize) -> Option<u64> {
-        self.notes.get(n).map(|&(_, _, origin)| origin)
+    /// When this machine first saw each text it holds, by the text's hash.
+    pub fn seen(&self) -> std::collections::HashMap<u64, i64> {
+        self.notes
+            .iter()
+            .map(|&(_, _, text, seen)| (text, seen))
+            .collect()
     }
 
     /// Whether the folder `dir` is as the digest saw it, and was then long enough.
@@ -201,7 +215,7 @@ impl Digest {
             let len = r.u32()? as usize;
             let at = bytes.len() - r.0.len();
             r.take(len)?;
-            notes.push((at, len, r.u64()?));
+            notes.push((at, len, r.u64()?, r.i64()?));
         }
         let count = r.u32()? as usize;
         let pairs_at = bytes.len() - r.0.len();
@@ -277,7 +291,7 @@ impl<'a> Reader<'a> {
 }
 
 /// The digest's file name for `project`.
-fn name(project: &str) -> String {
+pub(super) fn name(project: &str) -> String {
     format!("{:016x}", fnv1a(project.as_bytes()))
 }
 
@@ -304,6 +318,57 @@ pub fn stale(config: &Config, project: &str, dir: &Path) -> bool {
     head(&mut Reader(&bytes)).is_none_or(|(began, stamps)| !fresh(began, &stamps, dir))
 }
 
+/// The paths of the notes of `project`'s digest, in its order (newest first, see the module's
+/// doc), from the front of the file: what a session start lists, without the terms.
+pub fn order(config: &Config, project: &str) -> Option<Vec<String>> {
+    let bytes = front(config, project, ORDER_BYTES)?;
+    let mut r = Reader(&bytes);
+    head(&mut r)?;
+    let count = r.u32()?;
+    let mut paths = Vec::new();
+    for _ in 0..count {
+        let Some(path) = r.str() else { break };
+        if r.take(16).is_none() {
+            break;
+        }
+        paths.push(path);
+    }
+    Some(paths)
+}
+
+/// `notes` in the digest's order: when first seen, the latest first; among those seen at once,
+/// by their texts' hashes keyed with `key`.
+pub fn sort(notes: &mut [(Noted, Vec<String>)], key: &[u8; 16]) {
+    notes.sort_by_key(|(note, _)| (std::cmp::Reverse(note.seen), keyed(key, note.text)));
+}
+
+/// A text's hash keyed with this machine's secret: an order no file's author can foresee.
+fn keyed(key: &[u8; 16], text: u64) -> u64 {
+    let mut bytes = key.to_vec();
+    bytes.extend_from_slice(&text.to_le_bytes());
+    bytes.extend_from_slice(key);
+    fnv1a(&bytes)
+}
+
+/// This machine's secret for [`sort`]: 16 random bytes in the data dir's `team/key` (mode
+/// 0600), made the first time.
+pub fn key(config: &Config) -> std::io::Result<[u8; 16]> {
+    use std::io::{Read, Write};
+    let path = config.team_dir().join("key");
+    let mut key = [0u8; 16];
+    match fsutil::create_private(&path) {
+        Ok(mut file) => {
+            getrandom::fill(&mut key).map_err(std::io::Error::other)?;
+            file.write_all(&key)?;
+            return Ok(key);
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(err) => return Err(err),
+    }
+    fsutil::open_ours(&path, Access::Read)?.read_exact(&mut key)?;
+    Ok(key)
+}
+
 /// Up to `most` bytes and one of the front of `project`'s digest file, when it is a file of ours.
 fn front(config: &Config, project: &str, most: u64) -> Option<Vec<u8>> {
     use std::io::Read;
@@ -327,7 +392,8 @@ mod tests {
     fn noted(n: u32) -> Noted {
         Noted {
             path: format!("2026-11/memory-{n}.md"),
-            origin: n.into(),
+            text: n.into(),
+            seen: i64::from(n) * 10,
         }
     }
 
@@ -352,7 +418,7 @@ mod tests {
             (back.count(), back.path(1)),
             (2, Some("2026-11/memory-1.md"))
         );
-        assert_eq!(back.origin(1), Some(1));
+        assert_eq!(back.seen().get(&1), Some(&10));
         assert_eq!(back.holding("port"), [0, 1]);
         assert_eq!(back.holding("gunicorn"), [0]);
         assert!(back.holding("mysql").is_empty());

@@ -12,6 +12,7 @@
 pub mod digest;
 pub mod format;
 pub mod read;
+pub mod shared;
 pub mod unshare;
 pub mod write;
 

@@ -2,11 +2,11 @@
 //! for each note shared, in the folder of the month it was made (see `format::month`), written
 //! when its text changed (atomically: a teammate's editor or git never sees half a file), and
 //! this machine's files whose item is gone (forgotten, pruned) removed; those of items held
-//! but not chosen this time are left as they are. A file is this machine's when its header
-//! names this database as its origin, or its id is one this database forgot (whatever origin
-//! a teammate wrote into it: what the user forgot does not stay shared for an edited line); a
-//! teammate's is never touched. Files are 0644 and the folders 0755: they are meant to be
-//! committed.
+//! but not chosen this time are left as they are. A file is this machine's when this machine
+//! recorded writing its id (`team::shared`), or its id is one this database forgot (whatever
+//! origin a teammate wrote into it: what the user forgot does not stay shared for an edited
+//! line); never for the `origin:` it names, which anyone may write. A teammate's is never
+//! touched. Files are 0644 and the folders 0755: they are meant to be committed.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs::{self, OpenOptions};
@@ -51,6 +51,11 @@ pub struct Outcome {
     pub kept: usize,
     /// The files written or removed (or, dry, to be), by path in the folder, in that order.
     pub changes: Vec<Change>,
+    /// The ids of the files that now hold this database's items under its own origin: what
+    /// this machine wrote (see `team::shared`).
+    pub written_ids: Vec<String>,
+    /// The ids of the files removed (or, dry, to be).
+    pub removed_ids: Vec<String>,
 }
 
 /// A file a share writes or removes.
@@ -70,12 +75,15 @@ pub struct Others {
     pub held: HashSet<String>,
     /// Forgotten: their files go, whatever origin they name.
     pub forgotten: HashSet<String>,
+    /// What this machine's shares wrote before (see `team::shared`): gone from the database,
+    /// their files go too.
+    pub shared: HashSet<String>,
 }
 
-/// Writes `notes` into the project's folder (created if missing) and removes the files of
-/// `origin`, and of the items `others` forgot, that are not among them, but for those of the
-/// items `others` holds (not chosen this time). `dry` changes nothing and counts what would
-/// change.
+/// Writes `notes` (this database's, of origin `origin`) into the project's folder (created if
+/// missing) and removes the files that `others` says this machine shared or forgot that are
+/// not among them, but for those of the items `others` holds (not chosen this time). `dry`
+/// changes nothing and counts what would change.
 pub fn share(
     project: &Path,
     notes: &[Note],
@@ -100,7 +108,13 @@ pub fn share(
         ours.insert(path.clone());
         let old = exists.then(|| read::text(&dir, path).ok()).flatten();
         let text = match note {
-            Some(note) => format::render(&owned(note, old.as_deref())),
+            Some(note) => {
+                let owned = owned(note, old.as_deref());
+                if owned.origin == origin {
+                    outcome.written_ids.push(note.id.clone());
+                }
+                format::render(&owned)
+            }
             None => README_TEXT.to_string(),
         };
         if old.as_deref() == Some(text.as_str()) {
@@ -120,7 +134,7 @@ pub fn share(
         }
     }
     if exists {
-        remove_gone(&dir, &ours, others, origin, dry, &mut outcome)?;
+        remove_gone(&dir, &ours, others, dry, &mut outcome)?;
     }
     if !dry {
         crate::fsutil::sync_dir(&dir);
@@ -146,14 +160,13 @@ fn owned(note: &Note, old: Option<&str>) -> Note {
     }
 }
 
-/// Removes the files of `origin` or of an item forgotten in `dir` that are not `ours` (the
-/// paths just written) nor of an item held (see [`Others`]), and counts the others' files and
-/// the ones held.
+/// Removes the files of `dir` this machine shared or forgot that are not `ours` (the paths
+/// just written) nor of an item held (see [`Others`]), and counts the others' files and the
+/// ones held.
 fn remove_gone(
     dir: &Path,
     ours: &BTreeSet<String>,
     others: &Others,
-    origin: &str,
     dry: bool,
     outcome: &mut Outcome,
 ) -> Result<()> {
@@ -162,11 +175,7 @@ fn remove_gone(
         if ours.contains(&path) {
             continue;
         }
-        let mine = others.forgotten.contains(entry.id())
-            || read::text(dir, &path)
-                .ok()
-                .and_then(|text| format::parse(&text, entry.kind, entry.id()).ok())
-                .is_some_and(|note| note.origin == origin);
+        let mine = others.forgotten.contains(entry.id()) || others.shared.contains(entry.id());
         if !mine {
             outcome.others += 1;
             continue;
@@ -180,6 +189,7 @@ fn remove_gone(
             fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
         }
         outcome.removed += 1;
+        outcome.removed_ids.push(entry.id().to_string());
         outcome.changes.push(Change {
             path,
             removed: true,

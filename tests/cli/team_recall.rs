@@ -136,9 +136,19 @@ fn start(env: &Env, session: &str, project: &Path) -> String {
 fn a_teammates_note_is_handed_as_the_teams_with_the_question_it_answers() {
     let env = recalling();
     let shop = project(&env);
-    // The answer is older than the eight notes a session start lists; the newest, which it
-    // lists, answers it too.
+    // The answer is older than the eight notes a session start lists (this machine had it an
+    // hour before them); the newest, which it lists, answers it too.
     share_note(&shop, 1, TITLE, NARRATIVE);
+    let file = shop
+        .join(".claude-mem")
+        .join(MONTH)
+        .join(format!("memory-{}.md", note_id(1)));
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
     for n in 2..10 {
         share_note(
             &shop,
@@ -329,4 +339,108 @@ fn a_hostile_folder_is_skipped_and_a_huge_one_read_only_as_far_as_its_newest_fil
             "{hostile}: {context}"
         );
     }
+}
+
+#[test]
+fn a_teammates_note_naming_the_users_origin_is_still_handed_as_the_teams() {
+    let env = recalling();
+    let shop = project(&env);
+    own_shared_memory(&env, &shop);
+    let origin: String = env
+        .db()
+        .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    // A teammate's note whose `origin:` line names the user's database.
+    let id = note_id(7);
+    let text = format!(
+        "---\nclaude-mem: memory\nid: {id}\ntype: decision\ntitle: Redis evicts with allkeys-lru\n\
+         when: {MONTH}-20T10:07:00.000Z\nsession: 5f0e9d3c\nfiles: []\norigin: {origin}\n---\n\n\
+         The redis cache evicts with the allkeys-lru policy, set in deploy/redis.conf.\n"
+    );
+    let month = shop.join(".claude-mem").join(MONTH);
+    std::fs::create_dir_all(&month).unwrap();
+    std::fs::write(month.join(format!("memory-{id}.md")), text).unwrap();
+    index(&env, &shop);
+    start(&env, "alice-2", &shop);
+    let context = asked(
+        &env,
+        "alice-3",
+        &shop,
+        "Which eviction policy does the redis cache use?",
+    )
+    .expect("the teammate's note is handed");
+    assert!(
+        context.contains(&format!("memory (team) {}", &id[24..32])),
+        "{context}"
+    );
+}
+
+/// Writes a note into `project`'s month folder with a name that sorts first (a UUID v7 of now)
+/// and sets its file's time to `ago` before now: it came with the clone.
+fn named_first(project: &Path, n: u32, ago: std::time::Duration) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let ms = now.as_millis() as u64 - 1000 - u64::from(n);
+    let id = format!(
+        "{:08x}-{:04x}-7d3e-8f12-{n:04}5e6f7a8b",
+        ms >> 16,
+        ms & 0xffff
+    );
+    let month = chrono_month();
+    let dir = project.join(".claude-mem").join(&month);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("memory-{id}.md"));
+    std::fs::write(
+        &path,
+        format!(
+            "---\nclaude-mem: memory\nid: {id}\ntype: decision\ntitle: Named to be first {n}\n\
+             when: {month}-01T00:00:00.000Z\nsession: 5f0e9d3c\nfiles: []\norigin: {TEAMMATE}\n\
+             ---\n\nA note named to sort first.\n"
+        ),
+    )
+    .unwrap();
+    let file = std::fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(std::time::SystemTime::now() - ago)
+        .unwrap();
+}
+
+/// This month, as the month folders are named (UTC).
+fn chrono_month() -> String {
+    let out = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_note_this_machine_saw_last_is_listed_first_whatever_the_names_say() {
+    let env = recalling();
+    let shop = project(&env);
+    // Ten notes of a clone, named as the newest there can be (a time of now).
+    for n in 0..10 {
+        named_first(&shop, n, std::time::Duration::from_secs(3600));
+    }
+    start(&env, "bob-1", &shop);
+    // A teammate's note pulled since: its name says an older time, its file is new here.
+    let month = chrono_month();
+    let id = "0195f3a2-7c4b-7d3e-8f12-00995e6f7a8b";
+    let dir = shop.join(".claude-mem").join(&month);
+    std::fs::write(
+        dir.join(format!("memory-{id}.md")),
+        format!(
+            "---\nclaude-mem: memory\nid: {id}\ntype: decision\ntitle: Pulled since\n\
+             when: {month}-01T00:00:00.000Z\nsession: 5f0e9d3c\nfiles: []\norigin: {TEAMMATE}\n\
+             ---\n\nA teammate's note pulled since.\n"
+        ),
+    )
+    .unwrap();
+    start(&env, "bob-2", &shop);
+    let listed = start(&env, "bob-3", &shop);
+    let pulled = listed.find("Pulled since").expect(&listed);
+    let named = listed.find("Named to be first").expect(&listed);
+    assert!(pulled < named, "{listed}");
 }

@@ -254,3 +254,50 @@ fn a_forgotten_memory_is_taken_back_whatever_origin_its_file_names() {
     assert!(said.contains("1 removed"), "{said}");
     assert!(!file.exists());
 }
+
+/// Writes a teammate's memory file naming `origin` into `person`'s folder: its id.
+fn forged(person: &Person, origin: &str) -> String {
+    let id = "0195f3a2-7c4b-7d3e-8f12-00015e6f7a8b";
+    let month = month_of(person);
+    std::fs::write(
+        person.folder().join(&month).join(format!("memory-{id}.md")),
+        format!(
+            "---\nclaude-mem: memory\nid: {id}\ntype: decision\ntitle: A teammate's decision\n\
+             when: {month}-02T10:00:00.000Z\nsession: 5f0e9d3c\nfiles: []\norigin: {origin}\n\
+             ---\n\nThe teammate's own words.\n"
+        ),
+    )
+    .unwrap();
+    id.to_string()
+}
+
+#[test]
+fn a_teammates_file_naming_the_users_origin_is_not_taken_by_share() {
+    if !have_git() {
+        return;
+    }
+    let alice = Person::with_memories("alpha");
+    alice.share();
+    let origin: String = alice
+        .env
+        .db()
+        .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    // A teammate's file (merged from their branch) whose `origin:` line names Alice's
+    // database: not hers, whatever the line says.
+    let theirs = forged(&alice, &origin);
+    let said = alice.share();
+    assert!(
+        alice.holds(&theirs),
+        "share removed a teammate's file: {said}"
+    );
+    assert!(said.contains("0 removed"), "{said}");
+    // What Alice's share wrote is still hers: gone from her database, its file goes.
+    let (mine, _) = ids(&alice);
+    alice.env.db().execute("DELETE FROM memories", []).unwrap();
+    let said = alice.share();
+    assert!(!alice.holds(&mine), "{said}");
+    assert!(alice.holds(&theirs), "{said}");
+}

@@ -448,6 +448,15 @@ mod tests {
         parse(input).unwrap().map(|q| q.expression)
     }
 
+    /// The recall bench runs this question's expression bare, to compare `search` with it.
+    #[test]
+    fn the_recall_benchs_question_is_its_content_words() {
+        assert_eq!(
+            query("how did we fix locked database").as_deref(),
+            Some(r#""fix" OR "locked" OR "database""#)
+        );
+    }
+
     #[test]
     fn words_are_alternatives_and_the_whole_query_a_phrase() {
         assert_eq!(

@@ -363,7 +363,7 @@ fn look(
         None => none(),
     };
     let team = match &ask.team {
-        Some(team) => Some(Side::new(main, index.map(|(i, _)| i), team, words)?),
+        Some(team) => Some(Side::new(index.map(|(i, _)| i), team, words)?),
         None => None,
     };
     let held = team.as_ref().map_or_else(none, Side::lists);

@@ -5,20 +5,21 @@
 //! as untrusted files, before any is handed: one gone or no longer one to read is not, and
 //! what is shown of one is what its file holds now.
 //!
-//! The database's own notes are not the team's: a note that this database shared (its origin)
-//! is its item, whether it still holds it or has forgotten it, and one whose id it holds (that
-//! its other machines shared) is too.
+//! The database's own notes are not the team's: the digest leaves out those this machine
+//! shared or holds (see `recall::team::digest`), and a note whose id the database holds or
+//! forgot is left out again when handed; never by the `origin:` a file names, which anyone may
+//! write.
 
 use std::path::Path;
 
 use anyhow::Result;
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use super::notes;
 use super::schema::Item;
 use super::snippet::snippet;
 use super::stems::Stemmer;
-use crate::team::digest::{self, Digest};
+use crate::team::digest::Digest;
 use crate::team::read::FRONT_BYTES;
 
 /// The team's notes of a project, as a prompt's recall is given them.
@@ -33,21 +34,16 @@ pub(super) struct Side<'a> {
     team: &'a Team<'a>,
     /// The prompt's content words.
     words: &'a [String],
-    /// This database's id (`None` before it has one).
-    mine: Option<String>,
-    /// Whether each note of the digest is weighed: not this database's own.
-    weighed: Vec<bool>,
-    /// How many are.
+    /// How many notes are weighed: all the digest's.
     pub count: u64,
     /// The terms of each of the prompt's words, as a query makes them.
     terms: Vec<Vec<String>>,
 }
 
 impl<'a> Side<'a> {
-    /// The notes of `team` for the prompt's content `words`; `main` is the database, `index`
-    /// the search index when it is ready.
+    /// The notes of `team` for the prompt's content `words`; `index` is the search index when
+    /// it is ready.
     pub fn new(
-        main: &Connection,
         index: Option<&Connection>,
         team: &'a Team<'a>,
         words: &'a [String],
@@ -56,15 +52,6 @@ impl<'a> Side<'a> {
             Some(index) => Stemmer::on(index)?,
             None => Stemmer::new()?,
         };
-        let mine: Option<String> = main
-            .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        let origin = mine.as_deref().map(digest::hash);
-        let weighed: Vec<bool> = (0..team.digest.count())
-            .map(|n| team.digest.origin(n) != origin)
-            .collect();
         let terms = words
             .iter()
             .map(|w| stemmer.terms(w, true))
@@ -72,9 +59,7 @@ impl<'a> Side<'a> {
         Ok(Side {
             team,
             words,
-            mine,
-            count: weighed.iter().filter(|w| **w).count() as u64,
-            weighed,
+            count: team.digest.count() as u64,
             terms,
         })
     }
@@ -101,7 +86,6 @@ impl<'a> Side<'a> {
                     notes
                         .unwrap_or_default()
                         .into_iter()
-                        .filter(|&n| self.weighed.get(n) == Some(&true))
                         .map(|n| n as i64)
                         .collect(),
                 )
@@ -139,9 +123,7 @@ impl<'a> Side<'a> {
             let Ok(note) = crate::team::read::front(self.team.dir, path, FRONT_BYTES) else {
                 continue;
             };
-            if self.mine.as_deref() == Some(note.origin.as_str())
-                || !crate::store::read::context::known(main, [note.id.as_str()])?.is_empty()
-            {
+            if !crate::store::read::context::known(main, [note.id.as_str()])?.is_empty() {
                 continue;
             }
             let item = notes::item(&note, project);

@@ -230,7 +230,7 @@ fn past_the_cap_the_oldest_sessions_are_reduced_then_deleted() {
         "44444444-4444-4444-8444-000000000004",
     ];
     for (n, session) in sessions.iter().enumerate() {
-        big_calls(&env, session, &format!("cap{n}"), 4, 100);
+        big_calls(&env, session, &format!("cap{n}"), 4, 85);
         age(&env, session, 5 - n as i64);
     }
     session(&env, NEW, PROJECT, &["new1"]);

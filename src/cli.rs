@@ -113,6 +113,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Browse the memory in a terminal UI: sessions by day, a session's timeline, search as
+    /// you type, an item in full, the standing instructions; `d` forgets (see docs/browse.md).
+    Browse(BrowseArgs),
     /// What happened around one item: the items before and after it in its session.
     Timeline {
         /// A session, prompt, tool call, message, memory or summary id (a session shows from
@@ -610,6 +613,12 @@ pub struct CompressArgs {
 pub struct SessionsArgs {
     #[command(flatten)]
     pub scope: Scope,
+}
+
+#[derive(Debug, Args)]
+pub struct BrowseArgs {
+    #[command(flatten)]
+    pub projects: Projects,
 }
 
 #[derive(Debug, Args)]

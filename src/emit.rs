@@ -7,6 +7,7 @@
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -197,6 +198,39 @@ fn stderr_is_terminal() -> bool {
     io::stderr().is_terminal()
 }
 
+/// How many [`Terminal`]s are out: while one is, nothing else writes to the terminal.
+static SCREENS: AtomicUsize = AtomicUsize::new(0);
+
+/// The terminal a full-screen command (`browse`) draws on: stdout, handed out only when it is
+/// a terminal, so that what the command writes still goes out through this file. While one is
+/// out, the progress line stays off: it would write over the screen.
+pub struct Terminal(io::Stdout);
+
+/// Stdout to draw on, `None` when it is not a terminal (a pipe, a file).
+pub fn terminal() -> Option<Terminal> {
+    let out = io::stdout();
+    out.is_terminal().then(|| {
+        SCREENS.fetch_add(1, Ordering::SeqCst);
+        Terminal(out)
+    })
+}
+
+impl Write for Terminal {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        SCREENS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// A progress line on stderr for work that can take seconds (building the search index),
 /// shown only on a terminal, only once the work has taken a moment, and erased when done.
 pub struct Progress {
@@ -216,7 +250,7 @@ impl Progress {
             label,
             started: Instant::now(),
             last: None,
-            enabled: stderr_is_terminal(),
+            enabled: stderr_is_terminal() && SCREENS.load(Ordering::SeqCst) == 0,
         }
     }
 

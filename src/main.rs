@@ -3,6 +3,7 @@
 //! usage error (exit 2 blocks Claude Code) and pays nothing for argument parsing.
 
 mod agent;
+mod browse;
 mod child;
 mod claude;
 mod cli;

@@ -36,6 +36,26 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     let config = Config::from_env();
     let mut recall = Recall::open_for_item(&config)?;
     let target = target(args, &mut recall)?;
+    let mut ask = |what: &str| -> Result<Option<String>> {
+        if args.dry_run {
+            return Ok(Some(format!("{what}Nothing was deleted (--dry-run).\n")));
+        }
+        if !super::confirmed("forget", what, "Forget this?", args.yes)? {
+            return Ok(Some("Nothing forgotten.\n".to_string()));
+        }
+        Ok(None)
+    };
+    for_good(&mut recall, target, &mut ask).map(Report::from)
+}
+
+/// Forgets `target` for good once `ask`, shown what will go, answers `None` (go on); its
+/// answer otherwise. What `forget` does, and `browse` on `d` (handed it by `cmd::run`).
+pub fn for_good(
+    recall: &mut Recall,
+    target: Target,
+    ask: &mut dyn FnMut(&str) -> Result<Option<String>>,
+) -> Result<String> {
+    let config = recall.config.clone();
     // No one may apply a spilled event of what goes while it goes (a hook takes in spilled
     // events only under this lock too).
     let lock = fsutil::lock_waiting(&config.maintain_lock())
@@ -44,7 +64,7 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     let mut plan = forget::plan(store.conn(), &target)?;
     let spilled = spill::forget(&config, &|write| plan.covers(write), false);
     if plan.is_empty() && spilled == 0 {
-        return Ok("Nothing to forget.\n".to_string().into());
+        return Ok("Nothing to forget.\n".to_string());
     }
     let made = forgotten::made(store.conn(), &plan, &unshare::has_folder)?;
     let mut shared = match recall.reader().store_id()? {
@@ -59,11 +79,8 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
             render::plural(spilled as i64, "event")
         ));
     }
-    if args.dry_run {
-        return Ok(format!("{what}Nothing was deleted (--dry-run).\n").into());
-    }
-    if !super::confirmed("forget", &what, "Forget this?", args.yes)? {
-        return Ok("Nothing forgotten.\n".to_string().into());
+    if let Some(answer) = ask(&what)? {
+        return Ok(answer);
     }
     let slicer = Slicer::command(WAIT);
     let conn = store.conn();
@@ -98,21 +115,15 @@ pub fn forget(args: &ForgetArgs) -> Result<Report> {
     }
     unshare::remove(&mut shared);
     out.push_str(&taken_back(&shared));
-    super::finish_for_good(&config, store, lock, &mut recall, &slicer, &mut out)?;
-    Ok(out.into())
+    super::finish_for_good(&config, store, lock, recall, &slicer, &mut out)?;
+    Ok(out)
 }
 
 /// What the arguments name.
 fn target(args: &ForgetArgs, recall: &mut Recall) -> Result<Target> {
     if let Some(id) = &args.id {
         let (kind, id) = recall.resolve(id)?;
-        return Ok(match kind {
-            Kind::Session => Target::Session(id),
-            Kind::Prompt => Target::Turn(id),
-            Kind::Observation | Kind::Message => Target::Item(id),
-            Kind::Memory => Target::Memory(id),
-            Kind::Summary => Target::Summary(id),
-        });
+        return Ok(Target::of(kind, id));
     }
     if let Some(id) = &args.session {
         return match recall.resolve(id)? {

@@ -5,6 +5,7 @@
 //! request, in `search`); here only what is theirs alone: flags read as its arguments, and the
 //! notes of an empty answer.
 
+mod browse;
 mod completions;
 mod compress;
 mod conventions;
@@ -49,6 +50,8 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Search(args) => search::search(&args),
         Command::Show { id, json } => show::show(&id, json),
         Command::Sessions(args) => sessions::sessions(&args.scope),
+        // Browse forgets with forget's own function (a command never names another).
+        Command::Browse(args) => browse::browse(&args, forget::for_good),
         Command::Conventions(args) => conventions::conventions(&args),
         Command::Projects { action, json } => projects::projects(action.as_ref(), json),
         Command::Timeline {

@@ -6,6 +6,8 @@
 // What every area shares: the sandbox, the hook runs, the checks, the tools a test needs.
 mod harness;
 
+// `browse`, the terminal UI, in a real pseudo-terminal: keys in, the screen read back.
+mod browse;
 // Other coding agents (Codex, Cursor) on the same binary and memory, each session as its agent's.
 mod agents;
 // Hooks capturing tool calls: the queue, no-ops, and nothing lost when the database is busy.

@@ -20,6 +20,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::ops::{Change, Write};
 use crate::store::base::slices::Slicer;
+use crate::store::rows::Kind;
 use crate::store::write::purge::LAST_MESSAGE as LAST_MESSAGE_AFTER_PURGE;
 
 /// What to forget.
@@ -34,6 +35,20 @@ pub enum Target {
     Memory(String),
     Summary(String),
     Range(Range),
+}
+
+impl Target {
+    /// What forgetting the item `id` of `kind` takes: a session whole, a prompt with its turn,
+    /// a tool call or message with what was made of it, a memory or summary alone.
+    pub fn of(kind: Kind, id: String) -> Target {
+        match kind {
+            Kind::Session => Target::Session(id),
+            Kind::Prompt => Target::Turn(id),
+            Kind::Observation | Kind::Message => Target::Item(id),
+            Kind::Memory => Target::Memory(id),
+            Kind::Summary => Target::Summary(id),
+        }
+    }
 }
 
 /// Everything of one project (or of all), captured within a time range (`since <= t < until`,

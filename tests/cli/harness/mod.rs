@@ -21,6 +21,8 @@ pub mod mock_api;
 #[cfg(unix)]
 pub mod mock_responses;
 pub mod require;
+#[cfg(unix)]
+pub mod tui;
 pub mod wait;
 
 pub use require::{require, require_program};

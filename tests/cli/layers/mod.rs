@@ -47,6 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "cold work",
         &[
+            "browse",
             "compress",
             "doctor",
             "health",
@@ -66,6 +67,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// What a hook must never load, however indirectly: each costs start-up or does work a hook
 /// leaves to a process of its own.
 const COLD: &[&str] = &[
+    "browse",
     "cli",
     "cmd",
     "compress",

@@ -14,6 +14,7 @@ use crate::recall::names::Names;
 use crate::recall::search::{Found, Request};
 use crate::recall::{Recall, team, whole};
 use crate::render::{self, Color, Style, parse_time};
+use crate::store::read::given::Answer;
 use crate::store::read::{SessionFilter, SessionOverview, Turn};
 use crate::store::rows::{Kind, short_id};
 
@@ -139,8 +140,8 @@ impl Source {
         }
     }
 
-    /// A session's prompts in order, each followed by its tool calls and messages, and what
-    /// the compressor made of it.
+    /// A session's prompts in order, each followed by what its recall gave, its tool calls and
+    /// messages; what the session start gave first, and what the compressor made of it last.
     fn session(&self, view: &mut View, id: &str) -> Result<()> {
         let reader = self.recall.reader();
         let Some(session) = reader.session(id)? else {
@@ -155,8 +156,11 @@ impl Source {
             render::path(sum.project_dir.as_deref().unwrap_or("-"))
         );
         view.empty = "This session holds nothing.".into();
+        let given = reader.given(id)?;
+        let at_start = given.iter().filter(|a| a.prompt_id.is_none());
+        view.rows.extend(at_start.map(|a| self.given(a)));
         for turn in &session.turns {
-            view.rows.extend(self.turn(turn));
+            view.rows.extend(self.turn(turn, &given));
         }
         let (memories, summaries) = reader.compressed(id)?;
         for m in &memories {
@@ -170,11 +174,13 @@ impl Source {
         Ok(())
     }
 
-    fn turn(&self, turn: &Turn) -> Vec<Row> {
+    fn turn(&self, turn: &Turn, given: &[Answer]) -> Vec<Row> {
         let mut rows = Vec::new();
         if let Some(p) = &turn.prompt {
             let what = format!("prompt #{}", p.prompt_number);
             rows.push(self.line(&p.created_at, &p.id, Kind::Prompt, &what, &p.prompt_text));
+            let to_it = given.iter().filter(|a| a.prompt_id.as_ref() == Some(&p.id));
+            rows.extend(to_it.map(|a| self.given(a)));
         }
         for c in &turn.calls {
             let what = if c.failed {
@@ -188,6 +194,40 @@ impl Source {
             rows.push(self.line(&m.created_at, &m.id, Kind::Message, "message", &m.text));
         }
         rows
+    }
+
+    /// What an answer gave (as `claude-mem given` lists it), on a line of its own under the
+    /// prompt it answered: each item's short id, its score if recall scored it, and why it
+    /// cleared the bar. A line to read, not to open: the items are in the session's lists.
+    fn given(&self, answer: &Answer) -> Row {
+        let what = if answer.prompt_id.is_some() {
+            "recall gave"
+        } else {
+            "session start gave"
+        };
+        let items: Vec<String> = answer
+            .items
+            .iter()
+            .map(|i| match i.score {
+                Some(score) => format!("{} {score:.2} {}", short_id(&i.item_id), i.reason),
+                None => format!("{} {}", short_id(&i.item_id), i.reason),
+            })
+            .collect();
+        let bytes: i64 = answer.items.iter().map(|i| i.bytes).sum();
+        let text = format!(
+            "{} ({bytes} B): {}",
+            render::plural(items.len() as i64, "item"),
+            items.join(", ")
+        );
+        Row {
+            cells: vec![
+                (self.style.clock(&answer.at), Some(Color::Time)),
+                (String::new(), None),
+                (what.to_string(), Some(Color::Match)),
+                (render::fit(&text, LINE), None),
+            ],
+            target: None,
+        }
     }
 
     /// One item of a session: when, its id, what it is, and its text on one line.

@@ -130,6 +130,77 @@ fn browse_opens_a_session_and_its_items() {
     assert_eq!(tui.ended(), (0, true));
 }
 
+/// Beside each prompt, what its recall gave (each item's short id, score and reason), and at
+/// the top what the session start gave: the records `claude-mem given` prints.
+#[test]
+fn browse_shows_what_the_session_start_and_each_prompt_were_given() {
+    if !require_tmux() {
+        return;
+    }
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    let prompt = |session: &str, n: usize, text: &str| {
+        let extra = serde_json::json!({"prompt_id": format!("{session}-p{n}"), "prompt": text});
+        let out = env.hook(
+            "prompt",
+            &event("UserPromptSubmit", session, PROJECT, extra),
+        );
+        assert_clean(&out);
+        out
+    };
+    let login = "Fix the login timeout: sessions expire after 30 seconds in the auth middleware";
+    assert_ack(&prompt(A, 0, login));
+    assert_ack(&prompt(A, 1, "Add a dark mode toggle to the settings page"));
+    // Any search catches the index up with the database; finding nothing is fine.
+    run(&env, &["search", "--all", "index"]);
+    let asked = prompt(
+        B,
+        0,
+        "How did we fix the login timeout in the auth middleware?",
+    );
+    assert_ne!(asked.stdout, ACK.as_bytes(), "recall answered nothing");
+    let login_id: String = env
+        .db()
+        .query_row(
+            "SELECT id FROM user_prompts WHERE prompt_text = ?1",
+            [login],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // A later session's start lists the earlier ones (and recall then leaves them out).
+    let start = event(
+        "SessionStart",
+        C,
+        PROJECT,
+        serde_json::json!({"source": "startup"}),
+    );
+    assert_clean(&env.hook("context", &start));
+    assert_ack(&prompt(C, 0, "Rename the invoice exporter"));
+
+    let tui = browse(&env, &[], (120, 24));
+    tui.keys(&["Enter"]);
+    tui.wait_for("session start gave");
+    tui.keys(&["Escape"]);
+    tui.wait_for("Sessions of");
+    tui.keys(&["j", "Enter"]);
+    let screen = tui.wait_for("recall gave");
+    let line = screen.lines().find(|l| l.contains("recall gave")).unwrap();
+    assert!(
+        line.contains(&login_id[24..32]) && line.contains(" match"),
+        "{screen}"
+    );
+    let prompt_at = screen
+        .lines()
+        .position(|l| l.contains("prompt #1"))
+        .unwrap();
+    let given_at = screen
+        .lines()
+        .position(|l| l.contains("recall gave"))
+        .unwrap();
+    assert_eq!(given_at, prompt_at + 1, "{screen}");
+    tui.keys(&["q"]);
+    assert_eq!(tui.ended().0, 0);
+}
+
 #[test]
 fn browse_help_lists_every_key() {
     if !require_tmux() {

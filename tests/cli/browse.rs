@@ -152,6 +152,8 @@ fn browse_shows_what_the_session_start_and_each_prompt_were_given() {
     assert_ack(&prompt(A, 1, "Add a dark mode toggle to the settings page"));
     // Any search catches the index up with the database; finding nothing is fine.
     run(&env, &["search", "--all", "index"]);
+    // A maintenance process the hooks started may hold the index: recall then gives nothing.
+    env.wait_for_maintenance();
     let asked = prompt(
         B,
         0,

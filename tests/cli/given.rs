@@ -87,6 +87,8 @@ fn recalled(env: &Env) -> (String, String) {
     assert!(submit(env, EARLIER, LOGIN).is_none());
     assert!(submit(env, EARLIER, "Add a dark mode toggle to the settings page").is_none());
     run(env, &["search", "--all", "index"]);
+    // A maintenance process the hooks started may hold the index: recall then gives nothing.
+    env.wait_for_maintenance();
     let text = submit(env, NOW, ASK).expect("recall");
     let prompt: String = env
         .db()

@@ -301,7 +301,9 @@ fn prepare(cases: &mut [Case], counter: &mut u64) -> Result<()> {
             team::digest(&case.bin, &case.data_dir, project)?;
         }
         if !matches!(case.expect, Expect::Exit | Expect::Nothing) {
-            case.id_at = Some(find(&fs::read(&case.input)?, ID_PLACEHOLDER.as_bytes())?);
+            let input = fs::read(&case.input)?;
+            let at = find(&input, ID_PLACEHOLDER.as_bytes());
+            case.id_at = Some(at.map_err(|e| format!("{}: {e}", case.name))?);
         }
         verify(case, counter)?;
         if case.rows_before > 0 {
@@ -471,6 +473,10 @@ impl Build<'_> {
             .inputs
             .dir
             .join(format!("{}.json", slug(&format!("{case}{}", self.label))));
+        // Two cases with one tag would time one case's event twice.
+        if to.exists() {
+            return Err(format!("two cases are tagged {case}").into());
+        }
         fs::copy(input, &to)?;
         Ok(to)
     }
@@ -697,7 +703,7 @@ fn agent_cases(b: &Build) -> Result<Vec<Case>> {
         (
             "capture 1 KB Bash, Copilot",
             &inputs.copilot_1k,
-            "1kp",
+            "1kcp",
             COPILOT,
             small,
             false,
@@ -705,7 +711,7 @@ fn agent_cases(b: &Build) -> Result<Vec<Case>> {
         (
             "capture 5 MB Read, Copilot",
             &inputs.copilot_5m,
-            "5mp",
+            "5mcp",
             COPILOT,
             large,
             true,
@@ -1135,8 +1141,9 @@ fn check_after(case: &Case) -> Result<()> {
             }
             let conn = rusqlite::Connection::open(database(&case.data_dir))?;
             let (rows, cut): (i64, i64) = conn.query_row(
+                // Copilot and Gemini send no call id: ours holds their timestamp, the placeholder.
                 "SELECT COUNT(*), COUNT(*) FILTER (WHERE truncated) FROM pending_queue
-                 WHERE tool_use_id LIKE 'toolu_bench_%'",
+                 WHERE tool_use_id LIKE '%toolu_bench_%'",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;

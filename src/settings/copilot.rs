@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 
-use super::command::{Program, parse_ours};
+use super::command::Program;
 use super::cursor;
 use super::document::{agent_object, agent_text};
 
@@ -78,32 +78,7 @@ pub fn remove_server(text: &str) -> Result<String> {
     cursor::remove_server(text)
 }
 
-/// Takes every handler of ours out; whether there was one.
+/// Takes every handler of ours out (Copilot's command is under `bash`); whether there was one.
 fn take_ours(root: &mut Map<String, Value>) -> bool {
-    let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
-        return false;
-    };
-    let mut took = false;
-    let mut emptied = Vec::new();
-    for (event, list) in hooks.iter_mut() {
-        let Value::Array(list) = list else { continue };
-        let before = list.len();
-        list.retain(|handler| {
-            let command = handler.get("bash").and_then(Value::as_str);
-            command.and_then(parse_ours).is_none()
-        });
-        if list.len() < before {
-            took = true;
-            if list.is_empty() {
-                emptied.push(event.clone());
-            }
-        }
-    }
-    for event in &emptied {
-        hooks.shift_remove(event);
-    }
-    if hooks.is_empty() && took {
-        root.shift_remove("hooks");
-    }
-    took
+    cursor::take_ours_by(root, "bash")
 }

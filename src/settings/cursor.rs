@@ -105,6 +105,12 @@ pub fn remove_server(text: &str) -> Result<String> {
 
 /// Takes every handler of ours out; whether there was one.
 fn take_ours(root: &mut Map<String, Value>) -> bool {
+    take_ours_by(root, "command")
+}
+
+/// Takes every handler of ours out of a `hooks` object of event lists (Cursor's and Copilot's
+/// shape), a handler's command under `key`; whether there was one.
+pub(super) fn take_ours_by(root: &mut Map<String, Value>, key: &str) -> bool {
     let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
         return false;
     };
@@ -114,7 +120,7 @@ fn take_ours(root: &mut Map<String, Value>) -> bool {
         let Value::Array(list) = list else { continue };
         let before = list.len();
         list.retain(|handler| {
-            let command = handler.get("command").and_then(Value::as_str);
+            let command = handler.get(key).and_then(Value::as_str);
             command.and_then(parse_ours).is_none()
         });
         if list.len() < before {

@@ -78,52 +78,69 @@ fn run(
         Agent::Copilot => copilot::remove_server(text),
         _ => codex::remove_server(text),
     };
-    let mut wanted = vec![(
-        "hooks",
-        home.join(hooks_file),
+    let mut wanted = vec![Wanted {
+        what: "hooks",
+        path: home.join(hooks_file),
         // Copilot's is in a folder: the copy kept in the data dir is a flat name.
-        format!("{name}-{}", hooks_file.replace('/', "-")),
-        Edits {
+        saved: format!("{name}-{}", hooks_file.replace('/', "-")),
+        edits: Edits {
             add: &add_hooks,
             remove: &remove_hooks,
         },
-    )];
+    }];
     if !no_mcp {
-        wanted.push((
-            "MCP server",
-            home.join(mcp_file),
-            format!("{name}-{mcp_file}"),
-            Edits {
+        wanted.push(Wanted {
+            what: "MCP server",
+            path: home.join(mcp_file),
+            saved: format!("{name}-{mcp_file}"),
+            edits: Edits {
                 add: &add_server,
                 remove: &remove_server,
             },
-        ));
-    }
-    let change = |path: &PathBuf, saved: &str, edits: &Edits, dry: bool| {
-        let edit = if adding {
-            given_back::install(config, path, saved, edits, dry)
-        } else {
-            given_back::uninstall(config, path, saved, edits, dry)
-        };
-        edit.with_context(|| format!("{} was left as it was", path.display()))
-    };
-    for (_, path, saved, edits) in &wanted {
-        change(path, saved, edits, true)?;
-    }
-    let mut files = Vec::new();
-    for (what, path, saved, edits) in &wanted {
-        let edit = change(path, saved, edits, dry_run)?;
-        files.push(FileEdit {
-            what,
-            path: path.clone(),
-            edit,
         });
     }
+    let files = apply(config, &wanted, adding, dry_run)?;
     if agent == Agent::Cursor && !dry_run {
         crate::marks::mark_cursor_hooks(config, adding)
             .context("cannot note in the data dir that Cursor's hooks run ours")?;
     }
     Ok(Registered { files, exe })
+}
+
+/// A file of an agent's that we register in, and how.
+struct Wanted<'a> {
+    /// What we register in it: "hooks" or "MCP server".
+    what: &'static str,
+    path: PathBuf,
+    /// The name of the copy kept in the data dir, to give the file back.
+    saved: String,
+    edits: Edits<'a>,
+}
+
+/// Installs (`adding`) or uninstalls every one of `wanted`, after a dry run of each: a file we
+/// cannot edit refuses before any is written.
+fn apply(config: &Config, wanted: &[Wanted], adding: bool, dry_run: bool) -> Result<Vec<FileEdit>> {
+    let change = |w: &Wanted, dry: bool| {
+        let edit = if adding {
+            given_back::install(config, &w.path, &w.saved, &w.edits, dry)
+        } else {
+            given_back::uninstall(config, &w.path, &w.saved, &w.edits, dry)
+        };
+        edit.with_context(|| format!("{} was left as it was", w.path.display()))
+    };
+    for w in wanted {
+        change(w, true)?;
+    }
+    wanted
+        .iter()
+        .map(|w| {
+            Ok(FileEdit {
+                what: w.what,
+                path: w.path.clone(),
+                edit: change(w, dry_run)?,
+            })
+        })
+        .collect()
 }
 
 /// The agent's folder, and its hooks file and MCP configuration in it.
@@ -150,31 +167,20 @@ fn one_file(
     let exec = (!no_mcp).then_some(program.exec.as_str());
     let add = |text: Option<&str>| gemini::add(text, program, exec);
     let remove = |text: &str| gemini::remove(text, !no_mcp);
-    let edits = Edits {
-        add: &add,
-        remove: &remove,
-    };
-    let saved = if no_mcp {
-        "gemini-settings-hooks.json"
+    let (what, saved) = if no_mcp {
+        ("hooks", "gemini-settings-hooks.json")
     } else {
-        "gemini-settings.json"
+        ("hooks and MCP server", "gemini-settings.json")
     };
-    let edit = if adding {
-        given_back::install(config, &path, saved, &edits, dry_run)
-    } else {
-        given_back::uninstall(config, &path, saved, &edits, dry_run)
+    let wanted = Wanted {
+        what,
+        path,
+        saved: saved.to_string(),
+        edits: Edits {
+            add: &add,
+            remove: &remove,
+        },
     };
-    let edit = edit.with_context(|| format!("{} was left as it was", path.display()))?;
-    Ok(Registered {
-        files: vec![FileEdit {
-            what: if no_mcp {
-                "hooks"
-            } else {
-                "hooks and MCP server"
-            },
-            path,
-            edit,
-        }],
-        exe,
-    })
+    let files = apply(config, std::slice::from_ref(&wanted), adding, dry_run)?;
+    Ok(Registered { files, exe })
 }

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::command::Program;
@@ -39,22 +39,12 @@ pub fn home() -> Result<PathBuf> {
 /// The hooks file with our hooks, run by `program` (any of ours already there taken out
 /// first).
 pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
-    let mut root = agent_object(text)?;
-    take_ours(&mut root);
-    root.entry("version").or_insert(json!(1));
-    let Value::Object(hooks) = root.entry("hooks").or_insert_with(|| json!({})) else {
-        bail!("its \"hooks\" value is not an object");
-    };
-    for (event, hook) in HOOKS {
-        let Value::Array(list) = hooks.entry(*event).or_insert_with(|| json!([])) else {
-            bail!("its {event} value is not a list");
-        };
-        list.push(json!({
+    cursor::with_handlers(text, HOOKS, "bash", |hook| {
+        json!({
             "type": "command",
             "bash": format!("{} hook {hook} --agent copilot", program.shell),
-        }));
-    }
-    agent_text(&root)
+        })
+    })
 }
 
 /// The hooks file without any hook of ours, and without the events and the `hooks` object

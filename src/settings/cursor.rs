@@ -32,19 +32,34 @@ pub fn home() -> Result<PathBuf> {
 
 /// `hooks.json` with our hooks, run by `program` (any of ours already there taken out first).
 pub fn add_hooks(text: Option<&str>, program: &Program) -> Result<String> {
+    with_handlers(
+        text,
+        HOOKS,
+        "command",
+        |hook| json!({"command": format!("{} hook {hook} --agent cursor", program.shell)}),
+    )
+}
+
+/// A hooks file of Cursor's shape (Copilot's too: a `version` and a `hooks` object of event
+/// lists) with `handler(hook)` added to each event of `hooks`, every handler of ours (its
+/// command under `key`) taken out first.
+pub(super) fn with_handlers(
+    text: Option<&str>,
+    hooks: &[(&str, &str)],
+    key: &str,
+    handler: impl Fn(&str) -> Value,
+) -> Result<String> {
     let mut root = agent_object(text)?;
-    take_ours(&mut root);
+    take_ours_by(&mut root, key);
     root.entry("version").or_insert(json!(1));
-    let Value::Object(hooks) = root.entry("hooks").or_insert_with(|| json!({})) else {
+    let Value::Object(hooks_of) = root.entry("hooks").or_insert_with(|| json!({})) else {
         bail!("its \"hooks\" value is not an object");
     };
-    for (event, hook) in HOOKS {
-        let Value::Array(list) = hooks.entry(*event).or_insert_with(|| json!([])) else {
+    for (event, hook) in hooks {
+        let Value::Array(list) = hooks_of.entry(*event).or_insert_with(|| json!([])) else {
             bail!("its {event} value is not a list");
         };
-        list.push(json!({
-            "command": format!("{} hook {hook} --agent cursor", program.shell),
-        }));
+        list.push(handler(hook));
     }
     agent_text(&root)
 }

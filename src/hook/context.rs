@@ -167,9 +167,8 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
 /// neither holds itself (a person's own shared files are told as their sessions) nor was told
 /// to forget (`store::forgotten`). Bounded: one
 /// `lstat` when there is no folder; else the front of the notes' digest (its order) and a
-/// `stat` of each folder it saw, an index probe per name looked at and a few small files (one
-/// listing instead of the digest's order before it is made).
-/// None on resume: the transcript has them.
+/// `stat` of each folder it saw, an index probe per name looked at and a few small files.
+/// None on resume (the transcript has them), and none before the digest is made.
 fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> Vec<Note> {
     if resumed {
         return Vec::new();
@@ -177,21 +176,23 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
     let Some(dir) = team::read::folder(std::path::Path::new(project)) else {
         return Vec::new();
     };
-    // Per-prompt recall weighs the notes by their digest: made, when it is missing or stale,
-    // by a process of its own, most often before the session's first prompt.
-    if config.recall && team::digest::stale(config, project, &dir) {
+    // The notes are listed in their digest's order, and per-prompt recall weighs them by it:
+    // made, when it is missing or stale, by a process of its own, most often before the
+    // session's first prompt.
+    if team::digest::stale(config, project, &dir) {
         crate::detach::team_digest(config, project);
     }
+    // The digest's order is what no file's author chooses (when this machine first saw each
+    // note). Until one is made, none is listed: any other order a hook can afford is the
+    // files' names, which are their authors' to choose (a clone's first session start).
+    let Some(paths) = team::digest::order(config, project) else {
+        return Vec::new();
+    };
     let log = crate::log::Log::new(config, "context");
     let own = |id: &str| {
         crate::store::read::context::known(store.conn(), [id]).map_or(true, |own| !own.is_empty())
     };
-    // The digest's order is what no file's author chooses (when this machine first saw each
-    // note); until one is made, the names' order bounded by the clock (see `team::read`).
-    match team::digest::order(config, project) {
-        Some(paths) => team::read::in_order(&dir, &paths, TEAM_SHOWN, &log, own),
-        None => team::read::newest(&dir, TEAM_SHOWN, &log, own),
-    }
+    team::read::in_order(&dir, &paths, TEAM_SHOWN, &log, own)
 }
 
 /// What a context that lists `listed` of what it found gives: the sessions and the memories

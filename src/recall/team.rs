@@ -26,7 +26,8 @@ use crate::team::{Note, read};
 pub const SOURCE: &str = "team";
 
 /// The project's team notes whose id is none of this database's (an item, a session, one it
-/// forgot: see `store::read::context::known`); none for every project.
+/// forgot: see `store::read::context::known`), in an order of this machine's
+/// ([`unforeseeable`]); none for every project.
 pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
     let Some(project) = project else {
         return Ok(Vec::new());
@@ -37,11 +38,27 @@ pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
         return Ok(Vec::new());
     }
     let own = recall.reader().known(notes.iter().map(|n| n.id.as_str()))?;
-    Ok(notes
+    let theirs = notes
         .iter()
         .filter(|n| !own.contains(&n.id))
         .cloned()
-        .collect())
+        .collect();
+    Ok(unforeseeable(&recall.config, theirs))
+}
+
+/// `notes` in the order that equally ranked ones are shown in: one that no file's author can
+/// foresee, never their names'. By a hash of each id keyed with this machine's secret (that of
+/// the digest's order, `team::digest::key`), or, before it is made, with one of this process's
+/// (a read command writes nothing).
+fn unforeseeable(config: &Config, mut notes: Vec<Note>) -> Vec<Note> {
+    let key = digest::made_key(config).unwrap_or_else(|| {
+        let mut key = [0u8; 16];
+        // Without randomness, the ids' own order: no worse than their names'.
+        let _ = getrandom::fill(&mut key);
+        key
+    });
+    notes.sort_by_cached_key(|n| digest::keyed(&key, digest::hash(&n.id)));
+    notes
 }
 
 /// What `search` finds in the index (when there is one) and in the team's notes, best first,
@@ -69,23 +86,14 @@ pub fn search(
     let project = search.project.as_deref().unwrap_or_default();
     let theirs = team::search(notes, project, &both)?;
     let ids: HashSet<String> = theirs.iter().map(|h| h.item.id.clone()).collect();
-    let hits: Vec<Hit> = own.into_iter().chain(theirs).collect();
-    // Both ranked by one rule: merged by where each stands, then the newer first (a stable sort
-    // keeps each list's own order among equals). A note's time is its author's to write: the
-    // user's clock bounds it (one after now, or none, is the oldest), so that none is put
-    // first by a time to come or a `when` that sorts after every date.
-    let now = chrono::Utc::now();
-    let mut hits: Vec<(String, Hit)> = hits
-        .into_iter()
-        .map(|h| match ids.contains(&h.item.id) {
-            true => (dated(&h.item.created_at, now), h),
-            false => (h.item.created_at.clone(), h),
-        })
-        .collect();
-    hits.sort_by(|(a_when, a), (b_when, b)| {
-        Standing::order(&a.standing, &b.standing).then_with(|| b_when.cmp(a_when))
+    let mut hits: Vec<Hit> = own.into_iter().chain(theirs).collect();
+    // Both ranked by one rule: merged by where each stands, then the user's own newer first,
+    // then the team's (a stable sort keeps each list's own order among equals). A note's time
+    // is its author's to write, and decides nothing: any `when` just before now would put a
+    // note first.
+    hits.sort_by(|a, b| {
+        Standing::order(&a.standing, &b.standing).then_with(|| when(b, &ids).cmp(when(a, &ids)))
     });
-    let hits: Vec<Hit> = hits.into_iter().map(|(_, h)| h).collect();
     let hits: Vec<Hit> = hits.into_iter().skip(offset).collect();
     let team = hits
         .iter()
@@ -95,13 +103,13 @@ pub fn search(
     Ok((hits, team))
 }
 
-/// A note's time as an order takes it: in the store's form (which sorts as time does) when it
-/// is a time no later than `now`, else none (before every time).
-fn dated(when: &str, now: chrono::DateTime<chrono::Utc>) -> String {
-    crate::clock::parse_time(when)
-        .filter(|t| *t <= now)
-        .map(crate::clock::stamp)
-        .unwrap_or_default()
+/// A result's time as the merge orders equals by: an item's own, none for a note of the team's
+/// (`ids`).
+fn when<'a>(h: &'a Hit, ids: &HashSet<String>) -> &'a str {
+    match ids.contains(&h.item.id) {
+        true => "",
+        false => h.item.created_at.as_str(),
+    }
 }
 
 /// Whether anything matches `search` in the index (when there is one) or in the team's notes,
@@ -157,7 +165,8 @@ pub fn here(config: &Config, dir: Option<&Path>) -> Option<String> {
 
 /// The project's notes, where there is no database of ours to hold any of them.
 pub fn notes_here(config: &Config, project: &str) -> Vec<Note> {
-    read::all(Path::new(project), &Log::new(config, "team")).to_vec()
+    let notes = read::all(Path::new(project), &Log::new(config, "team")).to_vec();
+    unforeseeable(config, notes)
 }
 
 /// Makes the digest of `project`'s team notes that per-prompt recall and the session start

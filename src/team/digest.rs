@@ -6,9 +6,9 @@
 //! The notes are kept in the order they are shown in, newest first by what a file's author
 //! cannot choose: when this machine first saw that text (kept from one digest to the next; a
 //! text not seen before was first seen when its file was written here, its modification time,
-//! which git sets at checkout, capped at now), and among notes seen at once by a hash of their
-//! text keyed with a secret of this machine ([`key`]), never by a name, an id or a time the file
-//! says.
+//! which git sets at checkout, capped at now), and among notes seen at once (within a minute:
+//! [`sort`]) by a hash of their text keyed with a secret of this machine ([`key`]), never by a
+//! name, an id or a time the file says.
 //!
 //! Reading a folder of notes and tokenizing them costs some 25 times the whole prompt hook
 //! (105 million instructions for 200 notes of 1.7 KB, against 4 million for the prompt hook
@@ -46,6 +46,8 @@ pub const MAX_PAIRS: usize = 100_000;
 /// may have changed again during its listing, within one tick of the file system's clock: the
 /// digest is then made again.
 const RACY_SECS: i64 = 2;
+/// Notes first seen within one such span (milliseconds) were seen at once (see [`sort`]).
+const SEEN_AT_ONCE_MS: i64 = 60_000;
 const MAGIC: &[u8; 4] = b"cmtd";
 const VERSION: u32 = 2;
 /// Larger files are not ours: a digest within [`MAX_PAIRS`] and the bounds is smaller.
@@ -336,14 +338,21 @@ pub fn order(config: &Config, project: &str) -> Option<Vec<String>> {
     Some(paths)
 }
 
-/// `notes` in the digest's order: when first seen, the latest first; among those seen at once,
-/// by their texts' hashes keyed with `key`.
+/// `notes` in the digest's order: when first seen, the latest minute first; among those seen
+/// within one minute, by their texts' hashes keyed with `key`. A clone or a pull writes its
+/// files within moments, one after another in the order of their paths: ordered to the
+/// millisecond, they would still come out in their names' order.
 pub fn sort(notes: &mut [(Noted, Vec<String>)], key: &[u8; 16]) {
-    notes.sort_by_key(|(note, _)| (std::cmp::Reverse(note.seen), keyed(key, note.text)));
+    notes.sort_by_key(|(note, _)| {
+        (
+            std::cmp::Reverse(note.seen.div_euclid(SEEN_AT_ONCE_MS)),
+            keyed(key, note.text),
+        )
+    });
 }
 
 /// A text's hash keyed with this machine's secret: an order no file's author can foresee.
-fn keyed(key: &[u8; 16], text: u64) -> u64 {
+pub fn keyed(key: &[u8; 16], text: u64) -> u64 {
     let mut bytes = key.to_vec();
     bytes.extend_from_slice(&text.to_le_bytes());
     bytes.extend_from_slice(key);
@@ -367,6 +376,15 @@ pub fn key(config: &Config) -> std::io::Result<[u8; 16]> {
     }
     fsutil::open_ours(&path, Access::Read)?.read_exact(&mut key)?;
     Ok(key)
+}
+
+/// This machine's secret for [`sort`] when it was made (see [`key`]); nothing is written.
+pub fn made_key(config: &Config) -> Option<[u8; 16]> {
+    use std::io::Read;
+    let mut key = [0u8; 16];
+    let mut file = fsutil::open_ours(&config.team_dir().join("key"), Access::Read).ok()?;
+    file.read_exact(&mut key).ok()?;
+    Some(key)
 }
 
 /// Up to `most` bytes and one of the front of `project`'s digest file, when it is a file of ours.

@@ -5,12 +5,14 @@
 //! link as a regular file of the user's, it is at most [`MAX_FILE_BYTES`], UTF-8 without NUL,
 //! and it parses. Anything else is skipped with a line in the log, never an error for the
 //! whole command; the files skipped are said in one line of the log per read, however many
-//! (a hostile folder of thousands would rotate the user's real warnings out of the log). The
-//! newest come first, found from names alone, without a `stat` each: months sort by name, and
-//! ids are UUID v7, whose first digits are the time they were made. But the names are the
-//! file's author's to choose: a month after the user's own, or `undated`, and an id that is
-//! not a UUID v7 or says a time after the user's clock, sort after every other (see [`order`]),
-//! so that no name keeps a file at the top. At most [`MAX_ENTRIES`] names are looked at and
+//! (a hostile folder of thousands would rotate the user's real warnings out of the log). Which
+//! files a bounded read takes is found from names alone, without a `stat` each, the newest
+//! first: months sort by name, and ids are UUID v7, whose first digits are the time they were
+//! made. But the names are the file's author's to choose: a month after the user's own, or
+//! `undated`, and an id that is not a UUID v7 or says a time after the user's clock, sort after
+//! every other (see [`order`]). What is shown is never in the names' order: the session start
+//! lists notes in their digest's order (`team::digest`), and a search ranks them by their text
+//! alone, in an order of this machine's (`recall::team`). At most [`MAX_ENTRIES`] names are looked at and
 //! [`MAX_NOTES`] files read, and a search's read is kept for the rest of the process while the
 //! folder is unchanged ([`all`]): a server asked many times parses it once.
 
@@ -74,14 +76,6 @@ pub struct Bounds {
     pub bytes: usize,
 }
 
-/// What a hook lists of a folder: the names of a month's folder that a git host shows, of the
-/// newest five years. (Its files are read from their front: [`front`].)
-const HOOK: Bounds = Bounds {
-    names: 2_000,
-    months: 60,
-    notes: 256,
-    bytes: 0,
-};
 /// What of a note's file is read for a list of notes, or a snippet: its header and the start
 /// of its text.
 pub const FRONT_BYTES: u64 = 4096;
@@ -240,35 +234,10 @@ impl Skipped {
     }
 }
 
-/// Up to `limit` of the notes in `dir` (a project's [`folder`]), newest first, but those
-/// whose id `skip` names (known from the name: the file is not read), each from the front of
-/// its file ([`FRONT_BYTES`]: its header, what a list shows). At most three files are read per
-/// note, and 256 names looked at, so that a folder of bad files or of skipped ones costs little
-/// more; the months before are not listed once enough is found; a listing is read as far as
-/// [`HOOK`] says, so that a hostile folder costs a hook little more either.
-pub fn newest(dir: &Path, limit: usize, log: &Log, skip: impl Fn(&str) -> bool) -> Vec<Note> {
-    let mut skipped = Skipped::default();
-    let notes = listed(dir, HOOK)
-        .take(256)
-        .filter(|e| !skip(e.id()))
-        .take(limit.saturating_mul(3))
-        .filter_map(|e| match front(dir, &e.path(), FRONT_BYTES) {
-            Ok(note) => Some(note),
-            Err(why) => {
-                skipped.add(&e, &why);
-                None
-            }
-        })
-        .take(limit)
-        .collect();
-    skipped.say(dir, Some(log));
-    notes
-}
-
 /// Up to `limit` of the notes at `paths` in `dir` (the folder's files in the order of its
 /// digest, `team::digest::order`), in that order, but those whose id `skip` names (known from
-/// the name), each from the front of its file, as [`newest`] reads them: at most three files
-/// read per note, and 256 paths looked at.
+/// the name), each from the front of its file: at most three files read per note, and 256
+/// paths looked at, so that a folder of bad files or of skipped ones costs a hook little more.
 pub fn in_order(
     dir: &Path,
     paths: &[String],

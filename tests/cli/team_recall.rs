@@ -207,13 +207,17 @@ fn a_teammate_without_history_of_their_own_is_handed_the_note() {
     let shop = project(&env);
     share_note(&shop, 1, TITLE, NARRATIVE);
     other_notes(&shop);
-    // Their first session, in a clone: no database until it starts.
-    start(&env, "bob-1", &shop);
-    // Listed at the start, the note is not handed again in that session; in another, it is.
-    assert_eq!(asked(&env, "bob-1", &shop, QUESTION), None);
-    let context = asked(&env, "bob-2", &shop, QUESTION).expect("the note is handed");
+    // Their first session, in a clone: no database until it starts, and no digest of the
+    // notes to list them in, so the start lists none; the prompt is handed the note.
+    let first = start(&env, "bob-1", &shop);
+    assert!(!first.contains("From the team"), "{first}");
+    let context = asked(&env, "bob-1", &shop, QUESTION).expect("the note is handed");
     assert!(context.contains(&format!("(team) {}", &note_id(1)[24..32])));
-    assert_eq!(asked(&env, "bob-2", &shop, UNRELATED), None);
+    assert_eq!(asked(&env, "bob-1", &shop, UNRELATED), None);
+    // Listed at the start of the next, the note is not handed again in that session.
+    let listed = start(&env, "bob-2", &shop);
+    assert!(listed.contains(&note_id(1)[24..32]), "{listed}");
+    assert_eq!(asked(&env, "bob-2", &shop, QUESTION), None);
 }
 
 /// A memory of `env`'s own about gunicorn's port in `shop`, compressed from a recorded session,

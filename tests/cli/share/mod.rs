@@ -119,8 +119,17 @@ impl Person {
         git(&self.project, &["commit", "-q", "-m", message]);
     }
 
-    /// The session-start context the hook hands Claude for a new session in the project.
+    /// The session-start context the hook hands Claude for a new session in the project, once the digest of the team's notes that a
+    /// session start lists them by is made (the first one, in a clone, lists none: it starts
+    /// the process that makes it).
     fn context(&self, session_id: &str) -> String {
+        let project = self.dir().to_string();
+        memory::ok(&self.run(&["maintain", "--team", &project]));
+        self.started(session_id)
+    }
+
+    /// The session-start context of `session_id`, as the hook answers it now.
+    pub(super) fn started(&self, session_id: &str) -> String {
         let start = memory::event(
             "SessionStart",
             session_id,

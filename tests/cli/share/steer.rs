@@ -76,6 +76,53 @@ fn shared_texts_name_no_path_outside_the_project() {
     assert!(all.contains("into src/b.rs."), "{all}");
 }
 
+/// Plants, in `person`'s folder, 30 notes named as honest ones are (UUID v7 of times past, in
+/// `month`, this month) and 12 named to sort before every honest name: `undated`, a month to
+/// come, ids of `z`s and a UUID v7 of a time to come; all written within moments, as a clone
+/// writes them.
+fn plant_honest_and_hostile(person: &Person, month: &str) {
+    for n in 0..30 {
+        let id = format!("01900000-0000-7000-8000-0000000000{n:02}");
+        let body = format!("Honest note {n}.");
+        plant(
+            person,
+            month,
+            &id,
+            &format!("honest {n}"),
+            &format!("{month}-01T00:00:00.000Z"),
+            &body,
+        );
+    }
+    let body = "Hostile note, here to be read first.";
+    for n in 0..4 {
+        plant(
+            person,
+            "undated",
+            &format!("zzzz{n}"),
+            &format!("hostile undated {n}"),
+            "",
+            body,
+        );
+        let future = format!("ffffffff-ffff-7fff-bfff-fffffffffff{n}");
+        plant(
+            person,
+            "2999-01",
+            &future,
+            &format!("hostile future {n}"),
+            "2999-01-01T00:00:00.000Z",
+            body,
+        );
+        plant(
+            person,
+            month,
+            &format!("zzzz-now-{n}"),
+            &format!("hostile now {n}"),
+            "",
+            body,
+        );
+    }
+}
+
 #[test]
 fn names_and_ids_of_the_files_own_choosing_do_not_put_them_first_at_session_start() {
     if !have_git() {
@@ -85,44 +132,25 @@ fn names_and_ids_of_the_files_own_choosing_do_not_put_them_first_at_session_star
     alice.share();
     alice.commit("alice shares");
     let bob = super::Person::clone_of(&alice);
-    let month = month_of(&alice);
-    // Names that sort before every honest one: `undated`, a month to come, ids of `z`s and
-    // a UUID v7 of a time to come.
-    for n in 0..4 {
-        let body = "Hostile note, here to be read first.";
-        plant(
-            &bob,
-            "undated",
-            &format!("zzzz{n}"),
-            &format!("hostile undated {n}"),
-            "",
-            body,
-        );
-        plant(
-            &bob,
-            "2999-01",
-            &format!("ffffffff-ffff-7fff-bfff-fffffffffff{n}"),
-            &format!("hostile future {n}"),
-            "2999-01-01T00:00:00.000Z",
-            body,
-        );
-        plant(
-            &bob,
-            &month,
-            &format!("zzzz-now-{n}"),
-            &format!("hostile now {n}"),
-            "",
-            body,
-        );
-    }
-    let context = bob.context("bob-1");
-    let honest = context.find("alphatitle").expect(&context);
-    let hostile = context.find("hostile").unwrap_or(usize::MAX);
-    assert!(honest < hostile, "{context}");
+    plant_honest_and_hostile(&bob, &month_of(&alice));
+    // Per-prompt recall is off (the harness's default): the session start asks for the
+    // notes' digest all the same, and lists none until it is made, in no order of the names.
+    let first = bob.started("bob-1");
+    assert!(!first.contains("From the team"), "{first}");
+    bob.env.wait_for_maintenance();
+    let context = bob.started("bob-2");
+    let team = &context[context.find("From the team").expect(&context)..];
+    // Eight of 44 notes listed, in an order the names do not choose: the chance that all
+    // eight are of the 12 hostile ones is 3 in a million.
+    assert_eq!(team.matches("\n- ").count(), 8, "{team}");
+    assert!(
+        team.contains("honest") || team.contains("alphatitle"),
+        "{team}"
+    );
 }
 
 #[test]
-fn a_note_claiming_a_time_to_come_is_not_ranked_the_newest() {
+fn a_note_claiming_a_time_just_past_is_not_ranked_before_its_equals() {
     if !have_git() {
         return;
     }
@@ -131,28 +159,60 @@ fn a_note_claiming_a_time_to_come_is_not_ranked_the_newest() {
     alice.commit("alice shares");
     let bob = super::Person::clone_of(&alice);
     let month = month_of(&alice);
-    // Of two notes alike but for their time, the one of a time past comes first.
+    // Twenty notes alike but for their time: ten claim a minute ago, ten the first of the month.
     let text = "Gammaword rounding moved to the order total.";
-    plant(
-        &bob,
-        &month,
-        "zzzz-late",
-        "gammaword rounding",
-        "2999-01-01T00:00:00.000Z",
-        text,
-    );
-    let early = "01900000-0000-7000-8000-000000000001";
-    plant(
-        &bob,
-        &month,
-        early,
-        "gammaword rounding",
-        "2026-01-01T00:00:00.000Z",
-        text,
-    );
+    let just_past = chrono_minute_ago();
+    for n in 0..10 {
+        let late = format!("01900000-0000-7000-8000-0000000001{n:02}");
+        plant(
+            &bob,
+            &month,
+            &late,
+            "gammaword rounding late",
+            &just_past,
+            text,
+        );
+        let early = format!("01900000-0000-7000-8000-0000000002{n:02}");
+        let first = format!("{month}-01T00:00:00.000Z");
+        plant(
+            &bob,
+            &month,
+            &early,
+            "gammaword rounding early",
+            &first,
+            text,
+        );
+    }
     let found = search(&bob, "gammaword");
-    assert_eq!(found.len(), 2, "{found:?}");
-    assert_eq!(found[0]["id"], early, "{found:?}");
+    assert_eq!(found.len(), 20, "{found:?}");
+    // Ranked by their text alone: the chance that the ten claiming a time just past come
+    // first is 5 in a million.
+    let first_ten: Vec<&str> = found[..10]
+        .iter()
+        .map(|f| f["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        first_ten.iter().any(|t| t.ends_with("early")),
+        "{first_ten:?}"
+    );
+}
+
+/// A minute before now, as a note's `when` says a time.
+fn chrono_minute_ago() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let out = std::process::Command::new("date")
+        .args([
+            "-u",
+            "-d",
+            &format!("@{}", now - 60),
+            "+%Y-%m-%dT%H:%M:%S.000Z",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 #[test]
@@ -217,10 +277,19 @@ fn a_hostile_folder_is_read_once_a_process_and_said_in_one_line_of_the_log() {
     alice.mcp(&calls);
     assert_eq!(said(&alice.env.log()), 2, "{}", alice.env.log());
 
-    // A session start says it in one line too, and lists the user's own (not the team's).
+    // The digest's maker and a session start say it in one line each too, and the session
+    // start lists the user's own (not the team's).
     let context = alice.context("alice-2");
+    alice.env.wait_for_maintenance();
     assert!(!context.contains("From the team"), "{context}");
-    assert_eq!(said(&alice.env.log()), 3, "{}", alice.env.log());
+    let log = alice.env.log();
+    let mut by_process = std::collections::HashMap::new();
+    for line in log.lines().filter(|l| l.contains("team's file")) {
+        let pid = line.split_whitespace().find(|w| w.starts_with("pid="));
+        *by_process.entry(pid).or_insert(0) += 1;
+    }
+    assert!(by_process.len() >= 3, "{log}");
+    assert!(by_process.values().all(|&n| n == 1), "{log}");
     let (memory_id, _) = ids(&alice);
     assert!(!context.contains("not a note"), "{memory_id}: {context}");
 }

@@ -72,8 +72,11 @@ fn index(notes: &[Note]) -> Result<Connection> {
     Ok(conn)
 }
 
-/// The age a note is given whose time is none or after now: ten years, past any recency bonus.
-const UNDATED_DAYS: f64 = 3650.0;
+/// The age every note is ranked at: ten years, past any recency bonus. A note's time is its
+/// author's to write: taken for its age, the time just before now that anyone can claim would
+/// rank a note above every honest one made earlier. So notes rank by their text alone, and
+/// among equals in the order they are given in (see `recall::team::notes`).
+const AGE_DAYS: f64 = 3650.0;
 
 /// A matched note's snippet and the byte ranges of it that matched.
 type Shown = (String, Vec<(usize, usize)>);
@@ -87,7 +90,7 @@ fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, Has
         format!("/{f}\n")
     });
     let mut stmt = conn.prepare(&format!(
-        "SELECT n.id, bm25(fts, {WEIGHTS}) AS score, cmem_matched(fts), n.kind, n.created_at,
+        "SELECT n.id, bm25(fts, {WEIGHTS}) AS score, cmem_matched(fts), n.kind,
                 highlight(fts, 0, char(2), char(3)) AS head,
                 highlight(fts, 1, char(2), char(3)) AS body
            FROM fts JOIN notes n ON n.id = fts.rowid
@@ -97,7 +100,6 @@ fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, Has
             AND (?4 IS NULL OR instr(n.files, ?4) > 0)
             AND (?5 IS NULL OR n.kind = ?5)"
     ))?;
-    let now = chrono::Utc::now();
     let mut found: HashMap<i64, Shown> = HashMap::new();
     let mut candidates = Vec::new();
     let rows = stmt.query_map(
@@ -110,19 +112,12 @@ fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, Has
         ],
         |r| {
             let n: i64 = r.get(0)?;
-            let created: String = r.get(4)?;
-            // A note's time is its author's to write: one that is none, or after the user's
-            // clock, is not taken for new (it would rank above every honest note), but as old.
-            let age_days = crate::clock::parse_time(&created)
-                .map(|t| (now - t).num_milliseconds())
-                .filter(|ms| *ms >= 0)
-                .map_or(UNDATED_DAYS, |ms| ms as f64 / 86_400_000.0);
             let candidate = Candidate {
                 id: n,
                 bm25: r.get(1)?,
                 matched: r.get::<_, i64>(2)? as u64,
                 kind: Kind::parse(&r.get::<_, String>(3)?).unwrap_or(Kind::Memory),
-                age_days,
+                age_days: AGE_DAYS,
                 digest: n,
             };
             Ok((candidate, snippet(&[r.get("head")?, r.get("body")?])))

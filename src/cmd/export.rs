@@ -2,7 +2,6 @@
 //! file made private (mode 0600) and written whole or not at all; with `--html`, as a page of
 //! the same records (`page`). Filters as for `search`.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -67,22 +66,8 @@ pub fn export(args: &ExportArgs) -> Result<Report> {
             Err(err) => Err(err),
         };
     };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => std::path::Path::new("."),
-    };
-    // A temp file beside it is 0600 from the start and replaces the target only when whole.
-    let mut file = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    let counts = {
-        let mut out = std::io::BufWriter::new(file.as_file_mut());
-        let counts = export::export(&conn, &filter, &mut out)?;
-        out.flush()?;
-        counts
-    };
-    file.as_file().sync_all()?;
-    file.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let (counts, _) =
+        crate::fsutil::write_whole(path, |out| export::export(&conn, &filter, &mut *out))?;
     Ok(format!(
         "Exported {} to {}.\n",
         export::describe(&counts),

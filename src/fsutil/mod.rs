@@ -14,6 +14,8 @@ use std::path::Path;
 
 mod lock;
 pub use lock::{held, is_locked, lock_waiting, try_lock};
+mod named;
+pub use named::write_whole;
 
 /// What to do with a file opened by [`open_ours`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -158,7 +158,7 @@ fn the_page_holds_what_export_selects() {
 }
 
 #[test]
-fn the_page_never_replaces_a_link_a_folder_or_a_fifo() {
+fn neither_the_page_nor_the_export_replaces_a_link_a_folder_or_a_fifo() {
     let env = Env::new();
     session(&env, A, PROJECT, &["alpha"]);
     let root = env.root.path();
@@ -187,11 +187,14 @@ fn the_page_never_replaces_a_link_a_folder_or_a_fifo() {
         (&folder, "is a folder: not replaced"),
         (&fifo, "is not a regular file: not replaced"),
     ] {
-        let err = failed(&export_html(&env, path, &[]), 1);
-        assert!(
-            err.contains(path.to_str().unwrap()) && err.contains(says),
-            "{err}"
-        );
+        // `--html FILE` and `-o FILE` (JSON Lines) alike.
+        let lines = run(&env, &["export", "-o", path.to_str().unwrap()]);
+        for err in [failed(&export_html(&env, path, &[]), 1), failed(&lines, 1)] {
+            assert!(
+                err.contains(path.to_str().unwrap()) && err.contains(says),
+                "{err}"
+            );
+        }
     }
     assert_eq!(files(), before, "a file was left behind");
     assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");

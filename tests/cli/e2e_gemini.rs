@@ -39,10 +39,8 @@ const USER_SETTINGS: &str = r#"{
 }
 "#;
 
-/// What one `gemini -p` did: its stderr (where Gemini reports a hook's failure or message)
-/// and what reached the model.
+/// What reached the model in one `gemini -p`.
 struct Turn {
-    stderr: String,
     requests: Vec<Value>,
 }
 
@@ -91,7 +89,6 @@ impl Gemini<'_> {
         // a hook's message ("Hook system message: ...") here: ours say nothing.
         assert!(!stderr.contains("Hook"), "{stderr}");
         Turn {
-            stderr,
             requests: self.mock.take_requests(),
         }
     }

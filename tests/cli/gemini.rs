@@ -64,16 +64,43 @@ fn gemini_sent(env: &Env, hook: &str, input: &[u8]) -> Output {
     run_with_input(&mut cmd, input)
 }
 
+/// A session as the real CLI ran it with `-p`: the prompt it hands BeforeAgent (and AfterAgent)
+/// starts with the session-start context, which is not the user's.
 #[test]
-fn the_session_start_context_gemini_puts_before_a_prompt_is_not_recorded_as_the_users() {
+fn a_session_gemini_sent_is_recorded_with_the_prompt_as_the_user_typed_it() {
     let env = Env::new();
     let project = env.root.path().join("app");
-    assert_clean(&gemini_sent(&env, "prompt", &sent("BeforeAgent", &project)));
+    for (hook, event) in [
+        ("context", "SessionStart"),
+        ("prompt", "BeforeAgent"),
+        ("capture", "AfterTool"),
+        ("summary", "AfterAgent"),
+        ("cleanup", "SessionEnd"),
+    ] {
+        assert_clean(&gemini_sent(&env, hook, &sent(event, &project)));
+    }
+    let (agent, status, last): (String, String, String) = env
+        .db()
+        .query_row(
+            "SELECT agent, status, last_assistant_message FROM sessions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (agent.as_str(), status.as_str(), last.as_str()),
+        ("gemini", "closed", "Done: the command ran.")
+    );
     let prompt: String = env
         .db()
         .query_row("SELECT prompt_text FROM user_prompts", [], |r| r.get(0))
         .unwrap();
     assert_eq!(prompt, "which port does the staging database listen on?");
+    let out = run(&env, &["search", "--all", "claude-mem-context"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("claude-mem-context"),
+        "our own context is nowhere in the memory: {out:?}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use super::claude_cli::Pinned;
 pub const GEMINI_VERSION: &str = "0.61.0";
 
 const GEMINI: Pinned = Pinned {
-    name: "Gemini CLI",
+    name: "Gemini",
     var: "CLAUDE_MEM_E2E_GEMINI",
     package: "@google/gemini-cli",
     version: GEMINI_VERSION,

@@ -620,9 +620,10 @@ fn at_most(name: &str, n: u64, max: u64, warnings: &mut Vec<String>) -> u64 {
 }
 
 /// A stable 64-bit hash (FNV-1a): names derived from paths and ids (the fallback folder, marks)
-/// must not change between runs or Rust versions, which rules out the std hasher.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+/// must not change between runs or Rust versions, which rules out the std hasher. Takes any
+/// run of bytes, so that parts are hashed as one without being copied together first.
+pub fn fnv1a<'a>(bytes: impl IntoIterator<Item = &'a u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
 }

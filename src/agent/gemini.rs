@@ -4,7 +4,10 @@
 //! UserPromptSubmit, AfterTool PostToolUse, AfterAgent Stop (its `prompt_response` the turn's
 //! last message). So an event is read where it lies and only renamed, in place; no copy of a
 //! tool's output is made. Gemini names an MCP tool `mcp_<server>_<tool>`: ours take Claude
-//! Code's form, so that the memory's own tools are never recorded.
+//! Code's form, so that the memory's own tools are never recorded. Run with `-p`, Gemini puts
+//! the session-start context before the prompt it hands BeforeAgent (0.61.0, seen with the real
+//! CLI): that is hook text, not the user's, and is cut off before the prompt is recorded or
+//! searched for.
 //!
 //! Answers: Gemini reads `hookSpecificOutput.additionalContext` as Claude Code does (at
 //! SessionStart and BeforeAgent), takes an empty stdout as success and shows `systemMessage`;
@@ -49,6 +52,9 @@ pub fn adapt<'a>(event: &mut Event<'a>, input: &'a [u8]) -> Result<(), &'static 
         event.last_assistant_message = after.prompt_response;
     }
     event.hook_event_name = Some(Cow::Borrowed(claude));
+    if claude == "UserPromptSubmit" {
+        event.prompt = event.prompt.take().map(users_words);
+    }
     if claude == "PostToolUse" && Event::get(&event.tool_use_id).is_none() {
         let at = Event::get(&event.timestamp).unwrap_or_default();
         let tool = Event::get(&event.tool_name).unwrap_or_default();
@@ -66,6 +72,31 @@ pub fn adapt<'a>(event: &mut Event<'a>, input: &'a [u8]) -> Result<(), &'static 
         event.tool_name = Some(Cow::Owned(format!("mcp__{SERVER_NAME}__{tool}")));
     }
     Ok(())
+}
+
+/// The prompt without the hooks' context that Gemini's `-p` puts before it:
+/// `<hook_context>…</hook_context>` and a blank line. Gemini escapes every `<` of a hook's
+/// context, so the first closing tag is the wrapper's own.
+fn users_words(prompt: Cow<'_, str>) -> Cow<'_, str> {
+    const OPEN: &str = "<hook_context>";
+    const CLOSE: &str = "</hook_context>";
+    let Some(end) = prompt.strip_prefix(OPEN).and_then(|rest| rest.find(CLOSE)) else {
+        return prompt;
+    };
+    let after = OPEN.len() + end + CLOSE.len();
+    let blank = if prompt[after..].starts_with("\n\n") {
+        2
+    } else {
+        0
+    };
+    let from = after + blank;
+    match prompt {
+        Cow::Borrowed(text) => Cow::Borrowed(&text[from..]),
+        Cow::Owned(mut text) => {
+            text.drain(..from);
+            Cow::Owned(text)
+        }
+    }
 }
 
 pub fn answer(answer: Answer) -> Answer {
@@ -124,6 +155,24 @@ mod tests {
             ("Stop", Some("It passes now."))
         );
         assert!(adapted(r#"{"hook_event_name":"BeforeTool","session_id":"g"}"#).is_none());
+    }
+
+    #[test]
+    fn the_session_start_context_before_a_prompt_is_not_the_users() {
+        let prompt = |json: &str| {
+            let mut event = Event::parse(json.as_bytes()).unwrap();
+            adapt(&mut event, json.as_bytes()).unwrap();
+            event.prompt.unwrap().into_owned()
+        };
+        let with = r#"{"hook_event_name":"BeforeAgent","prompt":
+            "<hook_context>&lt;claude-mem-context&gt;\nold&lt;/claude-mem-context&gt;</hook_context>\n\nfix it"}"#;
+        assert_eq!(prompt(with), "fix it");
+        let bare = r#"{"hook_event_name":"BeforeAgent","prompt":"<hook_context>x</hook_context>"}"#;
+        assert_eq!(prompt(bare), "");
+        let own = r#"{"hook_event_name":"BeforeAgent","prompt":"fix <hook_context> parsing"}"#;
+        assert_eq!(prompt(own), "fix <hook_context> parsing");
+        let open = r#"{"hook_event_name":"BeforeAgent","prompt":"<hook_context> is a tag"}"#;
+        assert_eq!(prompt(open), "<hook_context> is a tag");
     }
 
     #[test]

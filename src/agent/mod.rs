@@ -107,12 +107,23 @@ pub fn named(rest: &[&str]) -> Result<Option<Agent>, ()> {
 /// row per call id of a session (an event sent twice is stored once), and `sessions` counts
 /// the calls by it. The call's time (to the millisecond), its tool and input and the length of
 /// its result: two calls share it only when they are the same call at the same moment. The
-/// result is measured, not read, so that a 5 MB output costs nothing here.
+/// result is measured, not read, so that a 5 MB output costs nothing here. The hash is FNV-1a,
+/// the same in every build: std's hasher is not promised to stay the same across Rust
+/// releases, and an event sent again after an upgrade must get the id it got before. Each
+/// part goes in after its length, so that no two tuples of parts read as the same bytes.
 fn call_id(agent: Agent, at: &str, tool: &str, input: Option<&str>, result_len: usize) -> String {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut hasher = DefaultHasher::new();
-    (tool, input, result_len).hash(&mut hasher);
-    format!("{}-{at}-{:016x}", agent.name(), hasher.finish())
+    let input = input.unwrap_or_default();
+    let len = |n: usize| (n as u64).to_le_bytes();
+    let (tool_len, input_len, result_len) = (len(tool.len()), len(input.len()), len(result_len));
+    let parts: [&[u8]; 5] = [
+        &tool_len,
+        tool.as_bytes(),
+        &input_len,
+        input.as_bytes(),
+        &result_len,
+    ];
+    let hash = crate::config::fnv1a(parts.into_iter().flatten());
+    format!("{}-{at}-{hash:016x}", agent.name())
 }
 
 /// An answer with nothing to say is no output at all: the agents that are not Claude Code
@@ -136,6 +147,21 @@ mod tests {
         assert_eq!(named(&["--agent", "vim"]), Err(()));
         assert_eq!(named(&["--agent"]), Err(()));
         assert_eq!(named(&["stray"]), Err(()));
+    }
+
+    #[test]
+    fn a_call_id_is_pinned_to_its_parts_not_to_the_rust_release() {
+        let id = call_id(
+            Agent::Gemini,
+            "2026-11-29T18:42:51.540Z",
+            "run_shell_command",
+            Some(r#"{"command":"ls"}"#),
+            42,
+        );
+        assert_eq!(id, "gemini-2026-11-29T18:42:51.540Z-49259ff6b18646bc");
+        let other = |tool, input| call_id(Agent::Copilot, "t", tool, input, 0);
+        assert_ne!(other("ab", Some("c")), other("a", Some("bc")));
+        assert_ne!(other("a", None), other("a", Some("x")));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Google's Gemini CLI on the same binary and memory: its events (Claude Code's fields under
 //! its own event names), its answers, and `install-hooks --agent gemini` in its settings with
 //! its uninstall. The payloads are those Gemini CLI 0.61.0's source builds
-//! (packages/core/src/hooks/hookEventHandler.ts: the base input and each event's fields); the
-//! CLI itself is not run (see docs/agents.md).
+//! (packages/core/src/hooks/hookEventHandler.ts: the base input and each event's fields), and
+//! those the real CLI 0.61.0 sent to a hook (tests/fixtures/gemini-0.61.0/, recorded offline
+//! against a loopback model; only the paths were changed); `e2e_gemini` runs the CLI itself.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -45,6 +46,75 @@ fn shell_call(command: &str, output: &str, at: &str) -> Value {
            "tool_input": {"command": command, "description": "Run the tests"},
            "tool_response": {"llmContent": format!("Command: {command}\nOutput: {output}\nExit Code: 0"),
                              "returnDisplay": output}})
+}
+
+/// The payload the real Gemini CLI sent for `event`, as it sent it (byte for byte, but its
+/// folder, which becomes `project`).
+fn sent(event: &str, project: &Path) -> Vec<u8> {
+    let text = String::from_utf8(fixture(&format!("gemini-0.61.0/{event}.json"))).unwrap();
+    let folder = serde_json::to_string(project).unwrap();
+    let text = text.replace("\"/home/dev/app\"", &folder);
+    assert!(text.contains(&folder), "the fixture's cwd is /home/dev/app");
+    text.into_bytes()
+}
+
+fn gemini_sent(env: &Env, hook: &str, input: &[u8]) -> Output {
+    let mut cmd = env.command();
+    cmd.args(["hook", hook, "--agent", "gemini"]);
+    run_with_input(&mut cmd, input)
+}
+
+/// A session as the real CLI ran it with `-p`: the prompt it hands BeforeAgent (and AfterAgent)
+/// starts with the session-start context, which is not the user's.
+#[test]
+fn a_session_gemini_sent_is_recorded_with_the_prompt_as_the_user_typed_it() {
+    let env = Env::new();
+    let project = env.root.path().join("app");
+    for (hook, event) in [
+        ("context", "SessionStart"),
+        ("prompt", "BeforeAgent"),
+        ("capture", "AfterTool"),
+        ("summary", "AfterAgent"),
+        ("cleanup", "SessionEnd"),
+    ] {
+        assert_clean(&gemini_sent(&env, hook, &sent(event, &project)));
+    }
+    let (agent, status, last): (String, String, String) = env
+        .db()
+        .query_row(
+            "SELECT agent, status, last_assistant_message FROM sessions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (agent.as_str(), status.as_str(), last.as_str()),
+        ("gemini", "closed", "Done: the command ran.")
+    );
+    let prompt: String = env
+        .db()
+        .query_row("SELECT prompt_text FROM user_prompts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(prompt, "which port does the staging database listen on?");
+    let out = run(&env, &["search", "--all", "claude-mem-context"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("claude-mem-context"),
+        "our own context is nowhere in the memory: {out:?}"
+    );
+}
+
+#[test]
+fn a_gemini_calls_id_is_the_same_in_every_build() {
+    let env = Env::new();
+    let project = env.root.path().join("app");
+    assert_silent(&gemini_sent(&env, "capture", &sent("AfterTool", &project)));
+    let id: String = env
+        .db()
+        .query_row("SELECT tool_use_id FROM pending_queue", [], |r| r.get(0))
+        .unwrap();
+    // FNV-1a of the tool, its input as sent and the length of its result: the id an event
+    // sent again gets, whichever Rust built the binary.
+    assert_eq!(id, "gemini-2026-11-29T18:48:08.620Z-6176ac2e1bebf54a");
 }
 
 /// A whole Gemini session: start, prompt, a shell call, the turn's end, the session's.

@@ -4,8 +4,11 @@
 //! and `response.completed` with the output again and its `usage`. The first request of a turn
 //! gets a `function_call` to `exec_command` running `command` (or to another agent's shell
 //! tool, see [`MockResponses::calling`]); once the request holds that call's output, a
-//! `message`. Every request is recorded, so that a test sees what reached the model. Listens on
-//! 127.0.0.1 only and stops when dropped.
+//! `message`. It speaks Google's Gemini API the same way for the Gemini CLI
+//! ([`MockResponses::gemini_calling`]): `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`
+//! answered with one event of a `functionCall`, then, once the request holds its
+//! `functionResponse`, of the answer's text. Every request is recorded, so that a test sees
+//! what reached the model. Listens on 127.0.0.1 only and stops when dropped.
 
 use std::io::{self, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,10 +24,18 @@ use super::mock_api::{Request, http, read_request};
 /// What the model says once the command ran.
 pub const ANSWER: &str = "Done: the command ran.";
 
+/// The API the stand-in speaks.
+#[derive(Clone, Copy, PartialEq)]
+enum Wire {
+    Responses,
+    Gemini,
+}
+
 struct Shared {
-    /// The shell tool's name and its call's arguments, as JSON text.
+    wire: Wire,
+    /// The shell tool's name and its call's arguments.
     tool: String,
-    arguments: String,
+    arguments: Value,
     requests: Mutex<Vec<Request>>,
     stop: AtomicBool,
 }
@@ -44,11 +55,22 @@ impl MockResponses {
 
     /// Serves until dropped; each turn calls the agent's `tool` once with `arguments`.
     pub fn calling(tool: &str, arguments: &Value) -> io::Result<MockResponses> {
+        MockResponses::serve(Wire::Responses, tool, arguments)
+    }
+
+    /// Serves Gemini's API until dropped; each turn calls the Gemini CLI's `tool` once with
+    /// `arguments`.
+    pub fn gemini_calling(tool: &str, arguments: &Value) -> io::Result<MockResponses> {
+        MockResponses::serve(Wire::Gemini, tool, arguments)
+    }
+
+    fn serve(wire: Wire, tool: &str, arguments: &Value) -> io::Result<MockResponses> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
+            wire,
             tool: tool.to_string(),
-            arguments: arguments.to_string(),
+            arguments: arguments.clone(),
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
         });
@@ -80,6 +102,12 @@ impl MockResponses {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The stand-in's address as Gemini's SDK takes it (`GOOGLE_GEMINI_BASE_URL`): it adds
+    /// the API's version itself.
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     /// The bodies of the requests for a response, in order of arrival; emptied.
     pub fn take_requests(&self) -> Vec<Value> {
         std::mem::take(&mut *self.shared.requests.lock().unwrap())
@@ -105,7 +133,9 @@ fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::new(stream);
     while let Some(request) = read_request(&mut reader)? {
-        let response = if request.method == "POST" {
+        let response = if request.method == "POST" && shared.wire == Wire::Gemini {
+            gemini_reply(&request, shared)
+        } else if request.method == "POST" {
             http("text/event-stream", &stream_of(&request.body, shared), true)
         } else {
             http(
@@ -131,7 +161,8 @@ fn stream_of(body: &Value, shared: &Shared) -> String {
                "content": [{"type": "output_text", "text": ANSWER, "annotations": []}]})
     } else {
         json!({"type": "function_call", "id": "fc_e2e", "call_id": "call_e2e",
-               "name": shared.tool, "arguments": shared.arguments, "status": "completed"})
+               "name": shared.tool, "arguments": shared.arguments.to_string(),
+               "status": "completed"})
     };
     let usage = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
                        "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
@@ -151,4 +182,31 @@ fn stream_of(body: &Value, shared: &Shared) -> String {
         )
     })
     .collect()
+}
+
+/// Gemini's answer to one request: the call to run, or the answer once it ran; streamed as one
+/// server-sent event when asked (`alt=sse`), else one JSON object (`generateContent`).
+fn gemini_reply(request: &Request, shared: &Shared) -> Vec<u8> {
+    let ran = request.body["contents"].as_array().is_some_and(|contents| {
+        contents.iter().any(|content| {
+            content["parts"]
+                .as_array()
+                .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some()))
+        })
+    });
+    let part = if ran {
+        json!({"text": ANSWER})
+    } else {
+        json!({"functionCall": {"name": shared.tool, "args": shared.arguments}})
+    };
+    let reply = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
+                        "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                          "totalTokenCount": 15}});
+    if request.path.contains("alt=sse") {
+        http("text/event-stream", &format!("data: {reply}\n\n"), true)
+    } else {
+        http("application/json", &reply.to_string(), true)
+    }
 }

@@ -15,6 +15,8 @@ pub mod claude_cli;
 pub mod codex_cli;
 #[cfg(unix)]
 pub mod copilot_cli;
+#[cfg(unix)]
+pub mod gemini_cli;
 pub mod memory;
 #[cfg(unix)]
 pub mod mock_api;

@@ -30,6 +30,8 @@ mod e2e_claude_code;
 mod e2e_codex;
 // The real GitHub Copilot CLI, offline against the same stand-in, running our Copilot hooks.
 mod e2e_copilot;
+// The real OpenCode CLI, offline against the same stand-in, running our OpenCode plugin.
+mod e2e_opencode;
 // `export` and `import`: round trips, formats, and the privacy rules on what is read.
 mod export;
 // `export --html`: the page in a real browser, offline, searched, with nothing redacted in it.

@@ -6,6 +6,10 @@
 //! tool, see [`MockResponses::calling`]); once the request holds that call's output, a
 //! `message`. Every request is recorded, so that a test sees what reached the model. Listens on
 //! 127.0.0.1 only and stops when dropped.
+//!
+//! It also speaks the Chat Completions API (`POST /v1/chat/completions`, streamed), for
+//! OpenCode's OpenAI-compatible provider: a `tool_calls` delta, or once the request holds the
+//! call's `tool` message, the answer; a request that offers no tools (a title) gets the answer.
 
 use std::io::{self, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -105,7 +109,13 @@ fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::new(stream);
     while let Some(request) = read_request(&mut reader)? {
-        let response = if request.method == "POST" {
+        let response = if request.method == "POST" && request.path.ends_with("/chat/completions") {
+            http(
+                "text/event-stream",
+                &chat_stream_of(&request.body, shared),
+                true,
+            )
+        } else if request.method == "POST" {
             http("text/event-stream", &stream_of(&request.body, shared), true)
         } else {
             http(
@@ -151,4 +161,34 @@ fn stream_of(body: &Value, shared: &Shared) -> String {
         )
     })
     .collect()
+}
+
+/// The chunks of one streamed chat completion: the tool call, or the answer once it ran (or
+/// when the request offers no tools).
+fn chat_stream_of(body: &Value, shared: &Shared) -> String {
+    let has = |key: &str, want: &str| {
+        body[key]
+            .as_array()
+            .is_some_and(|items| items.iter().any(|i| i["role"] == want || i["type"] == want))
+    };
+    let (delta, finish) = if has("tools", "function") && !has("messages", "tool") {
+        let call = json!({"index": 0, "id": "call_e2e", "type": "function",
+                          "function": {"name": shared.tool, "arguments": shared.arguments}});
+        (
+            json!({"role": "assistant", "tool_calls": [call]}),
+            "tool_calls",
+        )
+    } else {
+        (json!({"role": "assistant", "content": ANSWER}), "stop")
+    };
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl_e2e", "object": "chat.completion.chunk", "created": 1,
+               "model": "e2e-model", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    };
+    [chunk(delta, Value::Null), chunk(json!({}), json!(finish))]
+        .iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .chain(std::iter::once("data: [DONE]\n\n".to_string()))
+        .collect()
 }

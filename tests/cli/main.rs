@@ -59,6 +59,8 @@ mod layout;
 mod lifecycle;
 // The MCP server spoken to over stdio as Claude Code does.
 mod mcp;
+// OpenCode: the events our plugin sends, its answers, and install-hooks --agent opencode.
+mod opencode;
 // `<private>` text never reaching the disk, whatever path the write takes.
 mod privacy;
 // Per-prompt recall: earlier work handed with a prompt, or nothing, and its rules.

@@ -71,6 +71,8 @@ mod provenance;
 mod project;
 // The queue contract: claims, acks, fails and releases by consumers running at once.
 mod queue;
+// status: which agents our hooks and MCP server are registered with.
+mod registered;
 // The read side: search, show, sessions, timeline, status and their output habits.
 mod recall;
 // Retention: prune, the size cap, the file that shrinks, what status says is due.

@@ -7,7 +7,7 @@
 //! understand, that OpenCode's sessions and tool calls are recorded as OpenCode's and closed,
 //! that the memory handed back (at the next session start, and with a prompt about earlier
 //! work) reaches the model's request, and nowhere else, and that uninstall gives the user's
-//! file back.
+//! file back; and that a plugin whose binary is gone leaves OpenCode as it was.
 //!
 //! The CLI comes from `harness::opencode_cli` (`CLAUDE_MEM_E2E_OPENCODE`, or the pinned install
 //! under `target/e2e/`, which `CLAUDE_MEM_E2E_INSTALL=1` makes); without it the test says why
@@ -148,6 +148,15 @@ fn a_real_opencode_session_is_recorded_as_opencodes_and_its_memory_reaches_the_n
         !saw(&elsewhere, "<claude-mem-context>"),
         "another project gets nothing"
     );
+    // The binary the plugin runs is gone (moved, removed by hand): OpenCode goes on as if
+    // there were no plugin, showing nothing.
+    let plugin = home.join("plugins/claude-mem.js");
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    let gone = text.replace(env!("CARGO_BIN_EXE_claude-mem"), "/gone/claude-mem");
+    assert_ne!(gone, text);
+    std::fs::write(&plugin, gone).unwrap();
+    let without = opencode.run(&project, "which port does the staging database listen on?");
+    assert!(!saw(&without, "<claude-mem-context>"));
 
     assert!(hooks_command(&env, "uninstall-hooks").status.success());
     let config = std::fs::read_to_string(home.join("opencode.json")).unwrap();

@@ -72,7 +72,8 @@ export const ClaudeMem = async ({ directory }) => {
   const record = (s, name, fields) => {
     s.writing.push(hook("capture", event(s, name, fields)))
   }
-  // The process ends (`opencode run` done, the TUI quit): every session it had ends with it.
+  // The process ends (`opencode run` done): every session it had ends with it. The TUI's
+  // server runs in a worker, stopped without this: its sessions are left open.
   process.on("exit", () => {
     for (const s of sessions.values()) {
       spawnSync(CLAUDE_MEM, ["hook", "cleanup", "--agent", "opencode"], {

@@ -7,7 +7,7 @@
 //! understand, that OpenCode's sessions and tool calls are recorded as OpenCode's and closed,
 //! that the memory handed back (at the next session start, and with a prompt about earlier
 //! work) reaches the model's request, and nowhere else, and that uninstall gives the user's
-//! file back; and that a plugin whose binary is gone leaves OpenCode as it was.
+//! file back; and that a plugin whose binary is gone, or hangs, leaves OpenCode as it was.
 //!
 //! The CLI comes from `harness::opencode_cli` (`CLAUDE_MEM_E2E_OPENCODE`, or the pinned install
 //! under `target/e2e/`, which `CLAUDE_MEM_E2E_INSTALL=1` makes); without it the test says why
@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crate::harness::mock_responses::{ANSWER, MockResponses};
 use crate::harness::opencode_cli;
-use crate::harness::{Env, run_with_input, wait_or_kill};
+use crate::harness::{Env, run_with_input, wait_or_kill, write_program};
 use serde_json::{Value, json};
 
 /// The command the stand-in model runs in every turn: its output is the old session's fact.
@@ -148,15 +148,7 @@ fn a_real_opencode_session_is_recorded_as_opencodes_and_its_memory_reaches_the_n
         !saw(&elsewhere, "<claude-mem-context>"),
         "another project gets nothing"
     );
-    // The binary the plugin runs is gone (moved, removed by hand): OpenCode goes on as if
-    // there were no plugin, showing nothing.
-    let plugin = home.join("plugins/claude-mem.js");
-    let text = std::fs::read_to_string(&plugin).unwrap();
-    let gone = text.replace(env!("CARGO_BIN_EXE_claude-mem"), "/gone/claude-mem");
-    assert_ne!(gone, text);
-    std::fs::write(&plugin, gone).unwrap();
-    let without = opencode.run(&project, "which port does the staging database listen on?");
-    assert!(!saw(&without, "<claude-mem-context>"));
+    without_a_working_binary(&opencode, &home, &project);
 
     assert!(hooks_command(&env, "uninstall-hooks").status.success());
     let config = std::fs::read_to_string(home.join("opencode.json")).unwrap();
@@ -164,6 +156,39 @@ fn a_real_opencode_session_is_recorded_as_opencodes_and_its_memory_reaches_the_n
     assert!(
         !home.join("plugins/claude-mem.js").exists(),
         "install had created it"
+    );
+}
+
+/// The binary the plugin runs is gone (moved, removed by hand), or hangs: OpenCode goes on as
+/// if there were no plugin, showing nothing; a hung hook is killed at its deadline.
+fn without_a_working_binary(opencode: &OpenCode, home: &Path, project: &Path) {
+    let plugin = home.join("plugins/claude-mem.js");
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    // Each hung hook outlives OpenCode when OpenCode exits before its deadline (a capture):
+    // it says its id, and is ended here. Two of 120 s, waited on, would outlast the run's 180.
+    let hung = opencode.env.root.path().join("hung-claude-mem");
+    let pids = opencode.env.root.path().join("hung.pids");
+    write_program(
+        &hung,
+        format!(
+            "#!/bin/sh\necho $$ >> '{}'\nexec sleep 120\n",
+            pids.display()
+        ),
+    );
+    for stand_in in [Path::new("/gone/claude-mem"), &hung] {
+        let other = text.replace(env!("CARGO_BIN_EXE_claude-mem"), stand_in.to_str().unwrap());
+        assert_ne!(other, text);
+        std::fs::write(&plugin, other).unwrap();
+        let without = opencode.run(project, "which port does the staging database listen on?");
+        assert!(!saw(&without, "<claude-mem-context>"));
+    }
+    let hung_ids = std::fs::read_to_string(&pids).unwrap_or_default();
+    for pid in hung_ids.split_whitespace() {
+        let _ = std::process::Command::new("kill").arg(pid).status();
+    }
+    assert!(
+        hung_ids.lines().count() >= 2,
+        "the plugin ran the hung hooks"
     );
 }
 

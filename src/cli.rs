@@ -25,8 +25,8 @@ pub enum Command {
     Hook {
         /// Which hook.
         name: String,
-        /// The agent whose hooks file runs it, when not Claude Code: codex, cursor, copilot or gemini
-        /// (install-hooks --agent writes it into the command).
+        /// The agent whose hooks file runs it, when not Claude Code: codex, cursor, copilot,
+        /// gemini or opencode (install-hooks --agent writes it into the command).
         #[arg(long, value_enum, value_name = "AGENT")]
         agent: Option<AgentArg>,
     },
@@ -560,6 +560,8 @@ pub enum AgentArg {
     Cursor,
     Copilot,
     Gemini,
+    #[value(name = "opencode")]
+    OpenCode,
 }
 
 impl AgentArg {
@@ -570,6 +572,7 @@ impl AgentArg {
             AgentArg::Cursor => crate::agent::Agent::Cursor,
             AgentArg::Copilot => crate::agent::Agent::Copilot,
             AgentArg::Gemini => crate::agent::Agent::Gemini,
+            AgentArg::OpenCode => crate::agent::Agent::OpenCode,
         }
     }
 }
@@ -694,8 +697,9 @@ pub struct SettingsArgs {
     pub no_mcp: bool,
     /// Another coding agent's files instead of Claude Code's: codex ($CODEX_HOME/hooks.json
     /// and config.toml, default ~/.codex), cursor (~/.cursor/hooks.json and mcp.json) or
-    /// copilot ($COPILOT_HOME/hooks/claude-mem.json and mcp-config.json, default ~/.copilot)
-    /// or gemini (~/.gemini/settings.json, its hooks and mcpServers).
+    /// copilot ($COPILOT_HOME/hooks/claude-mem.json and mcp-config.json, default ~/.copilot),
+    /// gemini (~/.gemini/settings.json, its hooks and mcpServers) or opencode (a plugin in
+    /// ~/.config/opencode/plugins/ and the MCP server in its opencode.json).
     /// Uninstall gives each file back as install found it when nothing else changed it since.
     #[arg(long, value_enum, value_name = "AGENT", conflicts_with_all = ["project", "local", "settings"])]
     pub agent: Option<AgentArg>,

@@ -8,15 +8,16 @@
 //! shape says otherwise: Cursor runs the hooks of `~/.claude/settings.json` with its own
 //! payloads, and a Codex hooks file written by hand runs ours without the flag. Claude Code's
 //! and Codex's events pass through as they are (no copy), and so do Copilot's but its tool
-//! calls; a Cursor event is rewritten, once; a Gemini event is renamed in place. A Copilot or
-//! Gemini event is told only by the flag: neither runs Claude Code's hooks, and their payloads
-//! carry nothing Claude Code's could not.
+//! calls; a Cursor event is rewritten, once; a Gemini event is renamed in place, and so is an
+//! OpenCode tool call of ours. A Copilot, Gemini or OpenCode event is told only by the flag:
+//! none runs Claude Code's hooks, and their payloads carry nothing Claude Code's could not.
 
 pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
 pub mod gemini;
+pub mod opencode;
 
 use crate::emit::{Answer, HookOutput};
 
@@ -28,15 +29,17 @@ pub enum Agent {
     Cursor,
     Copilot,
     Gemini,
+    OpenCode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Cursor,
         Agent::Copilot,
         Agent::Gemini,
+        Agent::OpenCode,
     ];
 
     /// The name sessions record, `--agent` takes and the listings show.
@@ -47,6 +50,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Copilot => "copilot",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
         }
     }
 
@@ -86,6 +90,7 @@ impl Agent {
             Agent::Cursor => cursor::answer(answer),
             Agent::Copilot => copilot::answer(answer),
             Agent::Gemini => gemini::answer(answer),
+            Agent::OpenCode => opencode::answer(answer),
         }
     }
 }

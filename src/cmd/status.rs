@@ -1,5 +1,5 @@
 //! `status`: what a user runs first. Where the hooks are registered and whether they run this
-//! binary, where the data is and how big, what waits in the queue and the spill folder, when
+//! binary, which coding agents have our hooks and MCP server, where the data is and how big, what waits in the queue and the spill folder, when
 //! the last capture was, and what the log warned about in the last day. Reads only.
 
 use std::fs;
@@ -12,6 +12,7 @@ use crate::claude::ClaudeCode;
 use crate::compress::pause;
 use crate::config::{Config, Retention};
 use crate::emit::Report;
+use crate::health::agents::{self, Found, Registration};
 use crate::health::hooks::{self, HookFile, HookState, runs, unquote};
 use crate::health::log::Warnings;
 use crate::render::{self, Color, Style, Table, cell};
@@ -33,6 +34,8 @@ struct Status {
     config: Config,
     exe: Option<PathBuf>,
     files: Vec<HookFile>,
+    /// Every agent, and whether its files hold our hooks and MCP server.
+    agents: Vec<Registration>,
     optional: Vec<(&'static str, Option<String>)>,
     database: Database,
     retention: Option<Outlook>,
@@ -62,6 +65,7 @@ pub fn status(json: bool) -> Result<Report> {
         retention: outlook,
         exe: std::env::current_exe().ok(),
         optional: hooks::missing_optional(&files, HOOKS, &ClaudeCode::detect()),
+        agents: agents::look(&files),
         files,
         database,
         index: Index::info_at(&config),
@@ -116,6 +120,7 @@ fn to_json(s: &Status) -> Value {
             },
         })),
         "hooks": s.files.iter().map(|f| file_json(f, s.exe.as_deref())).collect::<Vec<_>>(),
+        "agents": s.agents.iter().map(agent_json).collect::<Vec<_>>(),
         "database": {
             "path": config.db_path(),
             "bytes": size(&config.db_path()),
@@ -203,6 +208,7 @@ fn text(s: &Status, style: &Style) -> String {
         );
     }
     hook_lines(&mut line, s);
+    agent_lines(&mut line, &s.agents);
     let db = s.config.db_path();
     match &s.database {
         Database::Failed(err) => line(
@@ -254,6 +260,65 @@ fn hook_lines(line: &mut impl FnMut(&str, String, Option<Color>), s: &Status) {
     }
 }
 
+/// The agents claude-mem is registered with, a line each, then the others on one line.
+fn agent_lines(line: &mut impl FnMut(&str, String, Option<Color>), list: &[Registration]) {
+    let mut label = "registered";
+    let mut others = Vec::new();
+    for r in list {
+        let name = r.agent.name();
+        let hooks = if r.agent == crate::agent::Agent::OpenCode {
+            "plugin"
+        } else {
+            "hooks"
+        };
+        let (text, color) = match (&r.hooks.found, &r.mcp.found) {
+            (Found::Unreadable(why), _) => (unreadable(&r.hooks, why), Some(Color::Warn)),
+            (_, Found::Unreadable(why)) => (unreadable(&r.mcp, why), Some(Color::Warn)),
+            (Found::Registered, Found::Registered) => (format!("{hooks} and MCP server"), None),
+            (Found::Registered, _) => (format!("{hooks}; no MCP server"), None),
+            (_, Found::Registered) => (
+                format!("MCP server; no {hooks}, so nothing is recorded"),
+                Some(Color::Warn),
+            ),
+            _ => {
+                others.push(name);
+                continue;
+            }
+        };
+        line(label, format!("{name}: {text}"), color);
+        label = "";
+    }
+    if !others.is_empty() {
+        line(
+            label,
+            format!(
+                "not with {} (claude-mem install-hooks --agent NAME)",
+                others.join(", ")
+            ),
+            None,
+        );
+    }
+}
+
+fn unreadable(file: &agents::File, why: &str) -> String {
+    let path = file.path.as_deref().map(shown).unwrap_or_default();
+    format!("{path} cannot be read: {why}")
+}
+
+fn agent_json(r: &Registration) -> Value {
+    let file = |f: &agents::File| {
+        json!({
+            "file": f.path,
+            "state": f.found.key(),
+            "error": match &f.found {
+                Found::Unreadable(why) => Some(why),
+                _ => None,
+            },
+        })
+    };
+    json!({"agent": r.agent.name(), "hooks": file(&r.hooks), "mcp": file(&r.mcp)})
+}
+
 /// The spill folder, the index and the log.
 fn data_lines(line: &mut impl FnMut(&str, String, Option<Color>), s: &Status) {
     let config = &s.config;
@@ -299,7 +364,8 @@ fn data_lines(line: &mut impl FnMut(&str, String, Option<Color>), s: &Status) {
         "recall",
         if config.recall {
             format!(
-                "on: prompts get up to {} characters of earlier work that matches them                  (CLAUDE_MEM_RECALL=0 turns it off)",
+                "on: prompts get up to {} characters of earlier work that matches them \
+                 (CLAUDE_MEM_RECALL=0 turns it off)",
                 crate::text::count(config.recall_chars as i64)
             )
         } else {

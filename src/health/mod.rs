@@ -3,6 +3,7 @@
 //! gathered without changing anything (the database's own state is read in `store`, the only
 //! SQLite code). `status` summarizes it; `doctor` judges it and repairs what it safely can.
 
+pub mod agents;
 pub mod claude;
 pub mod codex;
 pub mod data;

@@ -281,7 +281,8 @@ enum Rewrite {
 }
 
 /// A Cursor event, or a Copilot tool call, read into Claude Code's (`input` is `event`'s
-/// bytes); a Gemini event renamed in place; any other event is kept.
+/// bytes); a Gemini event, or an OpenCode call of an MCP tool of ours, renamed in place; any
+/// other event is kept.
 fn rewrite<'a>(
     agent: Agent,
     through_claude: bool,
@@ -291,6 +292,10 @@ fn rewrite<'a>(
     log: &Log,
 ) -> Rewrite {
     match agent {
+        Agent::OpenCode => {
+            agent::opencode::adapt(event);
+            Rewrite::Kept
+        }
         Agent::Gemini => match agent::gemini::adapt(event, input) {
             Ok(()) => Rewrite::Kept,
             Err(why) => {

@@ -1,5 +1,6 @@
-//! Registering claude-mem with another coding agent (Codex, Cursor, Copilot, Gemini): its hooks
-//! file and its MCP configuration (one file, Gemini's settings, holds both), each changed
+//! Registering claude-mem with another coding agent (Codex, Cursor, Copilot, Gemini, OpenCode):
+//! its hooks file (OpenCode's plugin) and its MCP configuration (one file, Gemini's settings,
+//! holds both), each changed
 //! atomically and given back as it was on uninstall (see [`super::given_back`]). Both files
 //! are checked before either is written, so that a file we cannot read leaves the other as it
 //! was too.
@@ -10,7 +11,7 @@ use anyhow::{Context, Result};
 
 use super::command::Program;
 use super::given_back::{self, Edit, Edits};
-use super::{codex, copilot, cursor, gemini};
+use super::{codex, copilot, cursor, gemini, opencode};
 use crate::agent::Agent;
 use crate::config::Config;
 
@@ -55,6 +56,9 @@ fn run(
     let exec = program.exec.clone();
     if agent == Agent::Gemini {
         return one_file(config, (&program, exe), dry_run, no_mcp, adding);
+    }
+    if agent == Agent::OpenCode {
+        return plugin_and_config(config, (&program, exe), dry_run, no_mcp, adding);
     }
     let (home, hooks_file, mcp_file) = files(agent)?;
     let name = agent.name();
@@ -149,8 +153,8 @@ fn files(agent: Agent) -> Result<(PathBuf, &'static str, &'static str)> {
         Agent::Codex => (codex::home()?, "hooks.json", "config.toml"),
         Agent::Cursor => (cursor::home()?, "hooks.json", "mcp.json"),
         Agent::Copilot => (copilot::home()?, copilot::HOOKS_FILE, "mcp-config.json"),
-        Agent::ClaudeCode | Agent::Gemini => {
-            anyhow::bail!("Claude Code's and Gemini's settings are not two files of an agent")
+        Agent::ClaudeCode | Agent::Gemini | Agent::OpenCode => {
+            anyhow::bail!("Claude Code's, Gemini's and OpenCode's are not two files of an agent")
         }
     })
 }
@@ -182,5 +186,57 @@ fn one_file(
         },
     };
     let files = apply(config, std::slice::from_ref(&wanted), adding, dry_run)?;
+    Ok(Registered { files, exe })
+}
+
+/// OpenCode's: our plugin, a file of ours alone, and the MCP server in its config (given back
+/// as the other agents' files are). The plugin is checked before either is written.
+fn plugin_and_config(
+    config: &Config,
+    (program, exe): (&Program, PathBuf),
+    dry_run: bool,
+    no_mcp: bool,
+    adding: bool,
+) -> Result<Registered> {
+    let home = opencode::home()?;
+    let path = home.join(opencode::PLUGIN_FILE);
+    let text = opencode::plugin(&program.exec);
+    let plugin = |dry: bool| {
+        let edit = if adding {
+            opencode::install_plugin(&path, &text, dry)
+        } else {
+            opencode::uninstall_plugin(&path, dry)
+        };
+        edit.with_context(|| format!("{} was left as it was", path.display()))
+    };
+    plugin(true)?;
+    let mut files = Vec::new();
+    if !no_mcp {
+        let add = |text: Option<&str>| opencode::add_server(text, &program.exec);
+        let remove = |text: &str| opencode::remove_server(text);
+        let config_file = opencode::config_file(&home);
+        let name = config_file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("opencode.json");
+        let wanted = Wanted {
+            what: "MCP server",
+            saved: format!("opencode-{name}"),
+            path: config_file.clone(),
+            edits: Edits {
+                add: &add,
+                remove: &remove,
+            },
+        };
+        files = apply(config, std::slice::from_ref(&wanted), adding, dry_run)?;
+    }
+    files.insert(
+        0,
+        FileEdit {
+            what: "plugin",
+            edit: plugin(dry_run)?,
+            path,
+        },
+    );
     Ok(Registered { files, exe })
 }

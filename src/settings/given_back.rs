@@ -199,7 +199,7 @@ fn read(path: &Path) -> Result<Option<String>> {
 }
 
 /// Replaces the file atomically, creating its folder when missing.
-fn write(path: &Path, text: &str) -> Result<()> {
+pub(super) fn write(path: &Path, text: &str) -> Result<()> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         bail!("{} is not a file's path", path.display());
     };

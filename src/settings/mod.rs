@@ -18,6 +18,7 @@ mod lock;
 pub mod mcp;
 pub mod merge;
 mod open;
+pub mod opencode;
 pub mod ours;
 mod rebase;
 mod replace;

@@ -32,6 +32,8 @@ mod e2e_codex;
 mod e2e_copilot;
 // The real Gemini CLI, offline against a stand-in of Gemini's API, running our Gemini hooks.
 mod e2e_gemini;
+// The real OpenCode CLI, offline against the same stand-in, running our OpenCode plugin.
+mod e2e_opencode;
 // `export` and `import`: round trips, formats, and the privacy rules on what is read.
 mod export;
 // `export --html`: the page in a real browser, offline, searched, with nothing redacted in it.
@@ -59,6 +61,8 @@ mod layout;
 mod lifecycle;
 // The MCP server spoken to over stdio as Claude Code does.
 mod mcp;
+// OpenCode: the events our plugin sends, its answers, and install-hooks --agent opencode.
+mod opencode;
 // `<private>` text never reaching the disk, whatever path the write takes.
 mod privacy;
 // Per-prompt recall: earlier work handed with a prompt, or nothing, and its rules.
@@ -69,6 +73,8 @@ mod provenance;
 mod project;
 // The queue contract: claims, acks, fails and releases by consumers running at once.
 mod queue;
+// status: which agents our hooks and MCP server are registered with.
+mod registered;
 // The read side: search, show, sessions, timeline, status and their output habits.
 mod recall;
 // Retention: prune, the size cap, the file that shrinks, what status says is due.

@@ -9,6 +9,10 @@
 //! answered with one event of a `functionCall`, then, once the request holds its
 //! `functionResponse`, of the answer's text. Every request is recorded, so that a test sees
 //! what reached the model. Listens on 127.0.0.1 only and stops when dropped.
+//!
+//! It also speaks the Chat Completions API (`POST /v1/chat/completions`, streamed), for
+//! OpenCode's OpenAI-compatible provider: a `tool_calls` delta, or once the request holds the
+//! call's `tool` message, the answer; a request that offers no tools (a title) gets the answer.
 
 use std::io::{self, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -135,6 +139,12 @@ fn serve(stream: TcpStream, shared: &Shared) -> io::Result<()> {
     while let Some(request) = read_request(&mut reader)? {
         let response = if request.method == "POST" && shared.wire == Wire::Gemini {
             gemini_reply(&request, shared)
+        } else if request.method == "POST" && request.path.ends_with("/chat/completions") {
+            http(
+                "text/event-stream",
+                &chat_stream_of(&request.body, shared),
+                true,
+            )
         } else if request.method == "POST" {
             http("text/event-stream", &stream_of(&request.body, shared), true)
         } else {
@@ -209,4 +219,34 @@ fn gemini_reply(request: &Request, shared: &Shared) -> Vec<u8> {
     } else {
         http("application/json", &reply.to_string(), true)
     }
+}
+
+/// The chunks of one streamed chat completion: the tool call, or the answer once it ran (or
+/// when the request offers no tools).
+fn chat_stream_of(body: &Value, shared: &Shared) -> String {
+    let has = |key: &str, want: &str| {
+        body[key]
+            .as_array()
+            .is_some_and(|items| items.iter().any(|i| i["role"] == want || i["type"] == want))
+    };
+    let (delta, finish) = if has("tools", "function") && !has("messages", "tool") {
+        let call = json!({"index": 0, "id": "call_e2e", "type": "function",
+                          "function": {"name": shared.tool, "arguments": shared.arguments}});
+        (
+            json!({"role": "assistant", "tool_calls": [call]}),
+            "tool_calls",
+        )
+    } else {
+        (json!({"role": "assistant", "content": ANSWER}), "stop")
+    };
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl_e2e", "object": "chat.completion.chunk", "created": 1,
+               "model": "e2e-model", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    };
+    [chunk(delta, Value::Null), chunk(json!({}), json!(finish))]
+        .iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .chain(std::iter::once("data: [DONE]\n\n".to_string()))
+        .collect()
 }

@@ -22,6 +22,8 @@ pub mod memory;
 pub mod mock_api;
 #[cfg(unix)]
 pub mod mock_responses;
+#[cfg(unix)]
+pub mod opencode_cli;
 pub mod require;
 #[cfg(unix)]
 pub mod tui;

@@ -231,7 +231,7 @@ fn chat_stream_of(body: &Value, shared: &Shared) -> String {
     };
     let (delta, finish) = if has("tools", "function") && !has("messages", "tool") {
         let call = json!({"index": 0, "id": "call_e2e", "type": "function",
-                          "function": {"name": shared.tool, "arguments": shared.arguments}});
+                          "function": {"name": shared.tool, "arguments": shared.arguments.to_string()}});
         (
             json!({"role": "assistant", "tool_calls": [call]}),
             "tool_calls",

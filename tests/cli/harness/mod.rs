@@ -244,6 +244,16 @@ impl Env {
         Connection::open(self.db_path()).unwrap()
     }
 
+    /// A connection whose deletes leave tombstones for the search index, as the commands'
+    /// do (retention, forget): with the triggers they make (`store::base::tombstones`), which
+    /// the file does not hold.
+    pub fn deleting_db(&self) -> Connection {
+        let conn = self.db();
+        conn.execute_batch(include_str!("../../../src/store/base/tombstones.sql"))
+            .unwrap();
+        conn
+    }
+
     pub fn count(&self, sql: &str) -> i64 {
         self.db().query_row(sql, [], |r| r.get(0)).unwrap()
     }

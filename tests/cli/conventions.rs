@@ -333,6 +333,7 @@ fn rules_said_before_the_upgrade_are_found_by_it() {
              PRAGMA user_version = 8;",
         )
         .unwrap();
+    env.old_triggers();
     let context = started(&env, "s2", PROJECT);
     assert!(
         context.contains("money is Decimal, never float"),

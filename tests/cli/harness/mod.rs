@@ -254,6 +254,16 @@ impl Env {
         conn
     }
 
+    /// Puts back the tombstone triggers the file held from schema v7 to v13 (v14 drops them),
+    /// for a test that takes the database back to an earlier version: the commands' TEMP
+    /// triggers' text, stored.
+    pub fn old_triggers(&self) {
+        let stored = include_str!("../../../src/store/base/tombstones.sql")
+            .replace("TEMP TRIGGER IF NOT EXISTS", "TRIGGER")
+            .replace("main.", "");
+        self.db().execute_batch(&stored).unwrap();
+    }
+
     pub fn count(&self, sql: &str) -> i64 {
         self.db().query_row(sql, [], |r| r.get(0)).unwrap()
     }

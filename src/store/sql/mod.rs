@@ -164,12 +164,12 @@ pub(in crate::store) fn refuse_foreign(conn: &Connection) -> Result<bool> {
 mod tests {
     use rusqlite::Connection;
 
+    /// Each object of a schema: its type, name and text.
+    type Objects = Vec<(String, String, Option<String>)>;
+
     /// The schema of a file, as SQLite keeps it (its text compacted as every migration leaves
     /// it), and the `meta` keys a new file holds.
-    fn schema(
-        conn: &mut Connection,
-        sql: &[&str],
-    ) -> (Vec<(String, String, Option<String>)>, Vec<String>) {
+    fn schema(conn: &mut Connection, sql: &[&str]) -> (Objects, Vec<String>) {
         let tx = conn.transaction().unwrap();
         for step in sql {
             tx.execute_batch(step).unwrap();

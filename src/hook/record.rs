@@ -138,7 +138,7 @@ fn write_once(
 ) -> anyhow::Result<(Store, Backlog)> {
     // A panic in SQLite or here must not cost the event: it is spilled like any failure.
     panic::catch_unwind(AssertUnwindSafe(|| {
-        let mut store = Store::open(config, deadline)?;
+        let mut store = Store::for_a_hook(config, deadline)?;
         // Only a run that has to wait pays for the spill file, and then waits its turn.
         if wait {
             wait_and_apply(&mut store, config, write, deadline)?;
@@ -147,6 +147,8 @@ fn write_once(
             store.apply(write)?;
         }
         let backlog = take_in(&mut store, config, log, slice);
+        // An attempt that failed closes its connection; this one lasts until the exit.
+        store.leave_to_exit();
         anyhow::Ok((store, backlog))
     }))
     .unwrap_or_else(|_| {

@@ -54,6 +54,8 @@ mod testing {
         for migration in super::sql::MIGRATIONS {
             conn.execute_batch(migration).unwrap();
         }
+        // As `Store::open` arms every connection but a hook's.
+        super::base::tombstones::arm(&conn).unwrap();
         conn
     }
 

@@ -104,7 +104,7 @@ fn the_store_is_private_wal_and_versioned() {
     let app: i64 = db
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .unwrap();
-    assert_eq!((mode.as_str(), version, app), ("wal", 13, 0x636d_656d));
+    assert_eq!((mode.as_str(), version, app), ("wal", 14, 0x636d_656d));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -333,12 +333,13 @@ fn rules_said_before_the_upgrade_are_found_by_it() {
              PRAGMA user_version = 8;",
         )
         .unwrap();
+    env.old_triggers();
     let context = started(&env, "s2", PROJECT);
     assert!(
         context.contains("money is Decimal, never float"),
         "{context}"
     );
-    assert_eq!(env.count("PRAGMA user_version"), 13);
+    assert_eq!(env.count("PRAGMA user_version"), 14);
     assert_eq!(
         env.count("SELECT COUNT(*) FROM user_prompts WHERE standing > 0"),
         1

@@ -211,6 +211,7 @@ fn our_own_mcp_answers_stored_by_an_earlier_version_kept_a_forgotten_sessions_te
              PRAGMA user_version = 7",
         )
         .unwrap();
+    env.old_triggers();
 
     assert_ack(&env.hook("capture", &capture(A, "after")));
     let started = std::time::Instant::now();

@@ -109,7 +109,7 @@ fn an_earlier_releases_files_move_to_their_own_folder_once() {
     );
     assert_eq!(
         env.count("PRAGMA user_version"),
-        13,
+        14,
         "the moved database was upgraded"
     );
     assert!(env.log().starts_with("an old line\n"), "log: {}", env.log());

@@ -732,10 +732,8 @@ fn a_database_of_the_previous_schema_is_upgraded_by_the_first_queue_command() {
     capture(&env, "Bash", "t1");
     env.db()
         .execute_batch(
-            "DROP TRIGGER memories_tombstone; DROP TRIGGER summaries_tombstone;
-             DROP TABLE memories; DROP TABLE summaries; DROP TABLE compress_calls;
-             DROP TRIGGER user_prompts_tombstone; DROP TRIGGER pending_queue_tombstone;
-             DROP TRIGGER sessions_tombstone; ALTER TABLE sessions DROP COLUMN reduced_at;
+            "DROP TABLE memories; DROP TABLE summaries; DROP TABLE compress_calls;
+             ALTER TABLE sessions DROP COLUMN reduced_at;
              DROP TABLE tombstones; DROP TABLE meta;
              DROP INDEX pending_queue_retries; DROP INDEX pending_queue_raw_summaries;
              DROP INDEX pending_queue_leases;

@@ -850,6 +850,25 @@ fn a_deleted_row_leaves_no_trace_in_the_index() {
     }
 }
 
+/// Schema v14: the file holds no trigger, which every hook would parse at open (five were 10%
+/// of a 1 KB capture); the commands make the tombstones' triggers on their own connections, so
+/// what `forget` deletes still leaves the index (a hook's purge: the test above).
+#[test]
+fn the_file_holds_no_trigger_and_a_forget_still_leaves_the_index() {
+    let env = Env::new();
+    shop(&env);
+    assert_eq!(
+        env.count("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger'"),
+        0
+    );
+    assert_eq!(found(&env, &["upsert_session"]), ["Grep"]);
+    let out = run(&env, &["forget", "--session", SESSION, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(found(&env, &["upsert_session"]).is_empty());
+    assert!(found(&env, &["merge"]).is_empty());
+    assert_eq!(env.count("SELECT COUNT(*) FROM sessions"), 0);
+}
+
 #[test]
 fn a_reused_rowid_is_indexed_again() {
     let env = Env::new();
@@ -864,7 +883,7 @@ fn a_reused_rowid_is_indexed_again() {
     );
     assert_eq!(found(&env, &["gnu"]), ["Bash"]);
     // Forget the newest row (as retention or forget will): SQLite hands its rowid to the next.
-    let db = env.db();
+    let db = env.deleting_db();
     let rowid: i64 = db
         .query_row("SELECT max(rowid) FROM pending_queue", [], |r| r.get(0))
         .unwrap();
@@ -895,7 +914,7 @@ fn tombstones_pruned_before_the_index_saw_them_make_it_rebuild() {
     assert_eq!(found(&env, &["upsert_session"]), ["Grep"]);
     // Two forgets, then whoever prunes tombstones prunes all but the newest before any reader
     // ran: the index missed the first.
-    let db = env.db();
+    let db = env.deleting_db();
     for tool in ["Grep", "Read"] {
         db.execute("DELETE FROM pending_queue WHERE tool_name = ?1", [tool])
             .unwrap();
@@ -1294,7 +1313,7 @@ fn status_says_where_everything_is() {
     assert!(text.contains("running this binary"), "{text}");
     assert!(text.contains("PostToolUseFailure not added: "), "{text}");
     assert!(!text.contains("missing"), "{text}");
-    assert!(text.contains("schema v13"), "{text}");
+    assert!(text.contains("schema v14"), "{text}");
     assert!(text.contains("pending_queue 6"), "{text}");
     assert!(text.contains("raw 6"), "{text}");
     assert!(text.contains("nothing waiting"), "{text}");
@@ -1324,7 +1343,7 @@ fn status_says_where_everything_is() {
     assert_eq!(state("Stop").as_deref(), Some("other_binary"));
     assert_eq!(state("SessionEnd").as_deref(), Some("missing"));
     assert_eq!(state("PostToolUse").as_deref(), Some("this_binary"));
-    assert_eq!(json["database"]["schema_version"], 13);
+    assert_eq!(json["database"]["schema_version"], 14);
     assert_eq!(json["database"]["tables"]["sessions"], 1);
     assert_eq!(json["log"]["warnings_last_day"], 1);
     assert!(json["index"]["items"].as_i64().unwrap() >= 8, "{json}");
@@ -1500,8 +1519,8 @@ fn a_schema_v1_database_is_read_then_migrated_and_reindexed() {
     assert_eq!(found(&env, &["old"]), ["prompt"]);
     // A hook of this version migrates it; a forget after that reaches the index.
     shop(&env);
-    assert_eq!(env.count("PRAGMA user_version"), 13);
-    env.db()
+    assert_eq!(env.count("PRAGMA user_version"), 14);
+    env.deleting_db()
         .execute("DELETE FROM user_prompts WHERE id = 'old-prompt'", [])
         .unwrap();
     assert!(found(&env, &["old"]).is_empty());

@@ -1,13 +1,15 @@
 //! What every part of the store stands on, the hook's write path first: the file checks and
 //! read-only opening (`files`), why a write failed (`errors`), how a writer waits for the lock
 //! (`wait`), long work in short transactions (`slices`), the WAL's bounds and checkpoints
-//! (`wal`), and whether a rebuild is asked for or under way (`rebuilding`). Nothing here
-//! imports another part of the store.
+//! (`wal`), whether a rebuild is asked for or under way (`rebuilding`), and the triggers that
+//! leave tombstones of deleted rows (`tombstones`). Nothing here imports another part of the
+//! store.
 
 pub mod errors;
 pub mod files;
 pub mod rebuilding;
 pub mod slices;
+pub mod tombstones;
 pub mod wait;
 pub mod wal;
 

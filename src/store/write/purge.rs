@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::store::base::rebuilding;
 use crate::store::base::slices::Slicer;
+use crate::store::base::tombstones;
 
 /// Captures (and summary requests) a prompt's write removes itself; a turn's tool calls rarely
 /// come to more.
@@ -95,6 +96,8 @@ pub fn in_a_write(tx: &Transaction, session_id: &str, key: &str, found: Found) -
 /// they freed); returns how many went and whether that was all.
 fn remove(tx: &Connection, session_id: &str, found: Found, limit: i64) -> Result<(usize, bool)> {
     tx.execute_batch("PRAGMA secure_delete = ON")?;
+    // A hook's connection has no tombstone triggers until it deletes.
+    tombstones::arm(tx)?;
     let (captures, summaries) = match found {
         Found::ById(prompt_id) => (
             tx.execute(CAPTURES_BY_ID, params![session_id, prompt_id, limit])?,

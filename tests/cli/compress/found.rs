@@ -18,7 +18,7 @@ fn search_show_and_timeline_include_memories_and_summaries() {
     assert_show_tells_them(&env, &memory_id);
     assert_the_timeline_holds_them(&env, &memory_id);
     // Deleted from the database (retention, forget), gone from the index too.
-    env.db()
+    env.deleting_db()
         .execute_batch("DELETE FROM memories; DELETE FROM summaries;")
         .unwrap();
     let gone = env

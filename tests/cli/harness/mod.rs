@@ -248,6 +248,26 @@ impl Env {
         Connection::open(self.db_path()).unwrap()
     }
 
+    /// A connection whose deletes leave tombstones for the search index, as the commands'
+    /// do (retention, forget): with the triggers they make (`store::base::tombstones`), which
+    /// the file does not hold.
+    pub fn deleting_db(&self) -> Connection {
+        let conn = self.db();
+        conn.execute_batch(include_str!("../../../src/store/base/tombstones.sql"))
+            .unwrap();
+        conn
+    }
+
+    /// Puts back the tombstone triggers the file held from schema v7 to v13 (v14 drops them),
+    /// for a test that takes the database back to an earlier version: the commands' TEMP
+    /// triggers' text, stored.
+    pub fn old_triggers(&self) {
+        let stored = include_str!("../../../src/store/base/tombstones.sql")
+            .replace("TEMP TRIGGER IF NOT EXISTS", "TRIGGER")
+            .replace("main.", "");
+        self.db().execute_batch(&stored).unwrap();
+    }
+
     pub fn count(&self, sql: &str) -> i64 {
         self.db().query_row(sql, [], |r| r.get(0)).unwrap()
     }

@@ -10,7 +10,8 @@
 //! transaction here.
 //!
 //! A source is a table and how its rows read as documents; adding one is one more entry in
-//! [`SOURCES`] (a number below [`SOURCE_SLOTS`]) and a tombstone trigger in a migration.
+//! [`SOURCES`] (a number below [`SOURCE_SLOTS`]) and a tombstone trigger in
+//! `store/base/tombstones.sql` (a connection's, not the file's, since schema v14).
 
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};

@@ -19,6 +19,7 @@ mod context;
 mod doclists;
 mod merge;
 pub mod notes;
+mod page;
 mod query;
 pub mod rank;
 pub mod recall;
@@ -45,7 +46,6 @@ use crate::store::rows::Kind;
 pub use query::{Query, parse as parse_query, unquote};
 pub use schema::Item;
 use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, SCHEMA, item};
-use snippet::snippet;
 
 /// Another reader's catch-up batch is short; a first build by another reader can take a while.
 const BUSY_WAIT: Duration = Duration::from_secs(120);
@@ -304,50 +304,6 @@ impl Index {
             )?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(candidates)
-    }
-
-    /// The items of a page of ranked results, highlighted, in their order.
-    fn page(&self, expression: &str, page: &[&rank::Ranked]) -> Result<Vec<Hit>> {
-        // The page's rows, highlighted. FTS5 seeks each by its rowid, evaluating the query
-        // again for each; a prefix merges the lists of every word it starts each time (measured:
-        // about 12 ms for `merg*` on 100,000 captures), so then the query runs once, its rows
-        // kept when on the page (the `+` keeps the rowids from FTS5).
-        let ids = serde_json::to_string(&page.iter().map(|r| r.id).collect::<Vec<_>>())?;
-        let seek = if expression.contains('*') { "+" } else { "" };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {ITEM_COLUMNS}, d.id AS doc,
-                    highlight(fts, 0, char(2), char(3)) AS head,
-                    highlight(fts, 1, char(2), char(3)) AS body
-               FROM fts JOIN docs d ON d.id = fts.rowid
-              WHERE fts MATCH ?1 AND {seek}fts.rowid IN (SELECT value FROM json_each(?2))"
-        ))?;
-        let mut found: std::collections::HashMap<i64, Hit> = stmt
-            .query_map(params![expression, ids], |r| {
-                let (snippet, matches) = snippet(&[r.get("head")?, r.get("body")?]);
-                let hit = Hit {
-                    item: item(r)?,
-                    snippet,
-                    matches,
-                    score: 0.0,
-                    count: 1,
-                    standing: rank::Standing::default(),
-                };
-                Ok((r.get::<_, i64>("doc")?, hit))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let hits = page
-            .iter()
-            .filter_map(|ranked| {
-                let hit = found.remove(&ranked.id)?;
-                Some(Hit {
-                    score: ranked.bm25,
-                    count: ranked.count,
-                    standing: ranked.standing,
-                    ..hit
-                })
-            })
-            .collect();
-        Ok(hits)
     }
 
     /// Every item whose id, or the random end of it that short ids show, starts with `prefix`;

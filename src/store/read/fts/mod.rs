@@ -14,6 +14,7 @@
 //! deleted anything.
 
 mod auxiliary;
+mod bm25;
 mod catch_up;
 mod context;
 mod doclists;
@@ -212,8 +213,12 @@ impl Index {
         // Ranking looks past bm25's order, but not at every row of a word in most of them.
         let wanted = search.offset.saturating_add(search.limit);
         let depth = wanted.saturating_mul(4).max(CANDIDATES);
+        // The counts bm25 made for the candidates weigh the terms (see `bm25.rs`).
+        let _ = bm25::take_counts();
         let first = self.candidates(search, file.as_deref(), depth)?;
-        let weights = rank::rarity(&self.conn, &search.query)?;
+        let weights = bm25::take_counts()
+            .map(|counts| rank::weights(&search.query, &counts))
+            .unwrap_or_default();
         let ranked = rank::rank(&search.query, &weights, first);
         let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
         let ranked = rank::in_context(ranked, &self.contexts(&ids)?);
@@ -266,7 +271,7 @@ impl Index {
             "1"
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT d.id, bm25(fts, {WEIGHTS}) AS score, {matched}, d.kind,
+            "SELECT d.id, cmem_bm25(fts, {WEIGHTS}) AS score, {matched}, d.kind,
                     d.created_at, d.digest
                FROM fts JOIN docs d ON d.id = fts.rowid
               WHERE fts MATCH ?1 {FILTERS}

@@ -51,7 +51,7 @@ struct Query {
 }
 
 /// `cmem_bm25(fts, w0, w1, ...)`: `bm25(fts, w0, w1, ...)`, bit for bit.
-pub unsafe extern "C" fn bm25(
+pub(super) unsafe extern "C" fn bm25(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     ctx: *mut ffi::sqlite3_context,

@@ -27,7 +27,7 @@ impl Index {
                FROM docs d JOIN fts f ON f.rowid = d.id
               WHERE d.id IN (SELECT value FROM json_each(?1))"
         ))?;
-        let rows: Vec<(i64, Item, String, String)> = stmt
+        let rows: Vec<Row> = stmt
             .query_map([ids], |r| {
                 Ok((r.get("doc")?, item(r)?, r.get("head")?, r.get("body")?))
             })?
@@ -56,12 +56,12 @@ impl Index {
     }
 }
 
-/// The columns of each of `rows` (doc id, item, head, body) that `expression` matches, as
-/// `highlight()` marks them (`\x02` and `\x03` around each match), by doc id.
-fn highlighted(
-    expression: &str,
-    rows: &[(i64, Item, String, String)],
-) -> Result<HashMap<i64, [String; 2]>> {
+/// A row of the page: its doc id, its item, and its two columns' text.
+type Row = (i64, Item, String, String);
+
+/// The columns of each of `rows` that `expression` matches, as `highlight()` marks them
+/// (`\x02` and `\x03` around each match), by doc id.
+fn highlighted(expression: &str, rows: &[Row]) -> Result<HashMap<i64, [String; 2]>> {
     let conn = Connection::open_in_memory()?;
     tokenizer::register(&conn)?;
     conn.execute_batch(

@@ -95,7 +95,8 @@ pub(super) unsafe extern "C" fn bm25(
                 score +=
                     idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / query.avgdl)));
             }
-            Ok(Answer::Real(-1.0 * score))
+            // FTS5's `-1.0 * score`: the same bits.
+            Ok(Answer::Real(-score))
         });
     }
 }

@@ -24,10 +24,15 @@ pub(crate) struct Server {
 
 impl Server {
     fn start(env: &Env) -> Server {
+        Server::start_in(env, PROJECT)
+    }
+
+    /// A server started in `project` (its `CLAUDE_PROJECT_DIR`).
+    fn start_in(env: &Env, project: &str) -> Server {
         let mut child = env
             .command()
             .arg("mcp")
-            .env("CLAUDE_PROJECT_DIR", PROJECT)
+            .env("CLAUDE_PROJECT_DIR", project)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -54,7 +59,12 @@ impl Server {
 
     /// A server past the handshake, as Claude Code leaves it.
     pub(crate) fn initialized(env: &Env) -> Server {
-        let mut server = Server::start(env);
+        Server::initialized_in(env, PROJECT)
+    }
+
+    /// [`Server::initialized`], in `project`.
+    pub(crate) fn initialized_in(env: &Env, project: &str) -> Server {
+        let mut server = Server::start_in(env, project);
         let init = server.request(
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {},

@@ -7,6 +7,8 @@
 mod choose;
 // `forget` of what was shared: its file taken back, and never shown as the team's again.
 mod forget;
+// A running MCP server: the notes indexed once, and again once a pull changed the folder.
+mod server;
 // What a clone's files cannot steer, and what a shared text cannot tell.
 mod steer;
 

@@ -42,6 +42,7 @@ pub fn register(conn: &Connection, functions: &[(&CStr, Auxiliary)], what: &str)
 /// What an auxiliary function answers for a row.
 pub enum Answer {
     Int(i64),
+    Real(f64),
     Text(String),
     Blob(Vec<u8>),
 }
@@ -57,6 +58,7 @@ pub unsafe fn answer(ctx: *mut ffi::sqlite3_context, body: impl FnOnce() -> Resu
     unsafe {
         match answer {
             Ok(Answer::Int(n)) => ffi::sqlite3_result_int64(ctx, n),
+            Ok(Answer::Real(x)) => ffi::sqlite3_result_double(ctx, x),
             Ok(Answer::Text(text)) => ffi::sqlite3_result_text(
                 ctx,
                 text.as_ptr().cast(),

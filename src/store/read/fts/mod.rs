@@ -14,11 +14,13 @@
 //! deleted anything.
 
 mod auxiliary;
+mod bm25;
 mod catch_up;
 mod context;
 mod doclists;
 mod merge;
 pub mod notes;
+mod page;
 mod query;
 pub mod rank;
 pub mod recall;
@@ -45,7 +47,6 @@ use crate::store::rows::Kind;
 pub use query::{Query, parse as parse_query, unquote};
 pub use schema::Item;
 use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, SCHEMA, item};
-use snippet::snippet;
 
 /// Another reader's catch-up batch is short; a first build by another reader can take a while.
 const BUSY_WAIT: Duration = Duration::from_secs(120);
@@ -212,8 +213,12 @@ impl Index {
         // Ranking looks past bm25's order, but not at every row of a word in most of them.
         let wanted = search.offset.saturating_add(search.limit);
         let depth = wanted.saturating_mul(4).max(CANDIDATES);
+        // The counts bm25 made for the candidates weigh the terms (see `bm25.rs`).
+        let _ = bm25::take_counts();
         let first = self.candidates(search, file.as_deref(), depth)?;
-        let weights = rank::rarity(&self.conn, &search.query)?;
+        let weights = bm25::take_counts()
+            .map(|counts| rank::weights(&search.query, &counts))
+            .unwrap_or_default();
         let ranked = rank::rank(&search.query, &weights, first);
         let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
         let ranked = rank::in_context(ranked, &self.contexts(&ids)?);
@@ -266,7 +271,7 @@ impl Index {
             "1"
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT d.id, bm25(fts, {WEIGHTS}) AS score, {matched}, d.kind,
+            "SELECT d.id, cmem_bm25(fts, {WEIGHTS}) AS score, {matched}, d.kind,
                     d.created_at, d.digest
                FROM fts JOIN docs d ON d.id = fts.rowid
               WHERE fts MATCH ?1 {FILTERS}
@@ -304,50 +309,6 @@ impl Index {
             )?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(candidates)
-    }
-
-    /// The items of a page of ranked results, highlighted, in their order.
-    fn page(&self, expression: &str, page: &[&rank::Ranked]) -> Result<Vec<Hit>> {
-        // The page's rows, highlighted. FTS5 seeks each by its rowid, evaluating the query
-        // again for each; a prefix merges the lists of every word it starts each time (measured:
-        // about 12 ms for `merg*` on 100,000 captures), so then the query runs once, its rows
-        // kept when on the page (the `+` keeps the rowids from FTS5).
-        let ids = serde_json::to_string(&page.iter().map(|r| r.id).collect::<Vec<_>>())?;
-        let seek = if expression.contains('*') { "+" } else { "" };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {ITEM_COLUMNS}, d.id AS doc,
-                    highlight(fts, 0, char(2), char(3)) AS head,
-                    highlight(fts, 1, char(2), char(3)) AS body
-               FROM fts JOIN docs d ON d.id = fts.rowid
-              WHERE fts MATCH ?1 AND {seek}fts.rowid IN (SELECT value FROM json_each(?2))"
-        ))?;
-        let mut found: std::collections::HashMap<i64, Hit> = stmt
-            .query_map(params![expression, ids], |r| {
-                let (snippet, matches) = snippet(&[r.get("head")?, r.get("body")?]);
-                let hit = Hit {
-                    item: item(r)?,
-                    snippet,
-                    matches,
-                    score: 0.0,
-                    count: 1,
-                    standing: rank::Standing::default(),
-                };
-                Ok((r.get::<_, i64>("doc")?, hit))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let hits = page
-            .iter()
-            .filter_map(|ranked| {
-                let hit = found.remove(&ranked.id)?;
-                Some(Hit {
-                    score: ranked.bm25,
-                    count: ranked.count,
-                    standing: ranked.standing,
-                    ..hit
-                })
-            })
-            .collect();
-        Ok(hits)
     }
 
     /// Every item whose id, or the random end of it that short ids show, starts with `prefix`;

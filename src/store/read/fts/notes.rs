@@ -1,6 +1,7 @@
 //! The team's notes as the search index sees our own items: in an index of their own, in
-//! memory, with the same table and tokenizer, for a search (`team.rs`), built for it and then
-//! dropped, so that nothing of a teammate's text is written into this machine's files; and
+//! memory, with the same table and tokenizer, for a search (`team.rs`, which keeps it for the
+//! next search of the same notes), so that nothing of a teammate's text is written into this
+//! machine's files; and
 //! for per-prompt recall, which cannot pay for an index of them on every prompt, their terms
 //! (for their digest, `team::digest`) and the words of one marked for a snippet.
 

@@ -15,7 +15,8 @@
 //!
 //! Which terms a result holds comes from `cmem_matched(fts)`, an FTS5 auxiliary function
 //! registered here: a bitmask of the expression's phrases found in the row; how rare they are,
-//! from `cmem_rarity(fts)`: the rows of the index and how many hold each phrase.
+//! from the rows of the index and how many hold each phrase: as the search's bm25 counted them
+//! (`cmem_bm25`, see `bm25.rs`), or, for the team's notes, `cmem_rarity(fts)`.
 
 use std::ffi::c_int;
 
@@ -24,6 +25,7 @@ use rusqlite::ffi;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::auxiliary::{Answer, answer, ok};
+use super::bm25::Counts;
 use super::query::Query;
 use crate::store::rows::Kind;
 
@@ -98,22 +100,30 @@ pub fn rarity(conn: &Connection, query: &Query) -> Result<Vec<f64>> {
     let Some(counts) = counts else {
         return Ok(Vec::new());
     };
-    let counts: Vec<f64> = counts
-        .split(' ')
-        .map(|n| n.parse().unwrap_or(0.0))
-        .collect();
+    let counts: Vec<i64> = counts.split(' ').map(|n| n.parse().unwrap_or(0)).collect();
     let Some((&rows, held)) = counts.split_first() else {
         return Ok(Vec::new());
     };
+    let held = held.to_vec();
+    Ok(weights(query, &Counts { rows, held }))
+}
+
+/// [`rarity`] from the counts of the query's bm25 (see `bm25.rs`), which a search's query of
+/// its candidates made: empty when the query has one phrase.
+pub fn weights(query: &Query, counts: &Counts) -> Vec<f64> {
+    if query.phrases.len() < 2 {
+        return Vec::new();
+    }
+    let rows = counts.rows as f64;
     let mut weights = vec![0.0; query.terms];
-    for (phrase, &count) in query.phrases.iter().zip(held) {
+    for (phrase, &count) in query.phrases.iter().zip(&counts.held) {
         if let Some(term) = phrase
             && let Some(weight) = weights.get_mut(*term)
         {
-            *weight = (1.0 + rows / count.max(1.0)).ln();
+            *weight = (1.0 + rows / (count as f64).max(1.0)).ln();
         }
     }
-    Ok(weights)
+    weights
 }
 
 /// The rows in rank order, the same texts made one; `weights` (see [`rarity`]) weigh the
@@ -264,11 +274,15 @@ fn holds(query: &Query, weights: &[f64], matched: u64) -> (u8, f64) {
     (tier, share.powf(SHARE_POWER))
 }
 
-/// Registers `cmem_matched(fts)` and `cmem_rarity(fts)` on `conn`.
+/// Registers `cmem_matched(fts)`, `cmem_rarity(fts)` and `cmem_bm25(fts, ...)` on `conn`.
 pub fn register(conn: &Connection) -> Result<()> {
     super::auxiliary::register(
         conn,
-        &[(c"cmem_matched", matched), (c"cmem_rarity", rarity_counts)],
+        &[
+            (c"cmem_matched", matched),
+            (c"cmem_rarity", rarity_counts),
+            (c"cmem_bm25", super::bm25::bm25),
+        ],
         "the search ranking",
     )
 }

@@ -1,7 +1,16 @@
 //! The team's notes searched as the index searches our own items: the same query, tokenizer,
-//! ranking and snippets, in an index built in memory for the one search (see `notes.rs`).
+//! ranking and snippets, in an index built in memory (see `notes.rs`), kept for the next
+//! search of the same notes.
+//!
+//! An MCP server searches the same notes call after call: the project's folder is read again
+//! only once it changed (`team::read::all`), and indexing the notes anew at each call cost
+//! their every word through the tokenizer (a few hundred instructions a byte, of up to 4 MiB of
+//! notes). So the last notes searched and their index are kept, and used again while the notes
+//! to search are the same, compared whole (a few instructions a byte).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use anyhow::Result;
 use rusqlite::{Connection, params};
@@ -20,15 +29,17 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
     if notes.is_empty() || search.session.is_some() || search.tool.is_some() {
         return Ok(Vec::new());
     }
-    let conn = index(notes)?;
-    let (candidates, mut found) = candidates(&conn, search)?;
-    let mut hits = Vec::new();
+    let conn = kept(notes)?;
+    let candidates = candidates(&conn, search)?;
     let weights = rank::rarity(&conn, &search.query)?;
-    for ranked in rank::rank(&search.query, &weights, candidates)
+    let page: Vec<rank::Ranked> = rank::rank(&search.query, &weights, candidates)
         .into_iter()
         .skip(search.offset)
         .take(search.limit)
-    {
+        .collect();
+    let mut found = shown(&conn, &search.query.expression, &page)?;
+    let mut hits = Vec::new();
+    for ranked in page {
         let (Some(note), Some((snippet, matches))) = (
             usize::try_from(ranked.id).ok().and_then(|n| notes.get(n)),
             found.remove(&ranked.id),
@@ -45,6 +56,32 @@ pub fn search(notes: &[Note], project: &str, search: &Search) -> Result<Vec<Hit>
         });
     }
     Ok(hits)
+}
+
+/// Notes searched, and their index.
+type Indexed = (Vec<Note>, Rc<Connection>);
+
+thread_local! {
+    /// The notes last searched on this thread, and their index.
+    static KEPT: RefCell<Option<Indexed>> = const { RefCell::new(None) };
+}
+
+/// The index of `notes`: the one kept when they are the notes last searched, else one made now
+/// (and kept in its place).
+fn kept(notes: &[Note]) -> Result<Rc<Connection>> {
+    KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if let Some((searched, conn)) = kept.as_ref()
+            && searched.as_slice() == notes
+        {
+            return Ok(Rc::clone(conn));
+        }
+        // The old index goes first: two of them at once would be twice the memory.
+        *kept = None;
+        let conn = Rc::new(index(notes)?);
+        *kept = Some((notes.to_vec(), Rc::clone(&conn)));
+        Ok(conn)
+    })
 }
 
 /// The notes in an index of their own, in memory (see `notes.rs`), with what a search filters
@@ -81,18 +118,37 @@ const AGE_DAYS: f64 = 3650.0;
 /// A matched note's snippet and the byte ranges of it that matched.
 type Shown = (String, Vec<(usize, usize)>);
 
+/// What each note of `page` shows (its snippet, highlighted for `expression`), by its id: only
+/// the page's are highlighted (each of all the notes that matched was most of a search of
+/// 500 notes).
+fn shown(
+    conn: &Connection,
+    expression: &str,
+    page: &[rank::Ranked],
+) -> Result<HashMap<i64, Shown>> {
+    let ids = serde_json::to_string(&page.iter().map(|r| r.id).collect::<Vec<_>>())?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, highlight(fts, 0, char(2), char(3)), highlight(fts, 1, char(2), char(3))
+           FROM fts WHERE fts MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))",
+    )?;
+    let shown = stmt
+        .query_map(params![expression, ids], |r| {
+            Ok((r.get(0)?, snippet(&[r.get(1)?, r.get(2)?])))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(shown)
+}
+
 /// The notes that match the search, to be ranked as our own items are (see `rank.rs`), so that
 /// both lists merge into one order; each note is its own result (a note's text is not a
-/// repeat of another's). With each, by its id, what a result shows of it.
-fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, HashMap<i64, Shown>)> {
+/// repeat of another's).
+fn candidates(conn: &Connection, search: &Search) -> Result<Vec<Candidate>> {
     let file = search.file.as_deref().map(|f| {
         let f = f.trim_start_matches("./").trim_start_matches('/');
         format!("/{f}\n")
     });
-    let mut stmt = conn.prepare(&format!(
-        "SELECT n.id, bm25(fts, {WEIGHTS}) AS score, cmem_matched(fts), n.kind,
-                highlight(fts, 0, char(2), char(3)) AS head,
-                highlight(fts, 1, char(2), char(3)) AS body
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT n.id, bm25(fts, {WEIGHTS}) AS score, cmem_matched(fts), n.kind
            FROM fts JOIN notes n ON n.id = fts.rowid
           WHERE fts MATCH ?1
             AND (?2 IS NULL OR n.created_at >= ?2)
@@ -100,9 +156,7 @@ fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, Has
             AND (?4 IS NULL OR instr(n.files, ?4) > 0)
             AND (?5 IS NULL OR n.kind = ?5)"
     ))?;
-    let mut found: HashMap<i64, Shown> = HashMap::new();
-    let mut candidates = Vec::new();
-    let rows = stmt.query_map(
+    let candidates = stmt.query_map(
         params![
             search.query.expression,
             search.since,
@@ -112,23 +166,17 @@ fn candidates(conn: &Connection, search: &Search) -> Result<(Vec<Candidate>, Has
         ],
         |r| {
             let n: i64 = r.get(0)?;
-            let candidate = Candidate {
+            Ok(Candidate {
                 id: n,
                 bm25: r.get(1)?,
                 matched: r.get::<_, i64>(2)? as u64,
                 kind: Kind::parse(&r.get::<_, String>(3)?).unwrap_or(Kind::Memory),
                 age_days: AGE_DAYS,
                 digest: n,
-            };
-            Ok((candidate, snippet(&[r.get("head")?, r.get("body")?])))
+            })
         },
     )?;
-    for row in rows {
-        let (candidate, shown) = row?;
-        found.insert(candidate.id, shown);
-        candidates.push(candidate);
-    }
-    Ok((candidates, found))
+    Ok(candidates.collect::<rusqlite::Result<_>>()?)
 }
 
 #[cfg(test)]

@@ -269,6 +269,7 @@ fn inputs(dir: &Path, project: &str, folders: &team::Folders) -> Result<Inputs> 
         copilot_1k: write_event(dir, "copilot-1k.json", &copilot(bash_event(1024)))?,
         copilot_5m: write_event(dir, "copilot-5m.json", &copilot(read_event(five)))?,
         gemini_1k: write_event(dir, "gemini-1k.json", &gemini(bash_event(1024)))?,
+        opencode_1k: write_event(dir, "opencode-1k.json", &opencode(bash_event(1024)))?,
         prompt: write_event(dir, "prompt.json", &prompt_event(corpus::PROJECTS[0]))?,
         prompt_team: write_event(
             dir,
@@ -381,6 +382,7 @@ struct Inputs {
     copilot_5m: PathBuf,
     /// Gemini's AfterTool of the 1 KB Bash call.
     gemini_1k: PathBuf,
+    opencode_1k: PathBuf,
     /// A prompt about the work planted in the recall database.
     prompt: PathBuf,
     /// The same prompt in the project with the team's folder, and in the hostile one.
@@ -657,73 +659,27 @@ fn small_cases(b: &Build) -> Result<Vec<Case>> {
 /// The other agents' captures, each under the same budget as Claude Code's: Codex's event is
 /// Claude Code's, passed through; Cursor's is rewritten once (its tool output a string of
 /// JSON, decoded), and Copilot's (its `tool_result`), which the 5 MB cases measure; Gemini's is
-/// renamed in place.
+/// renamed in place; OpenCode's (our plugin's) passes through, its output kept whole.
 fn agent_cases(b: &Build) -> Result<Vec<Case>> {
     let inputs = b.inputs;
     const CODEX: &[&str] = &["hook", "capture", "--agent", "codex"];
     const CURSOR: &[&str] = &["hook", "capture", "--agent", "cursor"];
     const COPILOT: &[&str] = &["hook", "capture", "--agent", "copilot"];
     const GEMINI: &[&str] = &["hook", "capture", "--agent", "gemini"];
+    const OPENCODE: &[&str] = &["hook", "capture", "--agent", "opencode"];
     const THROUGH_CLAUDE: &[&str] = &["hook", "capture"];
     let (small, large) = (OTHER_1K_BUDGET, CAPTURE_5M_BUDGET);
-    // (name, event, data dir's tag, arguments, budget, whether it is a big case)
+    // (name, event, data dir's tag, arguments, budget, whether it is a big case): a table.
+    #[rustfmt::skip]
     let cases = [
-        (
-            "capture 1 KB Bash, Codex",
-            &inputs.bash_1k,
-            "1kx",
-            CODEX,
-            small,
-            false,
-        ),
-        (
-            "capture 1 KB Shell, Cursor",
-            &inputs.cursor_1k,
-            "1kc",
-            CURSOR,
-            small,
-            false,
-        ),
-        (
-            "capture 1 KB Shell, Cursor through Claude Code's settings",
-            &inputs.cursor_1k,
-            "1kcc",
-            THROUGH_CLAUDE,
-            small,
-            false,
-        ),
-        (
-            "capture 5 MB Read, Cursor",
-            &inputs.cursor_5m,
-            "5mcu",
-            CURSOR,
-            large,
-            true,
-        ),
-        (
-            "capture 1 KB Bash, Copilot",
-            &inputs.copilot_1k,
-            "1kcp",
-            COPILOT,
-            small,
-            false,
-        ),
-        (
-            "capture 5 MB Read, Copilot",
-            &inputs.copilot_5m,
-            "5mcp",
-            COPILOT,
-            large,
-            true,
-        ),
-        (
-            "capture 1 KB Bash, Gemini",
-            &inputs.gemini_1k,
-            "1kg",
-            GEMINI,
-            small,
-            false,
-        ),
+        ("capture 1 KB Bash, Codex", &inputs.bash_1k, "1kx", CODEX, small, false),
+        ("capture 1 KB Shell, Cursor", &inputs.cursor_1k, "1kc", CURSOR, small, false),
+        ("capture 1 KB Shell, Cursor through Claude Code's settings", &inputs.cursor_1k, "1kcc", THROUGH_CLAUDE, small, false),
+        ("capture 5 MB Read, Cursor", &inputs.cursor_5m, "5mcu", CURSOR, large, true),
+        ("capture 1 KB Bash, Copilot", &inputs.copilot_1k, "1kcp", COPILOT, small, false),
+        ("capture 5 MB Read, Copilot", &inputs.copilot_5m, "5mcp", COPILOT, large, true),
+        ("capture 1 KB Bash, Gemini", &inputs.gemini_1k, "1kg", GEMINI, small, false),
+        ("capture 1 KB bash, OpenCode", &inputs.opencode_1k, "1ko", OPENCODE, small, false),
     ];
     cases
         .into_iter()
@@ -1387,6 +1343,22 @@ fn gemini(event: Value) -> Value {
         "tool_input": event["tool_input"],
         "tool_response": {"llmContent": event["tool_response"].to_string(),
                           "returnDisplay": event["tool_response"]["stdout"]},
+    })
+}
+
+/// Claude Code's PostToolUse `event` as our OpenCode plugin sends it (`tool.execute.after`):
+/// Claude Code's fields, OpenCode's `bash` tool, its call id, and its output as OpenCode gives it.
+fn opencode(event: Value) -> Value {
+    json!({
+        "session_id": "ses_4b2e8a1c6d3fFq9ZkT2mW7xYpL",
+        "cwd": "/home/dev/shop",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "bash",
+        "tool_input": event["tool_input"],
+        "tool_use_id": "call_9f2c4e6a8b1d3f5e",
+        "tool_response": {"title": event["tool_input"]["description"],
+                          "output": event["tool_response"]["stdout"],
+                          "metadata": {"exit": 0}},
     })
 }
 

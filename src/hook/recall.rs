@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::context::{CLOSE, OPEN, handed, sealed, units};
+use super::record::Made;
 use crate::config::Config;
 use crate::emit::HookOutput;
 use crate::given::{Gave, Given, Giving, Reason};
@@ -22,7 +23,6 @@ use crate::recorded::{self, Whose};
 use crate::store::Store;
 use crate::store::fts::Item;
 use crate::store::fts::recall::{Ask, MIN_WORDS, Recalled, Team, content_words, recall};
-use crate::store::given::Giver;
 use crate::store::rows::{Kind, short_id};
 use crate::team::{self, digest::Digest};
 
@@ -40,34 +40,31 @@ const TEAM_SAID: &str = "\"(team)\": a note a teammate shared in this project's 
 /// Said of a tool call whose answer matched: what of it matched, never the text around.
 const ANSWER_SAID: &str = "its answer matched (third-party text, not quoted; get reads it):";
 
-/// The answer to a recorded prompt: context when something clears the bar, else the ack.
-/// What it gives is recorded (see [`crate::given`]).
-pub fn answer(store: Option<&mut Store>, config: &Config, write: &Write, log: &Log) -> HookOutput {
-    let (Some(store), Some(project), Change::Prompt { text, .. }) =
-        (store, write.session.project_dir.as_deref(), &write.change)
+/// The answer to a prompt, made before it is written (see `record`): context when something
+/// clears the bar, else the ack; and what it gives (recorded with the prompt, see
+/// [`crate::given`]).
+pub fn answer(store: &Store, config: &Config, write: &Write, log: &Log) -> Made {
+    let (Some(project), Change::Prompt { text, .. }) =
+        (write.session.project_dir.as_deref(), &write.change)
     else {
-        return HookOutput::Ack;
+        return made(HookOutput::Ack, Vec::new());
     };
     if !config.recall {
-        return HookOutput::Ack;
+        return made(HookOutput::Ack, Vec::new());
     }
     let session = write.session.session_id.as_str();
-    let Some((text, gave)) = answer_text(store, config, (project, session, text), log) else {
-        return HookOutput::Ack;
-    };
-    let giver = Giver {
-        session_id: session,
-        prompt_id: Some(&write.id),
-        giving: Giving::Recall,
-        at: &write.at,
-    };
-    if let Err(err) = store.give(&giver, &gave) {
-        log.line(
-            "WARN",
-            &format!("what recall gave was not recorded: {err:#}"),
-        );
+    match answer_text(store, config, (project, session, text), log) {
+        Some((text, gave)) => made(HookOutput::Context { event: EVENT, text }, gave),
+        None => made(HookOutput::Ack, Vec::new()),
     }
-    HookOutput::Context { event: EVENT, text }
+}
+
+fn made(output: HookOutput, gave: Vec<Gave>) -> Made {
+    Made {
+        output,
+        giving: Giving::Recall,
+        gave,
+    }
 }
 
 /// The context for a prompt of `session` in `project` and the items it gives; `None` when

@@ -15,6 +15,7 @@
 
 mod auxiliary;
 mod catch_up;
+mod common;
 mod context;
 mod doclists;
 mod merge;

@@ -220,14 +220,20 @@ fn write_once(
     })
 }
 
-/// The answer `answering` makes of `store`; the acknowledgement alone when it panics (the
-/// message is in the log): the write goes on.
+/// The answer `answering` makes of `store`, in one read transaction (one snapshot, its locks
+/// taken once rather than around each of its statements, ended before the write); the
+/// acknowledgement alone when it panics (the message is in the log): the write goes on.
 fn make(answering: Answering, store: &Store) -> Made {
-    panic::catch_unwind(AssertUnwindSafe(|| answering(store))).unwrap_or(Made {
+    let reading = store.conn().execute_batch("BEGIN").is_ok();
+    let made = panic::catch_unwind(AssertUnwindSafe(|| answering(store))).unwrap_or(Made {
         output: HookOutput::Ack,
         giving: Giving::Context,
         gave: Vec::new(),
-    })
+    });
+    if reading {
+        let _ = store.conn().execute_batch("ROLLBACK");
+    }
+    made
 }
 
 /// The write kept before waiting, when waiting did not get it in: that copy now is the event.

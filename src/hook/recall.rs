@@ -1,14 +1,15 @@
-//! Per-prompt recall, `hook prompt`'s answer once the prompt is recorded: the few items of the
-//! project's earlier sessions, and of the notes its team shared in its `.claude-mem/` (said to
-//! be the team's), that the prompt is about (what each is, when, its id, the words that
+//! Per-prompt recall, `hook prompt`'s answer, given once the prompt is recorded: the few items
+//! of the project's earlier sessions, and of the notes its team shared in its `.claude-mem/`
+//! (said to be the team's), that the prompt is about (what each is, when, its id, the words that
 //! matched), or nothing when none clears the bar (see `store::fts::recall`). Framed as
 //! the session-start context is: recorded history, not instructions, in the same wrapper, with
 //! stored text that reads as an order left out; never an item of this session, nor one the
 //! session-start context already gave it (see [`crate::given`]).
 //!
-//! It runs after the write, on the store the write opened, and whatever goes wrong (no index,
-//! a locked one, an error) it answers with the acknowledgement alone and a line in the log:
-//! the prompt is already on disk.
+//! It runs on the store the write opened, just before the prompt is written (so that what it
+//! gives is recorded with the prompt, see `record`), and whatever goes wrong (no index, a
+//! locked one, an error) it answers with the acknowledgement alone and a line in the log: the
+//! prompt is written all the same.
 
 use std::path::{Path, PathBuf};
 

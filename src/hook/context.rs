@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 
+use super::record::Made;
 use super::wire::Event;
 use super::{Ctx, meta};
 use crate::config::Config;
@@ -27,7 +28,6 @@ use crate::given::{Gave, Giving, Reason};
 use crate::ops::{Change, Write};
 use crate::recorded;
 use crate::store::fts::recall::Recalled;
-use crate::store::given::Giver;
 use crate::store::read::standing::{self, Instruction};
 use crate::store::rows::KIND_CHARS;
 use crate::store::rows::short_id;
@@ -83,22 +83,27 @@ enum Pointer<'a> {
     Cli(&'a str),
 }
 
-/// The answer once the session is recorded. Without a store (the write was spilled) or without
+/// The answer, made before the session's write (see `record`), and what it gives. Without
 /// history there is no context to give, which is not an error. On `resume` the transcript
 /// already holds what was listed when the session started: only sessions started since are
-/// listed; on `compact` the compaction dropped it: it is given again. The session starting is
-/// never listed.
-pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutput {
+/// listed (none for a session not recorded before: it starts now); on `compact` the compaction
+/// dropped it: it is given again. The session starting is never listed.
+pub fn answer(store: &Store, config: &Config, write: &Write) -> Made {
+    let nothing = || Made {
+        output: HookOutput::Ack,
+        giving: Giving::Context,
+        gave: Vec::new(),
+    };
     let session = &write.session;
-    let (Some(mut store), Some(project)) = (store, session.project_dir.as_deref()) else {
-        return HookOutput::Ack;
+    let Some(project) = session.project_dir.as_deref() else {
+        return nothing();
     };
     let resumed = matches!(&write.change, Change::SessionStart { source, .. }
         if source.as_deref() == Some("resume"));
     let started_after = match resumed {
         true => match started_at(store.conn(), &session.session_id) {
             Ok(Some(at)) => Some(at),
-            _ => return HookOutput::Ack,
+            _ => return nothing(),
         },
         false => None,
     };
@@ -109,7 +114,7 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         limit: config.context_sessions,
     };
     let Ok(recent) = recent_sessions(store.conn(), &wanted) else {
-        return HookOutput::Ack;
+        return nothing();
     };
     let binary = std::env::current_exe()
         .map(|p| p.display().to_string())
@@ -119,7 +124,7 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
     } else {
         Pointer::Cli(&binary)
     };
-    let team = team_notes(&store, config, project, resumed);
+    let team = team_notes(store, config, project, resumed);
     // On resume the transcript holds what the session's start gave.
     let (standing, replaced) = match resumed {
         true => (Vec::new(), Vec::new()),
@@ -130,7 +135,7 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
     // Like per-prompt recall, it is recall's to answer, and the transcript of a resumed
     // session holds what its start was given.
     let threads = match config.recall && !resumed {
-        true => super::threads::open(&store, config, project, &session.session_id, &recent),
+        true => super::threads::open(store, config, project, &session.session_id, &recent),
         false => Vec::new(),
     };
     let Some((text, listed)) = listing(
@@ -146,21 +151,13 @@ pub fn answer(store: Option<Store>, config: &Config, write: &Write) -> HookOutpu
         resumed,
         config.context_chars,
     ) else {
-        return HookOutput::Ack;
+        return nothing();
     };
-    let giver = Giver {
-        session_id: &session.session_id,
-        prompt_id: None,
+    Made {
+        output: HookOutput::Context { event: EVENT, text },
         giving: Giving::Context,
-        at: &write.at,
-    };
-    if let Err(err) = store.give(&giver, &gave(&recent, &threads, &team, listed)) {
-        crate::log::Log::new(config, "context").line(
-            "WARN",
-            &format!("what the context gave was not recorded: {err:#}"),
-        );
+        gave: gave(&recent, &threads, &team, listed),
     }
-    HookOutput::Context { event: EVENT, text }
 }
 
 /// The newest of the team's notes in the project's `.claude-mem/` folder that this database

@@ -356,7 +356,16 @@ fn write_and_answer(hook: Hook, agent: Agent, write: &Write, config: &Config, lo
     if hook == Hook::Context {
         session_start_chores(config, log);
     }
-    let mut recorded = record::record(config, write, log, spill::HOOK_SLICE);
+    // The answers are made before the write, on the store it opens: what they gave is
+    // recorded in the write's own transaction.
+    let context = |store: &crate::store::Store| context::answer(store, config, write);
+    let recall = |store: &crate::store::Store| recall::answer(store, config, write, log);
+    let answering: Option<record::Answering> = match hook {
+        Hook::Context => Some(&context),
+        Hook::Prompt if agent.takes_prompt_context() => Some(&recall),
+        _ => None,
+    };
+    let recorded = record::record(config, write, log, spill::HOOK_SLICE, answering);
     // After the write, so that a first run's warnings find the data dir it created.
     for warning in &config.warnings {
         log.line("WARN", warning);
@@ -386,13 +395,8 @@ fn write_and_answer(hook: Hook, agent: Agent, write: &Write, config: &Config, lo
         .as_ref()
         .filter(|_| tells)
         .and_then(|problem| notice::once(config, &write.session.session_id, problem));
-    let output = match hook {
-        Hook::Context => context::answer(recorded.store, config, write),
-        Hook::Prompt if agent.takes_prompt_context() => {
-            recall::answer(recorded.store.as_mut(), config, write, log)
-        }
-        _ => HookOutput::Ack,
-    };
+    // Without the write in the database there is no answer, as there is no record of it.
+    let output = recorded.answer.unwrap_or(HookOutput::Ack);
     Answer { output, notice }
 }
 

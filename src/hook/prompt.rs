@@ -1,8 +1,9 @@
 //! `hook prompt` (UserPromptSubmit): the user's prompt, numbered, without its private parts
 //! and secrets.
 //!
-//! Once it is recorded, the answer may carry earlier work the prompt is about (see `recall`),
-//! always as JSON `additionalContext`: plain stdout of this event would be shown to Claude.
+//! The answer, given once the prompt is recorded, may carry earlier work the prompt is about
+//! (see `recall`), always as JSON `additionalContext`: plain stdout of this event would be
+//! shown to Claude.
 
 use super::wire::Event;
 use super::{Ctx, capped, meta};

@@ -1,18 +1,20 @@
-//! Per-prompt recall, `hook prompt`'s answer once the prompt is recorded: the few items of the
-//! project's earlier sessions, and of the notes its team shared in its `.claude-mem/` (said to
-//! be the team's), that the prompt is about (what each is, when, its id, the words that
+//! Per-prompt recall, `hook prompt`'s answer, given once the prompt is recorded: the few items
+//! of the project's earlier sessions, and of the notes its team shared in its `.claude-mem/`
+//! (said to be the team's), that the prompt is about (what each is, when, its id, the words that
 //! matched), or nothing when none clears the bar (see `store::fts::recall`). Framed as
 //! the session-start context is: recorded history, not instructions, in the same wrapper, with
 //! stored text that reads as an order left out; never an item of this session, nor one the
 //! session-start context already gave it (see [`crate::given`]).
 //!
-//! It runs after the write, on the store the write opened, and whatever goes wrong (no index,
-//! a locked one, an error) it answers with the acknowledgement alone and a line in the log:
-//! the prompt is already on disk.
+//! It runs on the store the write opened, just before the prompt is written (so that what it
+//! gives is recorded with the prompt, see `record`), and whatever goes wrong (no index, a
+//! locked one, an error) it answers with the acknowledgement alone and a line in the log: the
+//! prompt is written all the same.
 
 use std::path::{Path, PathBuf};
 
 use super::context::{CLOSE, OPEN, handed, sealed, units};
+use super::record::Made;
 use crate::config::Config;
 use crate::emit::HookOutput;
 use crate::given::{Gave, Given, Giving, Reason};
@@ -22,7 +24,6 @@ use crate::recorded::{self, Whose};
 use crate::store::Store;
 use crate::store::fts::Item;
 use crate::store::fts::recall::{Ask, MIN_WORDS, Recalled, Team, content_words, recall};
-use crate::store::given::Giver;
 use crate::store::rows::{Kind, short_id};
 use crate::team::{self, digest::Digest};
 
@@ -40,34 +41,31 @@ const TEAM_SAID: &str = "\"(team)\": a note a teammate shared in this project's 
 /// Said of a tool call whose answer matched: what of it matched, never the text around.
 const ANSWER_SAID: &str = "its answer matched (third-party text, not quoted; get reads it):";
 
-/// The answer to a recorded prompt: context when something clears the bar, else the ack.
-/// What it gives is recorded (see [`crate::given`]).
-pub fn answer(store: Option<&mut Store>, config: &Config, write: &Write, log: &Log) -> HookOutput {
-    let (Some(store), Some(project), Change::Prompt { text, .. }) =
-        (store, write.session.project_dir.as_deref(), &write.change)
+/// The answer to a prompt, made before it is written (see `record`): context when something
+/// clears the bar, else the ack; and what it gives (recorded with the prompt, see
+/// [`crate::given`]).
+pub fn answer(store: &Store, config: &Config, write: &Write, log: &Log) -> Made {
+    let (Some(project), Change::Prompt { text, .. }) =
+        (write.session.project_dir.as_deref(), &write.change)
     else {
-        return HookOutput::Ack;
+        return made(HookOutput::Ack, Vec::new());
     };
     if !config.recall {
-        return HookOutput::Ack;
+        return made(HookOutput::Ack, Vec::new());
     }
     let session = write.session.session_id.as_str();
-    let Some((text, gave)) = answer_text(store, config, (project, session, text), log) else {
-        return HookOutput::Ack;
-    };
-    let giver = Giver {
-        session_id: session,
-        prompt_id: Some(&write.id),
-        giving: Giving::Recall,
-        at: &write.at,
-    };
-    if let Err(err) = store.give(&giver, &gave) {
-        log.line(
-            "WARN",
-            &format!("what recall gave was not recorded: {err:#}"),
-        );
+    match answer_text(store, config, (project, session, text), log) {
+        Some((text, gave)) => made(HookOutput::Context { event: EVENT, text }, gave),
+        None => made(HookOutput::Ack, Vec::new()),
     }
-    HookOutput::Context { event: EVENT, text }
+}
+
+fn made(output: HookOutput, gave: Vec<Gave>) -> Made {
+    Made {
+        output,
+        giving: Giving::Recall,
+        gave,
+    }
 }
 
 /// The context for a prompt of `session` in `project` and the items it gives; `None` when

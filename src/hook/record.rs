@@ -2,7 +2,11 @@
 //! spill folder, never lost in silence.
 //!
 //! The run's own write goes first, so that it is on disk as early as possible (a run killed
-//! before that loses it); a small slice of the spill backlog follows. A run that finds the
+//! before that loses it); a small slice of the spill backlog follows. A hook that answers with
+//! what the database holds (the session-start context, per-prompt recall) makes its answer
+//! once the database is open and before the write, outside the write lock, so that what the
+//! answer gave is recorded in the write's own transaction (a few inserts) rather than in a
+//! second one; the answer is handed back only once the write is in. A run that finds the
 //! database busy keeps its write in the spill folder *before* it waits, so that Claude Code
 //! killing it while it waits loses nothing; that copy skips the fsync (a kill does not lose
 //! written data, only a power loss would) and is removed once the write is in. Then it waits
@@ -18,11 +22,14 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::detach;
+use crate::emit::HookOutput;
 use crate::fsutil::{self, Durability};
+use crate::given::{Gave, Giving};
 use crate::log::Log;
 use crate::notice::{PILE_AGE_MS, PILE_FILES, Problem};
 use crate::ops::Write;
 use crate::spill::{self, Backlog, Slice};
+use crate::store::given::Gift;
 use crate::store::layout;
 use crate::store::{self, Maintenance, Store};
 
@@ -33,16 +40,44 @@ pub struct Recorded {
     pub store: Option<Store>,
     /// What the user must be told, if anything.
     pub problem: Option<Problem>,
+    /// The hook's answer, made before the write, when the write went into the database.
+    pub answer: Option<HookOutput>,
 }
 
-/// Applies `write` within the wait budget, taking in `slice` of the spill backlog first; on
-/// failure keeps it in the spill folder.
-pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Recorded {
+/// A hook's answer, made of the open store before its write, and what it gave (recorded with
+/// the write: see `store::given`).
+pub struct Made {
+    pub output: HookOutput,
+    pub giving: Giving,
+    pub gave: Vec<Gave>,
+}
+
+/// How a hook makes its answer of the open store.
+pub type Answering<'a> = &'a dyn Fn(&Store) -> Made;
+
+/// Applies `write` within the wait budget, with the records of what the answer `answering`
+/// makes gave, taking in `slice` of the spill backlog first; on failure keeps it in the spill
+/// folder.
+pub fn record(
+    config: &Config,
+    write: &Write,
+    log: &Log,
+    slice: Slice,
+    answering: Option<Answering>,
+) -> Recorded {
     if let Some((why, expected)) = not_now(config) {
         return keep(config, write, log, &why, expected);
     }
     let mut kept: Option<PathBuf> = None;
-    match write_within_budget(config, write, log, slice, &mut kept) {
+    let mut made = None;
+    let to = Attempt {
+        config,
+        write,
+        log,
+        slice,
+        answering,
+    };
+    match write_within_budget(&to, &mut made, &mut kept) {
         Ok((store, backlog)) => {
             if let Some(path) = kept {
                 let _ = std::fs::remove_file(path);
@@ -51,6 +86,7 @@ pub fn record(config: &Config, write: &Write, log: &Log, slice: Slice) -> Record
             Recorded {
                 problem: piling(&backlog),
                 store: Some(store),
+                answer: made.map(|m| m.output),
             }
         }
         Err(failure) => match kept {
@@ -86,21 +122,30 @@ fn not_now(config: &Config) -> Option<(anyhow::Error, Expected)> {
     None
 }
 
+/// What every attempt at the write is given.
+struct Attempt<'a> {
+    config: &'a Config,
+    write: &'a Write,
+    log: &'a Log,
+    slice: Slice,
+    answering: Option<Answering<'a>>,
+}
+
 /// Tries the write until it is in, it fails for another reason than a busy database, or the
 /// budget is spent. The first busy answer keeps the write in the spill folder (its path in
-/// `kept`) before this run waits, so that a kill while waiting loses nothing.
+/// `kept`) before this run waits, so that a kill while waiting loses nothing. The answer is
+/// made once, into `made`, by the first attempt that opens the database.
 fn write_within_budget(
-    config: &Config,
-    write: &Write,
-    log: &Log,
-    slice: Slice,
+    to: &Attempt,
+    made: &mut Option<Made>,
     kept: &mut Option<PathBuf>,
 ) -> anyhow::Result<(Store, Backlog)> {
+    let (config, write, log) = (to.config, to.write, to.log);
     let deadline = Instant::now() + config.wait_budget;
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        let err = match write_once(config, write, log, slice, deadline, kept.is_some()) {
+        let err = match write_once(to, made, deadline, kept.is_some()) {
             Err(err) if store::is_busy(&err) => err,
             done => return done,
         };
@@ -126,27 +171,46 @@ fn write_within_budget(
     }
 }
 
-/// One attempt: open, apply `write` (after waiting its turn when `wait`, the write already
-/// kept), then take in a slice of the backlog.
+/// One attempt: open, make the answer (unless an earlier attempt made it), apply `write` with
+/// what the answer gave (after waiting its turn when `wait`, the write already kept), then
+/// take in a slice of the backlog.
 fn write_once(
-    config: &Config,
-    write: &Write,
-    log: &Log,
-    slice: Slice,
+    to: &Attempt,
+    made: &mut Option<Made>,
     deadline: Instant,
     wait: bool,
 ) -> anyhow::Result<(Store, Backlog)> {
+    let (config, write, log) = (to.config, to.write, to.log);
     // A panic in SQLite or here must not cost the event: it is spilled like any failure.
     panic::catch_unwind(AssertUnwindSafe(|| {
         let mut store = Store::for_a_hook(config, deadline)?;
+        if made.is_none()
+            && let Some(answering) = to.answering
+        {
+            *made = Some(make(answering, &store));
+        }
+        let gift = made.as_ref().map(|m| Gift {
+            giving: m.giving,
+            gave: &m.gave,
+        });
         // Only a run that has to wait pays for the spill file, and then waits its turn.
-        if wait {
-            wait_and_apply(&mut store, config, write, deadline)?;
+        let left_out = if wait {
+            wait_and_apply(&mut store, config, (write, gift), deadline)?
         } else {
             store.wait_until(Instant::now())?;
-            store.apply(write)?;
+            store.apply_giving(write, gift, || {})?
+        };
+        if let (Some(err), Some(gift)) = (left_out, gift) {
+            let what = match gift.giving {
+                Giving::Context => "the context",
+                Giving::Recall => "recall",
+            };
+            log.line(
+                "WARN",
+                &format!("what {what} gave was not recorded: {err:#}"),
+            );
         }
-        let backlog = take_in(&mut store, config, log, slice);
+        let backlog = take_in(&mut store, config, log, to.slice);
         // An attempt that failed closes its connection; this one lasts until the exit.
         store.leave_to_exit();
         anyhow::Ok((store, backlog))
@@ -156,6 +220,22 @@ fn write_once(
             "a panic while writing (see the line above)"
         ))
     })
+}
+
+/// The answer `answering` makes of `store`, in one read transaction (one snapshot, its locks
+/// taken once rather than around each of its statements, ended before the write); the
+/// acknowledgement alone when it panics (the message is in the log): the write goes on.
+fn make(answering: Answering, store: &Store) -> Made {
+    let reading = store.conn().execute_batch("BEGIN").is_ok();
+    let made = panic::catch_unwind(AssertUnwindSafe(|| answering(store))).unwrap_or(Made {
+        output: HookOutput::Ack,
+        giving: Giving::Context,
+        gave: Vec::new(),
+    });
+    if reading {
+        let _ = store.conn().execute_batch("ROLLBACK");
+    }
+    made
 }
 
 /// The write kept before waiting, when waiting did not get it in: that copy now is the event.
@@ -172,22 +252,24 @@ fn kept_before_waiting(log: &Log, failure: &anyhow::Error, path: &Path) -> Recor
     Recorded {
         store: None,
         problem: refused(failure, path),
+        answer: None,
     }
 }
 
-/// Applies `write` once it is this run's turn to wait for the lock, or sooner, when a look of
-/// its own between turns finds the database free (the holder of the turn may be stopped).
+/// Applies `write` (with `gift`, see [`Store::apply_giving`]) once it is this run's turn to
+/// wait for the lock, or sooner, when a look of its own between turns finds the database free
+/// (the holder of the turn may be stopped).
 fn wait_and_apply(
     store: &mut Store,
     config: &Config,
-    write: &Write,
+    (write, gift): (&Write, Option<Gift>),
     deadline: Instant,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<rusqlite::Error>> {
     let mut looked = None;
     let waited = turn::take(&config.turn_lock(), deadline, &mut || {
         let tried = store
             .wait_until(Instant::now())
-            .and_then(|()| store.apply(write));
+            .and_then(|()| store.apply_giving(write, gift, || {}));
         match tried {
             Err(err) if store::is_busy(&err) => false,
             done => {
@@ -197,7 +279,7 @@ fn wait_and_apply(
         }
     });
     let turn = match waited {
-        Waited::Done => return looked.unwrap_or(Ok(())),
+        Waited::Done => return looked.unwrap_or(Ok(None)),
         Waited::TooLong => {
             anyhow::bail!("waited the whole budget behind other hooks waiting for the lock")
         }
@@ -206,7 +288,7 @@ fn wait_and_apply(
     };
     store.wait_until(deadline)?;
     // The next waiter's turn begins as soon as this one has the lock.
-    store.apply_locked(write, || drop(turn))
+    store.apply_giving(write, gift, || drop(turn))
 }
 
 /// Whether keeping an event in the spill folder is part of the plan (the data dir being set
@@ -247,6 +329,7 @@ fn keep(
             Recorded {
                 store: None,
                 problem: refused(failure, &kept.path),
+                answer: None,
             }
         }
         Err(err) => {
@@ -261,6 +344,7 @@ fn keep(
                 problem: Some(Problem::EventLost {
                     why: short_reason(&err),
                 }),
+                answer: None,
             }
         }
     }

@@ -59,6 +59,36 @@ fn gave(instruction: &Instruction, line: &str) -> Gave {
     }
 }
 
+/// The instructions of `current` that a rule `prompt` states replaces (see
+/// [`crate::standing::current`]); none when it states none.
+fn replaced_by<'c>(current: &'c [Instruction], prompt: &str) -> Vec<&'c Instruction> {
+    let stated = crate::standing::marked(prompt, crate::standing::mark(prompt));
+    if stated.is_empty() {
+        return Vec::new();
+    }
+    // The project's list as said, oldest first (the current ones are pinned first, then
+    // newest first), then what the prompt says.
+    let mut said: Vec<&Instruction> = current.iter().rev().collect();
+    said.sort_by(|a, b| a.said_at.cmp(&b.said_at));
+    let rules: Vec<crate::standing::Rule> = said
+        .iter()
+        .map(|i| crate::standing::Rule {
+            text: &i.text,
+            changes: false,
+        })
+        .chain(stated.iter().map(|s| crate::standing::Rule {
+            text: &s.text,
+            changes: s.changes,
+        }))
+        .collect();
+    crate::standing::current(&rules)
+        .into_iter()
+        .zip(said.iter().copied())
+        .filter(|(by, _)| by.is_some_and(|new| new >= said.len()))
+        .map(|(_, i)| i)
+        .collect()
+}
+
 /// `- 2026-11-20 (a1b2c3d4, pinned): from now on, tests go under spec/ (replaces what was said
 /// 2026-11-12)`.
 fn line(instruction: &Instruction) -> String {
@@ -88,7 +118,8 @@ fn line(instruction: &Instruction) -> String {
 
 /// The current instructions that bear on `prompt` and were not given at the session's start,
 /// as lines, and what they give; empty when none does. A prompt of fewer than
-/// [`SHARED_WORDS`] subject words reads nothing.
+/// [`SHARED_WORDS`] subject words reads nothing. Read before the prompt is written: a rule the
+/// prompt itself replaces is not current any more, and is left out.
 pub fn for_prompt<'g>(
     conn: &Connection,
     project: &str,
@@ -107,12 +138,13 @@ pub fn for_prompt<'g>(
     if bearing.is_empty() {
         return Ok((String::new(), Vec::new()));
     }
+    let replaced = replaced_by(&current, prompt);
     let given = given();
     let mut text = String::new();
     let mut gave_now = Vec::new();
     for instruction in bearing
         .into_iter()
-        .filter(|i| !given.has_item(&i.prompt))
+        .filter(|i| !given.has_item(&i.prompt) && !replaced.iter().any(|r| std::ptr::eq(*r, *i)))
         .take(WITH_A_PROMPT)
     {
         let line = line(instruction);

@@ -295,6 +295,40 @@ fn a_rule_that_bears_on_a_prompt_comes_with_it_when_the_start_left_it_out() {
     assert_eq!(unrelated.stdout, ACK.as_bytes());
 }
 
+/// A prompt is answered from what was said before it: a rule it states is not handed back to
+/// it as an earlier one, nor the rule it replaces, which is history from then on.
+#[test]
+fn a_prompt_that_changes_a_rule_is_handed_neither_its_own_nor_the_one_it_replaces() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    say(
+        &env,
+        "s1",
+        PROJECT,
+        "Going forward, the rate limiter settings live in config/limits.toml.",
+    );
+    fill_the_budget(&env);
+    started(&env, "s2", PROJECT);
+    let answer = say(
+        &env,
+        "s2",
+        PROJECT,
+        "I'm changing one rule: the rate limiter settings live in deploy/limits.yaml instead.",
+    );
+    assert_eq!(
+        answer.stdout,
+        ACK.as_bytes(),
+        "{}",
+        String::from_utf8_lossy(&answer.stdout)
+    );
+    let current = listed(&env, PROJECT, false);
+    assert!(
+        current.iter().any(|r| r["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("deploy/limits.yaml"))),
+        "the prompt's rule is stored as the current one: {current:?}"
+    );
+}
+
 #[test]
 fn conventions_refuses_an_id_that_states_no_rule_in_one_line() {
     let env = Env::new();

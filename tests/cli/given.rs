@@ -280,3 +280,93 @@ fn an_id_that_is_not_a_session_or_a_prompt_is_refused_in_one_line() {
     let out = run(&env, &["given", EARLIER]);
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
 }
+
+/// The transactions committed to the WAL of `env`'s database since it was last emptied: its
+/// frames that end a commit (a non-zero size of the database after it), of the WAL's current
+/// salt.
+fn commits(env: &Env) -> usize {
+    let wal = std::fs::read(env.data_dir.join("memory.db-wal")).unwrap_or_default();
+    if wal.len() < 32 {
+        return 0;
+    }
+    let be = |at: usize| u32::from_be_bytes(wal[at..at + 4].try_into().unwrap());
+    let frame = 24 + be(8) as usize;
+    let salt = &wal[16..24];
+    wal[32..]
+        .chunks_exact(frame)
+        .take_while(|f| &f[8..16] == salt)
+        .filter(|f| u32::from_be_bytes(f[4..8].try_into().unwrap()) != 0)
+        .count()
+}
+
+/// Empties the WAL into the database, so that [`commits`] counts from here, and holds off the
+/// maintenance process the hooks may start (it writes too) until the lock returned is let go.
+fn checkpointed(env: &Env) -> std::fs::File {
+    env.wait_for_maintenance();
+    let held = env.hold_maintenance();
+    let busy: i64 = env
+        .db()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(busy, 0);
+    assert_eq!(commits(env), 0);
+    held
+}
+
+/// What an answer gave is written in the transaction of the event it answers: a prompt that
+/// recall answers, and a session start with a context, commit once each (the records are a
+/// few inserts, not a second transaction and its commit).
+#[test]
+fn an_answer_and_what_it_gave_are_one_commit() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    assert!(submit(&env, EARLIER, LOGIN).is_none());
+    run(&env, &["search", "--all", "index"]);
+    let held = checkpointed(&env);
+    start(&env, NOW).expect("a context");
+    assert_eq!(commits(&env), 1, "the session start");
+    drop(held);
+    assert_eq!(given(&env, &[NOW]).len(), 1);
+    assert!(submit(&env, EARLIER, "Add a dark mode toggle to the settings page").is_none());
+    run(&env, &["search", "--all", "index"]);
+    let _held = checkpointed(&env);
+    let other = "0d6f2b1c-8e4a-4c3b-9f70-1a2b3c4d5e6f";
+    submit(&env, other, ASK).expect("recall");
+    assert_eq!(commits(&env), 1, "the prompt");
+    let prompt: String = env
+        .db()
+        .query_row(
+            "SELECT id FROM user_prompts WHERE session_id = ?1",
+            [other],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!given(&env, &[short(&prompt)]).is_empty());
+}
+
+/// Records that cannot be written cost nothing captured: the prompt is stored and answered,
+/// and the log says what was not recorded.
+#[test]
+fn a_prompt_whose_records_fail_is_stored_and_answered() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    assert!(submit(&env, EARLIER, LOGIN).is_none());
+    run(&env, &["search", "--all", "index"]);
+    env.wait_for_maintenance();
+    env.db()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON given
+             BEGIN SELECT RAISE(ABORT, 'records refused'); END",
+        )
+        .unwrap();
+    let text = submit(&env, NOW, ASK).expect("answered all the same");
+    assert!(text.contains("Earlier work"), "{text}");
+    let stored = format!("SELECT COUNT(*) FROM user_prompts WHERE session_id = '{NOW}'");
+    assert_eq!(env.count(&stored), 1);
+    assert_eq!(env.count("SELECT COUNT(*) FROM given"), 0);
+    assert!(env.spilled().is_empty());
+    assert!(
+        env.log()
+            .contains("what recall gave was not recorded: records refused"),
+        "{}",
+        env.log()
+    );
+}

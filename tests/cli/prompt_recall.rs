@@ -194,6 +194,60 @@ fn a_word_in_more_than_500_items_counts_for_nothing() {
     }
 }
 
+/// A word found in more than 500 items is remembered beside the index (as a hash, in a file of
+/// ours), so that later prompts do not walk its rows again; the answers are the same, and once
+/// the index takes in a deletion the memo is thrown away: the word counts again when it is no
+/// longer common.
+#[test]
+fn a_common_word_is_remembered_until_the_index_takes_in_a_deletion() {
+    let env = recalling();
+    said(
+        &env,
+        EARLIER,
+        PROJECT,
+        "Gizmo widgets need the frobnicate flag",
+    );
+    let db = env.db();
+    for n in 0..500 {
+        db.execute(
+            "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+             VALUES (?1, ?2, ?3, ?4, '2026-11-20T10:00:00.000Z')",
+            rusqlite::params![
+                format!("01970000-0000-7000-8000-{n:012}"),
+                EARLIER,
+                n + 10,
+                format!("widget number {n}")
+            ],
+        )
+        .unwrap();
+    }
+    drop(db);
+    index(&env);
+    assert_eq!(recalled(&env, NOW, PROJECT, "widget gizmo"), None);
+    let memo = env.data_dir.join("memory-index.common");
+    let text = std::fs::read_to_string(&memo).expect("the common word remembered");
+    assert!(!text.contains("widget"), "hashes, not words: {text}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&memo).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(recalled(&env, NOW, PROJECT, "widget gizmo"), None);
+    let answer = recalled(&env, NOW, PROJECT, "frobnicate the gizmo widget").expect("rare words");
+    assert!(answer.contains("Gizmo widgets"), "{answer}");
+    env.db()
+        .execute(
+            "DELETE FROM user_prompts WHERE prompt_text LIKE 'widget number %' AND prompt_number > 20",
+            [],
+        )
+        .unwrap();
+    index(&env);
+    assert!(
+        recalled(&env, NOW, PROJECT, "widget gizmo").is_some(),
+        "the word is in 12 items now"
+    );
+}
+
 #[test]
 fn never_from_another_project() {
     let env = recalling();

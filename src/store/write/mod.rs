@@ -154,16 +154,27 @@ impl Store {
 
     /// Applies one write in one IMMEDIATE transaction (see [`apply::apply`]).
     pub fn apply(&mut self, write: &Write) -> Result<()> {
-        self.apply_locked(write, || {})
+        self.apply_giving(write, None, || {}).map(drop)
     }
 
-    /// [`Store::apply`], calling `locked` as soon as the write lock is taken.
-    pub fn apply_locked(&mut self, write: &Write, locked: impl FnOnce()) -> Result<()> {
+    /// [`Store::apply`] with the records of what the answer to `write` gave, if any, in the
+    /// same transaction (see [`given`]), calling `locked` as soon as the write lock is taken.
+    /// `Ok(Some(err))`: the write is in, the records were left out.
+    pub fn apply_giving(
+        &mut self,
+        write: &Write,
+        gift: Option<given::Gift>,
+        locked: impl FnOnce(),
+    ) -> Result<Option<rusqlite::Error>> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         locked();
         let applied = apply::apply(&tx, write)?;
+        let left_out = match gift {
+            Some(gift) => given::record(&tx, write, gift)?,
+            None => None,
+        };
         tx.commit()?;
         if applied.numbering_left {
             numbering::flag_left(&self.numbering_flag);
@@ -177,7 +188,7 @@ impl Store {
             applied.purged.removed,
             matches!(write.change, Change::SessionEnd { .. }),
         );
-        Ok(())
+        Ok(left_out)
     }
 
     /// Keeps the WAL bounded after writes made through [`Store::conn`] (the queue's), as after
@@ -259,17 +270,6 @@ impl Store {
 
     pub fn conn(&self) -> &Connection {
         &self.conn
-    }
-
-    /// Records what an answer gave (see [`given`]), then keeps the WAL bounded as after any
-    /// write; the lock waited for at most [`given::WAIT`].
-    pub fn give(&mut self, giver: &given::Giver, gave: &[crate::given::Gave]) -> Result<()> {
-        if gave.is_empty() {
-            return Ok(());
-        }
-        let recorded = given::record(&mut self.conn, giver, gave);
-        self.after_write();
-        Ok(recorded?)
     }
 
     /// Waits for locks up to `timeout` (the maintenance process may wait, a hook may not).

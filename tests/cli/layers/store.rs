@@ -40,6 +40,7 @@ const HOOK_FILES: &[&str] = &[
     "read/fts/stems.rs",
     "read/fts/schema.rs",
     "read/fts/doclists.rs",
+    "read/fts/common.rs",
     "read/fts/snippet.rs",
     "read/fts/tokenizer.rs",
     "read/fts/auxiliary.rs",

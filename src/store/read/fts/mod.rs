@@ -16,6 +16,7 @@
 mod auxiliary;
 mod bm25;
 mod catch_up;
+mod common;
 mod context;
 mod doclists;
 mod merge;

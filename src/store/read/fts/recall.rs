@@ -28,6 +28,7 @@ use anyhow::Result;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+use super::common::{Memo, Of};
 use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item};
 use super::snippet::{self, snippet};
 use super::team_recall::Side;
@@ -327,13 +328,46 @@ fn look_each(config: &Config, main: &Connection, asks: &[Ask]) -> Result<Vec<Vec
     if index.is_none() && asks.iter().all(|a| a.team.is_none()) {
         return Ok(nothing());
     }
-    asks.iter()
+    let mut memo = match &index {
+        Some((_, of)) => Memo::read(config, of),
+        None => Memo::default(),
+    };
+    let opened = index.as_ref().map(|(conn, of)| (conn, of.items));
+    let found = asks
+        .iter()
         .zip(&words)
         .map(|(ask, words)| match words.len() < MIN_WORDS {
             true => Ok(Vec::new()),
-            false => look(main, index.as_ref(), ask, words),
+            false => look(main, opened, &mut memo, ask, words),
         })
-        .collect()
+        .collect();
+    if let Some((_, of)) = &index {
+        memo.keep(config, of);
+    }
+    found
+}
+
+/// The rows of the index that hold each of `words` (see `doclists::read`), `None` for a word in
+/// more than [`COMMON`] items: one `memo` knows is, without walking its rows; one found so now
+/// is learned.
+fn rows_of(index: &Connection, words: &[String], memo: &mut Memo) -> Result<Vec<Option<Vec<i64>>>> {
+    let asked: Vec<String> = words.iter().filter(|w| !memo.has(w)).cloned().collect();
+    let mut found = doclists::read(index, &asked, COMMON)?.into_iter();
+    let mut out = Vec::with_capacity(words.len());
+    for word in words {
+        if memo.has(word) {
+            out.push(None);
+            continue;
+        }
+        let rows = found
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("the search index's lookup missed {word:?}"))?;
+        if rows.is_none() {
+            memo.learn(word);
+        }
+        out.push(rows);
+    }
+    Ok(out)
 }
 
 /// A content word of the prompt that some item or note holds.
@@ -353,13 +387,14 @@ struct Word {
 /// index: in how many hold a word, and in how many there are.
 fn look(
     main: &Connection,
-    index: Option<&(Connection, u64)>,
+    index: Option<(&Connection, u64)>,
+    memo: &mut Memo,
     ask: &Ask,
     words: &[String],
 ) -> Result<Vec<Recalled>> {
     let none = || vec![Some(Vec::new()); words.len()];
     let items = match index {
-        Some((index, _)) => doclists::read(index, words, COMMON)?,
+        Some((index, _)) => rows_of(index, words, memo)?,
         None => none(),
     };
     let team = match &ask.team {
@@ -367,7 +402,7 @@ fn look(
         None => None,
     };
     let held = team.as_ref().map_or_else(none, Side::lists);
-    let all = index.map_or(0, |(_, n)| *n) + team.as_ref().map_or(0, |t| t.count);
+    let all = index.map_or(0, |(_, n)| n) + team.as_ref().map_or(0, |t| t.count);
     let weight = |found: usize| (1.0 + all as f64 / found.max(1) as f64).ln();
     let mut found: Vec<Word> = Vec::new();
     let mut whole = 0.0;
@@ -558,7 +593,7 @@ pub fn content_words(prompt: &str) -> Vec<String> {
 /// ours in this layout, following this database and aware of every deletion in it; `None`
 /// otherwise. Never waits, never writes. One statement on each file: preparing statements is
 /// most of what a hook's SQL costs.
-fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, u64)>> {
+fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, Of)>> {
     let path = config.index_path();
     if !path.exists() {
         return Ok(None);
@@ -597,10 +632,19 @@ fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, 
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     let ready = layout && built_for.is_some() && built_for == store_id && seen >= Some(newest);
-    Ok(match averages.as_deref().and_then(varint) {
-        Some(items) if ready => Some((index, items)),
-        _ => None,
-    })
+    Ok(
+        match (averages.as_deref().and_then(varint), built_for, seen) {
+            (Some(items), Some(store_id), Some(seen)) if ready => Some((
+                index,
+                Of {
+                    store_id,
+                    seen,
+                    items,
+                },
+            )),
+            _ => None,
+        },
+    )
 }
 
 /// An SQLite varint: 7 bits a byte, high bit set while more follow; a ninth byte gives 8.

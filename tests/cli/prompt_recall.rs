@@ -235,7 +235,7 @@ fn a_common_word_is_remembered_until_the_index_takes_in_a_deletion() {
     assert_eq!(recalled(&env, NOW, PROJECT, "widget gizmo"), None);
     let answer = recalled(&env, NOW, PROJECT, "frobnicate the gizmo widget").expect("rare words");
     assert!(answer.contains("Gizmo widgets"), "{answer}");
-    env.db()
+    env.deleting_db()
         .execute(
             "DELETE FROM user_prompts WHERE prompt_text LIKE 'widget number %' AND prompt_number > 20",
             [],

@@ -1355,7 +1355,7 @@ fn opencode(event: Value) -> Value {
         "hook_event_name": "PostToolUse",
         "tool_name": "bash",
         "tool_input": event["tool_input"],
-        "tool_use_id": "call_9f2c4e6a8b1d3f5e",
+        "tool_use_id": event["tool_use_id"],
         "tool_response": {"title": event["tool_input"]["description"],
                           "output": event["tool_response"]["stdout"],
                           "metadata": {"exit": 0}},

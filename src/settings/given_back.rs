@@ -185,7 +185,17 @@ fn resolved(path: &Path) -> PathBuf {
 
 /// The file's text; `None` when there is no file. A folder, a FIFO or a device is refused.
 fn read(path: &Path) -> Result<Option<String>> {
-    match fs::metadata(path) {
+    read_regular(path, true)
+}
+
+/// [`read`], of what a link at `path` points to when `follow` (a settings file kept in a
+/// dotfiles repository), else refusing a link as it refuses a folder.
+pub(super) fn read_regular(path: &Path, follow: bool) -> Result<Option<String>> {
+    let meta = match follow {
+        true => fs::metadata(path),
+        false => fs::symlink_metadata(path),
+    };
+    match meta {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
         Ok(meta) if !meta.is_file() => {

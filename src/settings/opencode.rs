@@ -10,7 +10,6 @@
 //! do.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -104,18 +103,9 @@ pub fn uninstall_plugin(path: &Path, dry_run: bool) -> Result<Edit> {
     }
 }
 
+/// The plugin's text: a link where it goes is refused, as any file that is not a regular one.
 fn read(path: &Path) -> Result<Option<String>> {
-    match fs::symlink_metadata(path) {
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
-        Ok(meta) if !meta.is_file() => {
-            bail!("{} is not a regular file; left untouched", path.display())
-        }
-        Ok(_) => {}
-    }
-    let text =
-        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(Some(text))
+    super::given_back::read_regular(path, false)
 }
 
 /// OpenCode's config with our MCP server running `exe mcp`.

@@ -139,16 +139,9 @@ fn a_teammates_note_is_handed_as_the_teams_with_the_question_it_answers() {
     // The answer is older than the eight notes a session start lists (this machine had it an
     // hour before them); the newest, which it lists, answers it too.
     share_note(&shop, 1, TITLE, NARRATIVE);
-    let file = shop
-        .join(".claude-mem")
-        .join(MONTH)
-        .join(format!("memory-{}.md", note_id(1)));
-    std::fs::File::options()
-        .write(true)
-        .open(file)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
-        .unwrap();
+    came(&shop, 1, 3600);
+    // Notes that came within one minute are listed in an order of this machine's, not the
+    // newest first: these came half an hour before the newest.
     for n in 2..10 {
         share_note(
             &shop,
@@ -156,6 +149,7 @@ fn a_teammates_note_is_handed_as_the_teams_with_the_question_it_answers() {
             &format!("Invoice template {n} tidied"),
             "Whitespace in the invoice template.",
         );
+        came(&shop, n, 1800);
     }
     share_note(
         &shop,
@@ -411,6 +405,20 @@ fn named_first(project: &Path, n: u32, ago: std::time::Duration) {
     .unwrap();
     let file = std::fs::File::options().write(true).open(&path).unwrap();
     file.set_modified(std::time::SystemTime::now() - ago)
+        .unwrap();
+}
+
+/// Dates note `n`'s file in `shop` `ago_secs` back, as when this machine got it then.
+fn came(shop: &Path, n: u32, ago_secs: u64) {
+    let file = shop
+        .join(".claude-mem")
+        .join(MONTH)
+        .join(format!("memory-{}.md", note_id(n)));
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(ago_secs))
         .unwrap();
 }
 

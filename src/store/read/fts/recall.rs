@@ -403,29 +403,7 @@ fn look(
     };
     let held = team.as_ref().map_or_else(none, Side::lists);
     let all = index.map_or(0, |(_, n)| n) + team.as_ref().map_or(0, |t| t.count);
-    let weight = |found: usize| (1.0 + all as f64 / found.max(1) as f64).ln();
-    let mut found: Vec<Word> = Vec::new();
-    let mut whole = 0.0;
-    for (at, ((word, items), notes)) in words.iter().zip(items).zip(held).enumerate() {
-        // A common word is as good as a stop word here: out of the query and of the weight.
-        let (Some(items), Some(notes)) = (items, notes) else {
-            continue;
-        };
-        let holding = items.len() + notes.len();
-        if holding > COMMON {
-            continue;
-        }
-        whole += weight(holding);
-        if holding > 0 {
-            found.push(Word {
-                at,
-                query: format!("\"{word}\""),
-                weight: weight(holding),
-                items,
-                notes,
-            });
-        }
-    }
+    let (found, whole) = weigh(words, items, held, all);
     let bar = COVERAGE * whole;
     let mut out = match index {
         Some((index, _)) => {
@@ -439,17 +417,15 @@ fn look(
         let places: Vec<usize> = found.iter().map(|w| w.at).collect();
         let handed = team.hand(main, (ask.project, ask.limit), ask.keep, &places, passing)?;
         for (score, item, snippet) in handed {
-            let team = true;
-            out.push((
+            let matched = Vec::new();
+            let recalled = Recalled {
+                item,
+                snippet,
+                matched,
+                team: true,
                 score,
-                Recalled {
-                    item,
-                    snippet,
-                    matched: Vec::new(),
-                    team,
-                    score,
-                },
-            ));
+            };
+            out.push((score, recalled));
         }
     }
     // Best first; among equals ours first, each list in its own order (a stable sort).
@@ -466,6 +442,42 @@ fn look(
             ..recalled
         })
         .collect())
+}
+
+/// Of the prompt's content `words`, those some item (`items`) or note (`held`) holds, each
+/// weighed by how rare it is among `all` items and notes, and the weight of them all. A word
+/// too common to look up (`None`), or held by more than [`COMMON`], is as good as a stop word
+/// here: out of the query and of the weight.
+fn weigh(
+    words: &[String],
+    items: Vec<Option<Vec<i64>>>,
+    held: Vec<Option<Vec<i64>>>,
+    all: u64,
+) -> (Vec<Word>, f64) {
+    let weight = |found: usize| (1.0 + all as f64 / found.max(1) as f64).ln();
+    let mut found: Vec<Word> = Vec::new();
+    let mut whole = 0.0;
+    for (at, ((word, items), notes)) in words.iter().zip(items).zip(held).enumerate() {
+        let (Some(items), Some(notes)) = (items, notes) else {
+            continue;
+        };
+        let holding = items.len() + notes.len();
+        if holding > COMMON {
+            continue;
+        }
+        whole += weight(holding);
+        if holding > 0 {
+            let query = format!("\"{word}\"");
+            found.push(Word {
+                at,
+                query,
+                weight: weight(holding),
+                items,
+                notes,
+            });
+        }
+    }
+    (found, whole)
 }
 
 /// The rows (of the index, or of the notes) that clear `bar` by the words `found` of them, with

@@ -50,13 +50,16 @@ const EXPRESSION: &str = r#""fix" OR "locked" OR "database""#;
 /// The bare query's process: the bench runs itself with this variable naming the index copy.
 const BARE_ENV: &str = "RECALL_BENCH_BARE";
 /// `search`'s query of its candidates (`Index::candidates` in `store/read/fts/mod.rs`, its
-/// filters unset but the project), as it sends it to SQLite, but for `cmem_matched(fts)`, our
-/// ranking's function, which is not SQLite's: `1` stands in its place, as it does in a query
-/// of one term.
+/// filters unset but the project and its range of ids), as it sends it to SQLite, but for our
+/// ranking's functions, which are not SQLite's: FTS5's own `bm25(fts, 2.0, 1.0)` stands for
+/// `cmem_bm25(fts, 2.0, 1.0, d.tokens)` (the same score, which FTS5 makes by looking up each
+/// row's length and counting each word's rows where `search` reads them from `docs` and its
+/// counts), and `1` for `cmem_matched(fts)`, as it does in a query of one term.
 const CANDIDATES: &str = "SELECT d.id, bm25(fts, 2.0, 1.0) AS score, 1, d.kind,
         d.created_at, d.digest
    FROM fts JOIN docs d ON d.id = fts.rowid
-  WHERE fts MATCH ?1 AND (?2 IS NULL OR d.project_dir = ?2)
+  WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?10 AND ?11
+    AND (?2 IS NULL OR d.project_dir = ?2)
     AND (?3 IS NULL OR d.session_id = ?3)
     AND (?4 IS NULL OR d.created_at >= ?4)
     AND (?5 IS NULL OR d.created_at < ?5)
@@ -64,7 +67,10 @@ const CANDIDATES: &str = "SELECT d.id, bm25(fts, 2.0, 1.0) AS score, 1, d.kind,
     AND (?7 IS NULL OR instr(d.files, ?7) > 0)
     AND (?8 IS NULL OR d.kind = ?8)
     AND (?9 IS NULL OR d.session_id IN (SELECT value FROM json_each(?9)))
-  ORDER BY score LIMIT ?10";
+  ORDER BY score, d.key LIMIT ?12";
+/// A project's document ids share their bits above this many (`PROJECT_SHIFT` in
+/// `store/read/fts/schema.rs`).
+const PROJECT_SHIFT: u32 = 44;
 /// How many times its bare FTS5 query a whole `search` of [`QUESTION`] may take (issue 28).
 const BARE_RATIO: f64 = 1.2;
 
@@ -235,6 +241,15 @@ fn bare_process(index: &Path) -> Result<()> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let conn = Connection::open_with_flags(index, flags)?;
+    let n: i64 = conn.query_row(
+        "SELECT n FROM projects WHERE dir = ?1",
+        [PROJECTS[0]],
+        |r| r.get(0),
+    )?;
+    let (first, last) = (
+        n << PROJECT_SHIFT,
+        n << PROJECT_SHIFT | ((1 << PROJECT_SHIFT) - 1),
+    );
     let mut stmt = conn.prepare(CANDIDATES)?;
     let none: Option<&str> = None;
     let rows = stmt
@@ -249,6 +264,8 @@ fn bare_process(index: &Path) -> Result<()> {
                 none,
                 none,
                 none,
+                first,
+                last,
                 1000
             ],
             |r| {

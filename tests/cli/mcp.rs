@@ -786,3 +786,56 @@ fn what_the_tools_answer_is_history_and_orders_in_it_are_left_out() {
         "{shown}"
     );
 }
+
+/// A Bash call in `project`'s session `session` that printed `output`.
+fn bash_in(env: &Env, project: &str, session: &str, id: &str, output: &str) {
+    let call = json!({"session_id": session, "cwd": project, "hook_event_name": "PostToolUse",
+                      "transcript_path": "/home/dev/.claude/projects/x.jsonl",
+                      "tool_name": "Bash", "tool_use_id": id,
+                      "tool_input": {"command": format!("./run {id}")},
+                      "tool_response": {"stdout": output, "stderr": "", "interrupted": false}});
+    assert_ack(&env.hook("capture", call.to_string().as_bytes()));
+}
+
+/// Where the item of `tool_use_id` stands in a search's answer.
+fn place(env: &Env, answer: &str, tool_use_id: &str) -> usize {
+    let short = short_id_of(
+        env,
+        &format!("SELECT id FROM pending_queue WHERE tool_use_id = '{tool_use_id}'"),
+    );
+    answer
+        .find(&short)
+        .unwrap_or_else(|| panic!("{tool_use_id} not in {answer}"))
+}
+
+/// A word's rarity in the whole memory weighs it, whatever project is searched, and a running
+/// server keeps what it counted of other projects only while they stay the same: once another
+/// project's sessions make the rare word common, the server ranks as a new one does.
+#[test]
+fn a_running_server_weighs_words_anew_when_another_project_gains_rows() {
+    let env = Env::new();
+    let api = "/home/dev/api";
+    bash_in(&env, PROJECT, SESSION, "alpha_run", "alpha alpha alpha");
+    bash_in(&env, PROJECT, SESSION, "beta_run", "beta beta beta");
+    let other = "5d2e8b71-3c4a-4f9e-a1b0-6e7f8a9b0c1d";
+    for n in 0..6 {
+        bash_in(&env, api, other, &format!("api_beta_{n}"), "beta");
+    }
+    let mut server = Server::initialized(&env);
+    let ask = json!({"query": "alpha beta"});
+    let before = server.text("search", ask.clone());
+    assert!(
+        place(&env, &before, "alpha_run") < place(&env, &before, "beta_run"),
+        "the rarer word first: {before}"
+    );
+
+    for n in 0..20 {
+        bash_in(&env, api, other, &format!("api_alpha_{n}"), "alpha");
+    }
+    let after = server.text("search", ask.clone());
+    assert!(
+        place(&env, &after, "beta_run") < place(&env, &after, "alpha_run"),
+        "alpha is the common word now: {after}"
+    );
+    assert_eq!(after, Server::initialized(&env).text("search", ask));
+}

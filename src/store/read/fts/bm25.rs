@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
-use rusqlite::ffi;
+use rusqlite::{Connection, ffi};
 
 use super::auxiliary::{Answer, answer, ok};
 
@@ -33,6 +33,15 @@ thread_local! {
     /// The counts of the last query that [`bm25`] scored on this thread (SQLite calls it on
     /// the thread that steps the statement).
     static COUNTED: RefCell<Option<Counts>> = const { RefCell::new(None) };
+    /// How many rows hold each phrase of the next query [`bm25`] scores, when they are known
+    /// (see `held.rs`).
+    static KNOWN: RefCell<Option<Vec<i64>>> = const { RefCell::new(None) };
+}
+
+/// Tells [`bm25`] how many rows hold each phrase of the next query it scores on this thread, so
+/// that it does not count them; `None` takes back what was told and not used.
+pub fn know(held: Option<Vec<i64>>) {
+    KNOWN.with(|known| *known.borrow_mut() = held);
 }
 
 /// The counts of the query [`bm25`] last scored on this thread, once; `None` when it scored
@@ -50,7 +59,10 @@ struct Query {
     freq: Vec<f64>,
 }
 
-/// `cmem_bm25(fts, w0, w1, ...)`: `bm25(fts, w0, w1, ...)`, bit for bit.
+/// `cmem_bm25(fts, w0, w1, ...)`: `bm25(fts, w0, w1, ...)`, bit for bit. A value past the
+/// columns' weights is the row's length in tokens ([`tokens`], kept in `docs`), which FTS5
+/// would otherwise look up in its own table for each row: an eighth of a search of two common
+/// words.
 pub(super) unsafe extern "C" fn bm25(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
@@ -63,33 +75,51 @@ pub(super) unsafe extern "C" fn bm25(
     unsafe {
         answer(ctx, || {
             let api = &*api;
-            let (Some(inst_count), Some(inst), Some(column_size)) =
-                (api.xInstCount, api.xInst, api.xColumnSize)
-            else {
+            let (Some(phrase_first), Some(phrase_next), Some(column_size), Some(column_count)) = (
+                api.xPhraseFirst,
+                api.xPhraseNext,
+                api.xColumnSize,
+                api.xColumnCount,
+            ) else {
                 return Err(ffi::SQLITE_ERROR);
             };
-            let query = &mut *query(api, fts)?;
-            query.freq.fill(0.0);
-            let mut count: c_int = 0;
-            ok(inst_count(fts, &mut count))?;
-            for i in 0..count {
-                let (mut phrase, mut column, mut offset) = (0, 0, 0);
-                ok(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
-                let weight = if n > column {
+            let columns = column_count(fts);
+            let weight = |column: c_int| {
+                if n > column {
                     ffi::sqlite3_value_double(*values.offset(column as isize))
                 } else {
                     1.0
+                }
+            };
+            let query = &mut *query(api, fts)?;
+            // Each phrase's matches in their order (that of `xInst`, less the other phrases'),
+            // without merging the phrases' lists into one as `xInst` does: the same sums.
+            for (phrase, freq) in query.freq.iter_mut().enumerate() {
+                *freq = 0.0;
+                let mut iter = ffi::Fts5PhraseIter {
+                    a: std::ptr::null(),
+                    b: std::ptr::null(),
                 };
-                if let Some(freq) = usize::try_from(phrase)
-                    .ok()
-                    .and_then(|p| query.freq.get_mut(p))
-                {
-                    *freq += weight;
+                let (mut column, mut offset) = (0, 0);
+                ok(phrase_first(
+                    fts,
+                    phrase as c_int,
+                    &mut iter,
+                    &mut column,
+                    &mut offset,
+                ))?;
+                while column >= 0 {
+                    *freq += weight(column);
+                    phrase_next(fts, &mut iter, &mut column, &mut offset);
                 }
             }
-            let mut tokens: c_int = 0;
-            ok(column_size(fts, -1, &mut tokens))?;
-            let d = f64::from(tokens);
+            let d = if n > columns {
+                ffi::sqlite3_value_double(*values.offset(columns as isize))
+            } else {
+                let mut tokens: c_int = 0;
+                ok(column_size(fts, -1, &mut tokens))?;
+                f64::from(tokens)
+            };
             let mut score = 0.0;
             for (idf, freq) in query.idf.iter().zip(&query.freq) {
                 score +=
@@ -140,12 +170,19 @@ unsafe fn query(
         let mut tokens: i64 = 0;
         ok(total_size(fts, -1, &mut tokens))?;
         let phrases = usize::try_from(phrase_count(fts)).unwrap_or(0);
+        let known = KNOWN
+            .with(|known| known.borrow_mut().take())
+            .filter(|known| known.len() == phrases);
         let mut idf = Vec::with_capacity(phrases);
         let mut held = Vec::with_capacity(phrases);
         for phrase in 0..phrases {
             let mut hits: i64 = 0;
-            let counter = (&raw mut hits).cast::<c_void>();
-            ok(query_phrase(fts, phrase as c_int, counter, Some(count_row)))?;
+            if let Some(known) = &known {
+                hits = known[phrase];
+            } else {
+                let counter = (&raw mut hits).cast::<c_void>();
+                ok(query_phrase(fts, phrase as c_int, counter, Some(count_row)))?;
+            }
             let mut value = (((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
             if value <= 0.0 {
                 value = 1e-6;
@@ -163,6 +200,37 @@ unsafe fn query(
         ok(set(fts, query.cast(), Some(free_query)))?;
         Ok(query)
     }
+}
+
+/// The length in tokens of the row `rowid` of the FTS5 table `fts` of `conn` (its columns'
+/// together), as FTS5 keeps it: a varint a column in `fts_docsize`.
+pub(super) fn tokens(conn: &Connection, rowid: i64) -> rusqlite::Result<i64> {
+    let sizes: Vec<u8> = conn
+        .prepare_cached("SELECT sz FROM fts_docsize WHERE id = ?1")?
+        .query_row([rowid], |r| r.get(0))?;
+    let mut total = 0;
+    let mut rest = sizes.as_slice();
+    while let Some((value, tail)) = varint(rest) {
+        total += value;
+        rest = tail;
+    }
+    Ok(total)
+}
+
+/// SQLite's varint at the start of `bytes` (big-endian groups of 7 bits, the 9th byte whole),
+/// and what follows it.
+fn varint(bytes: &[u8]) -> Option<(i64, &[u8])> {
+    let mut value: u64 = 0;
+    for (i, &byte) in bytes.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some(((value << 8 | u64::from(byte)) as i64, &bytes[9..]));
+        }
+        value = value << 7 | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((value as i64, &bytes[i + 1..]));
+        }
+    }
+    None
 }
 
 /// Counts the rows `xQueryPhrase` visits.
@@ -188,10 +256,17 @@ mod tests {
 
     use super::*;
 
-    /// Every row's score is FTS5's own to the bit, and the counts are those `cmem_rarity`
-    /// makes, for words, phrases, prefixes, required phrases and a query of one word.
-    #[test]
-    fn scores_as_fts5_does_and_keeps_its_counts() {
+    /// Queries of words, phrases, prefixes, required phrases and of one word.
+    const EXPRESSIONS: [&str; 5] = [
+        r#""cargo" OR "test" OR "cargo test""#,
+        r#""fix" OR "locked" OR "database""#,
+        r#""database is locked" AND ("database is locked" OR "merg"*)"#,
+        r#""merge""#,
+        r#""settings" OR "nothing holds this""#,
+    ];
+
+    /// A table of a few texts, our functions registered.
+    fn table() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         super::super::tokenizer::register(&conn).unwrap();
         super::super::rank::register(&conn).unwrap();
@@ -223,13 +298,15 @@ mod tests {
             conn.execute("INSERT INTO fts (head, body) VALUES (?1, ?2)", [head, body])
                 .unwrap();
         }
-        for expression in [
-            r#""cargo" OR "test" OR "cargo test""#,
-            r#""fix" OR "locked" OR "database""#,
-            r#""database is locked" AND ("database is locked" OR "merg"*)"#,
-            r#""merge""#,
-            r#""settings" OR "nothing holds this""#,
-        ] {
+        conn
+    }
+
+    /// Every row's score is FTS5's own to the bit, and the counts are those `cmem_rarity`
+    /// makes.
+    #[test]
+    fn scores_as_fts5_does_and_keeps_its_counts() {
+        let conn = table();
+        for expression in EXPRESSIONS {
             let _ = take_counts();
             let mut stmt = conn
                 .prepare(
@@ -263,6 +340,45 @@ mod tests {
             );
             assert_eq!(said, rows[0].4, "{expression}");
             assert_eq!(take_counts(), None, "taken once");
+        }
+    }
+
+    /// Given each row's length (as `docs` keeps it), and told the counts, the same bits as
+    /// FTS5's; told that no row holds any phrase, other bits.
+    #[test]
+    fn told_the_lengths_and_the_counts_it_scores_the_same() {
+        let conn = table();
+        for expression in EXPRESSIONS {
+            let _ = take_counts();
+            let rows: Vec<(f64, i64)> = conn
+                .prepare("SELECT bm25(fts, 2.0, 1.0), rowid FROM fts WHERE fts MATCH ?1")
+                .unwrap()
+                .query_map([expression], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let one = |held: Option<Vec<i64>>, rowid: i64| {
+                know(held);
+                let length = tokens(&conn, rowid).unwrap();
+                conn.query_row(
+                    "SELECT cmem_bm25(fts, 2.0, 1.0, ?2) FROM fts WHERE fts MATCH ?1 AND rowid = ?3",
+                    rusqlite::params![expression, length, rowid],
+                    |r| r.get::<_, f64>(0),
+                )
+                .unwrap()
+            };
+            let counts = {
+                one(None, rows[0].1);
+                take_counts().expect("the query's counts")
+            };
+            for &(theirs, rowid) in &rows {
+                assert_eq!(theirs.to_bits(), one(None, rowid).to_bits(), "{expression}");
+                let told = one(Some(counts.held.clone()), rowid);
+                assert_eq!(theirs.to_bits(), told.to_bits(), "{expression}");
+                assert_eq!(take_counts().as_ref(), Some(&counts));
+            }
+            let none = vec![0; counts.held.len()];
+            assert_ne!(rows[0].0.to_bits(), one(Some(none), rows[0].1).to_bits());
         }
     }
 }

@@ -16,6 +16,7 @@
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::schema::{LAST_PROJECT, PROJECT_SHIFT};
 use super::{Index, create};
 use crate::store::read::Reader;
 use crate::store::read::doc::{self, Text};
@@ -25,7 +26,8 @@ use crate::store::sql::TOMBSTONES_SINCE;
 /// Told `(done, total)` after each batch; `total` is an estimate from rowids.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
-/// Document ids are `rowid * SOURCE_SLOTS + number`: room for this many sources.
+/// Document keys are `rowid * SOURCE_SLOTS + number`: room for this many sources. A document's
+/// id is its key and its project's number (see `schema::PROJECT_SHIFT`).
 const SOURCE_SLOTS: i64 = 8;
 
 /// Rows of each source, and tombstones, per batch: larger batches build faster (fewer FTS5
@@ -40,7 +42,7 @@ const REBUILD_FLOOR: i64 = 256;
 struct Source {
     /// The table in the database, as the tombstones name it.
     table: &'static str,
-    /// Its documents' ids are `rowid * SOURCE_SLOTS + number`.
+    /// Its documents' keys are `rowid * SOURCE_SLOTS + number`.
     number: i64,
     /// Rows after a rowid (?1), in rowid order, at most ?2; the first column is the rowid.
     batch: &'static str,
@@ -210,8 +212,8 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
             .collect::<rusqlite::Result<_>>()?;
         for (seq, table, row, below) in &stones {
             if let Some(source) = SOURCES.iter().find(|s| s.table == table) {
-                let id = row * SOURCE_SLOTS + source.number;
-                removed |= remove(conn, id)?;
+                let key = row * SOURCE_SLOTS + source.number;
+                removed |= remove(conn, key)?;
                 // Rowids above `below` may be handed out again: those are copied anew.
                 conn.execute(
                     "UPDATE meta SET value = min(value, ?2) WHERE key = ?1",
@@ -220,7 +222,7 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
                 // A row still there was rewritten (scrub) or came back under its rowid: it is
                 // indexed as it is now.
                 if let Some(doc) = read_row(main, source, *row)? {
-                    insert(conn, id, &doc)?;
+                    insert(conn, key, &doc)?;
                 }
             }
             set_mark(conn, "tombstones", *seq)?;
@@ -236,10 +238,10 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
             .query_map(params![from, BATCH], |r| Ok((r.get(0)?, (source.read)(r)?)))?
             .collect::<rusqlite::Result<_>>()?;
         for (rowid, doc) in &rows {
-            let id = rowid * SOURCE_SLOTS + source.number;
-            remove(conn, id)?;
+            let key = rowid * SOURCE_SLOTS + source.number;
+            remove(conn, key)?;
             if let Some(doc) = doc {
-                insert(conn, id, doc)?;
+                insert(conn, key, doc)?;
             }
         }
         if let Some((last, _)) = rows.last() {
@@ -286,26 +288,71 @@ fn set_mark(conn: &Connection, name: &str, value: i64) -> Result<()> {
     Ok(())
 }
 
-/// Removes a document; returns whether there was one.
-fn remove(conn: &Connection, id: i64) -> Result<bool> {
-    let removed = conn
-        .prepare_cached("DELETE FROM docs WHERE id = ?1")?
-        .execute([id])?;
-    if removed > 0 {
+/// Removes the document of `key`; returns whether there was one.
+fn remove(conn: &Connection, key: i64) -> Result<bool> {
+    let id: Option<i64> = conn
+        .prepare_cached("DELETE FROM docs WHERE key = ?1 RETURNING id")?
+        .query_row([key], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = id {
         conn.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
             .execute([id])?;
+        changed(conn, id >> PROJECT_SHIFT)?;
     }
-    Ok(removed > 0)
+    Ok(id.is_some())
 }
 
-fn insert(conn: &Connection, id: i64, doc: &Doc) -> Result<()> {
+/// The number of the project at `dir` in the index, numbered now if it has none; 0 for none.
+fn project_number(conn: &Connection, dir: Option<&str>) -> Result<i64> {
+    let Some(dir) = dir else {
+        return Ok(0);
+    };
+    let known: Option<i64> = conn
+        .prepare_cached("SELECT n FROM projects WHERE dir = ?1")?
+        .query_row([dir], |r| r.get(0))
+        .optional()?;
+    match known {
+        Some(n) => Ok(n),
+        None => Ok(conn
+            .prepare_cached("INSERT INTO projects (dir) VALUES (?1) RETURNING n")?
+            .query_row([dir], |r| r.get(0))?),
+    }
+}
+
+/// The id of the document of `key` in the project numbered `n`, when both fit in one.
+fn doc_id(key: i64, n: i64) -> Result<i64> {
+    anyhow::ensure!(
+        key >> PROJECT_SHIFT == 0 && n <= LAST_PROJECT,
+        "the search index has no room for document {key} of project number {n}"
+    );
+    Ok(n << PROJECT_SHIFT | key)
+}
+
+/// Counts a change to the documents of project number `n`: what counted its rows counts again.
+fn changed(conn: &Connection, n: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE projects SET changes = changes + 1 WHERE n = ?1")?
+        .execute([n])?;
+    Ok(())
+}
+
+fn insert(conn: &Connection, key: i64, doc: &Doc) -> Result<()> {
+    let n = project_number(conn, doc.project_dir.as_deref())?;
+    let id = doc_id(key, n)?;
+    changed(conn, n)?;
+    let mut tokens = 0;
+    if let Some(text) = &doc.text {
+        conn.prepare_cached("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, text.head, text.body])?;
+        tokens = super::bm25::tokens(conn, id)?;
+    }
     conn.prepare_cached(
-        "INSERT INTO docs (id, kind, item_id, handle, session_id, project_dir, tool_name, files,
-                           prompt_number, title, created_at, digest)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        "INSERT INTO docs (id, key, kind, item_id, handle, session_id, project_dir, tool_name,
+                           files, prompt_number, title, created_at, digest, tokens)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         id,
+        key,
         doc.kind.as_str(),
         doc.item_id,
         handle(&doc.item_id),
@@ -316,12 +363,9 @@ fn insert(conn: &Connection, id: i64, doc: &Doc) -> Result<()> {
         doc.prompt_number,
         doc.title,
         doc.created_at,
-        digest(doc)
+        digest(doc),
+        tokens
     ])?;
-    if let Some(text) = &doc.text {
-        conn.prepare_cached("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?
-            .execute(params![id, text.head, text.body])?;
-    }
     Ok(())
 }
 

@@ -19,6 +19,7 @@ mod catch_up;
 mod common;
 mod context;
 mod doclists;
+mod held;
 mod merge;
 pub mod notes;
 mod page;
@@ -99,11 +100,25 @@ pub struct IndexInfo {
 
 pub struct Index {
     conn: Connection,
+    /// How many rows hold the phrases searched for, kept between searches (see `held.rs`).
+    held: held::Held,
+}
+
+/// The projects a search reads: the one numbered so, every one, or one the index has no
+/// document of.
+#[derive(Debug, Clone, Copy)]
+enum Scope {
+    One(i64),
+    All,
+    Unknown,
 }
 
 /// The filters of a search on the rows of `docs d`: project, session, since, until, tool,
-/// file (see [`file_pattern`]), kind and sessions, in parameters 2 to 9.
-const FILTERS: &str = "AND (?2 IS NULL OR d.project_dir = ?2)
+/// file (see [`file_pattern`]), kind and sessions, in parameters 2 to 9, and the range of ids
+/// of the project's documents (see [`ids_of`]) in 10 and 11, which FTS5 reads alone of
+/// each word's rows.
+const FILTERS: &str = "AND fts.rowid BETWEEN ?10 AND ?11
+                AND (?2 IS NULL OR d.project_dir = ?2)
                 AND (?3 IS NULL OR d.session_id = ?3)
                 AND (?4 IS NULL OR d.created_at >= ?4)
                 AND (?5 IS NULL OR d.created_at < ?5)
@@ -111,6 +126,15 @@ const FILTERS: &str = "AND (?2 IS NULL OR d.project_dir = ?2)
                 AND (?7 IS NULL OR instr(d.files, ?7) > 0)
                 AND (?8 IS NULL OR d.kind = ?8)
                 AND (?9 IS NULL OR d.session_id IN (SELECT value FROM json_each(?9)))";
+
+/// The first and last document ids of `scope` (see `schema::PROJECT_SHIFT`).
+fn ids_of(scope: Scope) -> (i64, i64) {
+    match scope {
+        Scope::One(n) => schema::project_range(n),
+        Scope::All => (0, i64::MAX),
+        Scope::Unknown => (1, 0),
+    }
+}
 
 /// The file filter of `search` as the pattern its items' files hold: a whole path, or a path's
 /// end from a `/`.
@@ -172,7 +196,10 @@ impl Index {
         set_up(&conn)?;
         tokenizer::register(&conn)?;
         rank::register(&conn)?;
-        let index = Index { conn };
+        let index = Index {
+            conn,
+            held: held::Held::default(),
+        };
         index.in_write(|conn| {
             let (format, app_id): (i64, i64) = conn.query_row(
                 "SELECT (SELECT user_version FROM pragma_user_version),
@@ -216,7 +243,16 @@ impl Index {
         let depth = wanted.saturating_mul(4).max(CANDIDATES);
         // The counts bm25 made for the candidates weigh the terms (see `bm25.rs`).
         let _ = bm25::take_counts();
-        let first = self.candidates(search, file.as_deref(), depth)?;
+        let scope = self.scope(search.project.as_deref())?;
+        let held = match scope {
+            Scope::One(n) => Some(self.held.counts(&self.conn, &search.query.texts, Some(n))?),
+            Scope::All => Some(self.held.counts(&self.conn, &search.query.texts, None)?),
+            Scope::Unknown => None,
+        };
+        bm25::know(held);
+        let first = self.candidates(search, scope, file.as_deref(), depth);
+        bm25::know(None);
+        let first = first?;
         let weights = bm25::take_counts()
             .map(|counts| rank::weights(&search.query, &counts))
             .unwrap_or_default();
@@ -240,6 +276,7 @@ impl Index {
               WHERE fts MATCH ?1 {FILTERS})"
         ))?;
         let query = &search.query;
+        let (first, last) = ids_of(self.scope(search.project.as_deref())?);
         Ok(stmt.query_row(
             params![
                 query.expression,
@@ -251,6 +288,8 @@ impl Index {
                 file_pattern(search),
                 search.kind.map(Kind::as_str),
                 search.sessions,
+                first,
+                last,
             ],
             |r| r.get(0),
         )?)
@@ -261,6 +300,7 @@ impl Index {
     fn candidates(
         &self,
         search: &Search,
+        scope: Scope,
         file: Option<&str>,
         depth: usize,
     ) -> Result<Vec<rank::Candidate>> {
@@ -272,12 +312,13 @@ impl Index {
             "1"
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT d.id, cmem_bm25(fts, {WEIGHTS}) AS score, {matched}, d.kind,
+            "SELECT d.id, cmem_bm25(fts, {WEIGHTS}, d.tokens) AS score, {matched}, d.kind,
                     d.created_at, d.digest
                FROM fts JOIN docs d ON d.id = fts.rowid
               WHERE fts MATCH ?1 {FILTERS}
-              ORDER BY score LIMIT ?10"
+              ORDER BY score, d.key LIMIT ?12"
         ))?;
+        let (first, last) = ids_of(scope);
         let now = chrono::Utc::now();
         let candidates = stmt
             .query_map(
@@ -291,6 +332,8 @@ impl Index {
                     file,
                     search.kind.map(Kind::as_str),
                     search.sessions,
+                    first,
+                    last,
                     sql_count(depth)
                 ],
                 |r| {
@@ -310,6 +353,19 @@ impl Index {
             )?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(candidates)
+    }
+
+    /// The projects a search of the project at `dir` (of every one: `None`) reads.
+    fn scope(&self, dir: Option<&str>) -> Result<Scope> {
+        let Some(dir) = dir else {
+            return Ok(Scope::All);
+        };
+        let n: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT n FROM projects WHERE dir = ?1")?
+            .query_row([dir], |r| r.get(0))
+            .optional()?;
+        Ok(n.map_or(Scope::Unknown, Scope::One))
     }
 
     /// Every item whose id, or the random end of it that short ids show, starts with `prefix`;
@@ -476,8 +532,10 @@ fn create(conn: &Connection, store_id: Option<&str>, tombstone_mark: i64) -> Res
     conn.execute_batch(&format!(
         "{SCHEMA} PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT};"
     ))?;
+    // The epoch tells this index's counts of changes (see `held.rs`) from a former one's.
     conn.execute(
-        "INSERT INTO meta (key, value) VALUES ('store_id', ?1), ('mark:tombstones', ?2)",
+        "INSERT INTO meta (key, value)
+         VALUES ('store_id', ?1), ('mark:tombstones', ?2), ('epoch', random())",
         params![store_id.unwrap_or(""), tombstone_mark],
     )?;
     Ok(())
@@ -517,5 +575,15 @@ mod tests {
             assert!(side.contains("USING INDEX docs_by_session"), "{side}");
             assert!(!side.contains("TEMP B-TREE"), "{side}");
         }
+        // A result's context reads its session's entries of the index alone, in order.
+        let session = plan(
+            "SELECT id FROM docs WHERE session_id = ?1 AND kind <> 'session'
+              ORDER BY created_at, id",
+        );
+        assert!(
+            session.contains("USING COVERING INDEX docs_by_session (session_id=?)"),
+            "{session}"
+        );
+        assert!(!session.contains("TEMP B-TREE"), "{session}");
     }
 }

@@ -42,6 +42,9 @@ pub struct Query {
     /// For each phrase of the expression in order (FTS5 numbers them so), the term it is:
     /// an index below `terms`, or `None` for the whole query as a phrase.
     pub phrases: Vec<Option<usize>>,
+    /// Each phrase of the expression alone, as FTS5 reads it: a query of it finds the rows that
+    /// hold the phrase.
+    pub texts: Vec<String>,
     /// How many different terms the query has (required and optional).
     pub terms: usize,
     /// The words searched for, as typed, for a suggestion when nothing matches (prefixes and
@@ -291,6 +294,7 @@ fn build(input: &str, required: Vec<Term>, optional: Vec<Term>) -> Query {
         phrases.push(Some(n));
         any.push(term.fts.clone());
     }
+    let mut texts: Vec<String> = all.iter().chain(&any).cloned().collect();
     let words: Vec<&str> = input.split_whitespace().collect();
     if required.is_empty()
         && optional.len() > 1
@@ -299,6 +303,7 @@ fn build(input: &str, required: Vec<Term>, optional: Vec<Term>) -> Query {
     {
         phrases.push(None);
         any.push(quote(&words.join(" ")));
+        texts.extend(any.last().cloned());
     }
     let any = any.join(" OR ");
     let expression = if all.is_empty() {
@@ -306,6 +311,7 @@ fn build(input: &str, required: Vec<Term>, optional: Vec<Term>) -> Query {
     } else if optional.is_empty() {
         // The required phrases are counted by the `all` part.
         phrases.truncate(required.len());
+        texts.truncate(required.len());
         all.join(" AND ")
     } else {
         format!("{} AND ({any})", all.join(" AND "))
@@ -313,6 +319,7 @@ fn build(input: &str, required: Vec<Term>, optional: Vec<Term>) -> Query {
     Query {
         expression,
         phrases,
+        texts,
         terms: required.len() + optional.len(),
         words: optional
             .iter()
@@ -465,6 +472,10 @@ mod tests {
         );
         let q = parse("merge settings").unwrap().unwrap();
         assert_eq!(q.phrases, [Some(0), Some(1), None]);
+        assert_eq!(
+            q.texts,
+            [r#""merge""#, r#""settings""#, r#""merge settings""#]
+        );
         assert_eq!(q.terms, 2);
     }
 
@@ -476,6 +487,14 @@ mod tests {
         );
         let q = parse(r#""database is locked" merg*"#).unwrap().unwrap();
         assert_eq!(q.phrases, [Some(0), Some(0), Some(1)]);
+        assert_eq!(
+            q.texts,
+            [
+                r#""database is locked""#,
+                r#""database is locked""#,
+                r#""merg"*"#
+            ]
+        );
         assert_eq!(
             query(r#""merge sett"*"#).as_deref(),
             Some(r#""merge sett"*"#)

@@ -27,6 +27,7 @@ use rusqlite::{Connection, OptionalExtension};
 use super::auxiliary::{Answer, answer, ok};
 use super::bm25::Counts;
 use super::query::Query;
+use super::schema::key_of;
 use crate::store::rows::Kind;
 
 /// A matching row, before it is ranked.
@@ -143,7 +144,7 @@ pub fn rank(query: &Query, weights: &[f64], candidates: Vec<Candidate>) -> Vec<R
     scored.sort_by(|a, b| {
         Standing::order(&a.0, &b.0)
             .then(a.1.age_days.total_cmp(&b.1.age_days))
-            .then(b.1.id.cmp(&a.1.id))
+            .then(key_of(b.1.id).cmp(&key_of(a.1.id)))
     });
     let mut out: Vec<Ranked> = Vec::with_capacity(scored.len());
     let mut seen: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
@@ -344,16 +345,27 @@ unsafe extern "C" fn matched(
     unsafe {
         answer(ctx, || {
             let api = &*api;
-            let (Some(inst_count), Some(inst)) = (api.xInstCount, api.xInst) else {
+            let (Some(phrase_count), Some(phrase_first)) = (api.xPhraseCount, api.xPhraseFirst)
+            else {
                 return Err(ffi::SQLITE_ERROR);
             };
-            let mut count: c_int = 0;
-            ok(inst_count(fts, &mut count))?;
+            // A phrase's first match tells that it has one: neither its other matches nor the
+            // other phrases' (which `xInst` would merge into one list) need reading.
             let mut mask = 0u64;
-            for i in 0..count {
-                let (mut phrase, mut column, mut offset) = (0, 0, 0);
-                ok(inst(fts, i, &mut phrase, &mut column, &mut offset))?;
-                if (0..64).contains(&phrase) {
+            for phrase in 0..phrase_count(fts).min(64) {
+                let mut iter = ffi::Fts5PhraseIter {
+                    a: std::ptr::null(),
+                    b: std::ptr::null(),
+                };
+                let (mut column, mut offset) = (0, 0);
+                ok(phrase_first(
+                    fts,
+                    phrase,
+                    &mut iter,
+                    &mut column,
+                    &mut offset,
+                ))?;
+                if column >= 0 {
                     mask |= 1 << phrase;
                 }
             }

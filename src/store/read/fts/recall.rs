@@ -29,7 +29,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::common::{Memo, Of};
-use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item};
+use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, key_of};
 use super::snippet::{self, snippet};
 use super::team_recall::Side;
 pub use super::team_recall::Team;
@@ -407,7 +407,7 @@ fn look(
     let bar = COVERAGE * whole;
     let mut out = match index {
         Some((index, _)) => {
-            let passing = passing(&found, |w| &w.items, |row| -row, bar);
+            let passing = passing(&found, |w| &w.items, |row| -key_of(row), bar);
             ours(index, ask, &found, passing)?
         }
         None => Vec::new(),
@@ -482,7 +482,7 @@ fn weigh(
 
 /// The rows (of the index, or of the notes) that clear `bar` by the words `found` of them, with
 /// their scores, best first; among equals the newest, the row whose `age` is the least (the
-/// index's larger document ids are later rows; the notes are numbered newest first).
+/// index's larger document keys are later rows; the notes are numbered newest first).
 fn passing(
     found: &[Word],
     rows: impl Fn(&Word) -> &Vec<i64>,

@@ -490,7 +490,7 @@ mod tests {
                 tokens(sample, false).join(" ")
             ),
             (
-                3,
+                4,
                 "cafe@Café upsert@upsert +upsertsession@upsertSession session@Session \
                  merge@merge +mergesettings@merge-settings settings@settings x@x +xy@x_y y@y \
                  日@日 +日本@日本 本@本 +本語@本語 語@語 src@src merge@merge rs@rs ss@ß"

@@ -1,14 +1,17 @@
-//! How many rows of the index hold each phrase of a query, counted by ranges of projects and
-//! kept while the documents of those projects stay the same.
+//! How many rows of the index hold each phrase of a query, kept while the documents they were
+//! counted in stay the same.
 //!
 //! bm25 weighs a phrase by how many rows of the whole index hold it, so a search of one project
 //! still counts every project's rows of each phrase: for `cargo test` on 100,000 captures, more
 //! than the project's own rows it ranks. The MCP server asks many questions of one index, and
-//! between two of them only the project being worked in gains rows. So the counts are taken per
-//! range of projects (the one searched, those numbered below it, those above), each kept with
-//! the sum of its projects' changes (which only grows: `projects.changes` in `schema.rs`, counted
-//! by the catch-up) and the index's epoch, and counted again only when that sum or the epoch is
-//! not what it was. A process that searches once counts each range once.
+//! between two of them only the project being worked in gains rows. So a count is kept with
+//! the index's epoch and the sum of the changes of the projects it was taken in (which only
+//! grows: `projects.changes` in `schema.rs`, counted by the catch-up), and used while they are
+//! the same. The first count of a phrase is bm25's own (FTS5 walks the phrase's rows once,
+//! which a process that searches once could not do for less); once the index has changed, a
+//! search of one project counts three ranges of projects (the one searched, those numbered
+//! below it, those above) and keeps each, so that the next change of the project being worked
+//! in leaves the other two standing.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -27,12 +30,21 @@ type Key = (String, i64, i64);
 
 /// What the projects of a range were when a count was taken: the index's epoch and the sum of
 /// their changes.
-type Stamp = (i64, i64);
+pub type Stamp = (i64, i64);
 
 /// The counts kept, of one index.
 #[derive(Default)]
 pub struct Held {
     counts: RefCell<HashMap<Key, (Stamp, i64)>>,
+}
+
+/// What is known of a query's phrases before it runs.
+pub enum Counted {
+    /// How many rows hold each.
+    Known(Vec<i64>),
+    /// None of them was counted before: bm25 counts them, and [`Held::learn`] keeps what it
+    /// counted, with the index as it is now.
+    Unknown(Stamp),
 }
 
 impl Held {
@@ -43,10 +55,10 @@ impl Held {
         conn: &Connection,
         texts: &[String],
         project: Option<i64>,
-    ) -> Result<Vec<i64>> {
+    ) -> Result<Counted> {
         let ranges = match project {
             Some(n) => vec![(n, n), (0, n - 1), (n + 1, LAST_PROJECT)],
-            None => vec![(0, LAST_PROJECT)],
+            None => vec![],
         };
         let epoch: i64 = conn
             .query_row("SELECT value FROM meta WHERE key = 'epoch'", [], |r| {
@@ -54,37 +66,73 @@ impl Held {
             })
             .optional()?
             .unwrap_or(0);
-        let mut stamps = Vec::with_capacity(ranges.len());
-        for &(first, last) in ranges.iter().filter(|(first, last)| first <= last) {
+        let stamp = |first: i64, last: i64| -> Result<Stamp> {
             let changes: i64 = conn
                 .prepare_cached(
                     "SELECT coalesce(sum(changes), 0) FROM projects WHERE n BETWEEN ?1 AND ?2",
                 )?
                 .query_row([first, last], |r| r.get(0))?;
-            stamps.push(((first, last), (epoch, changes)));
-        }
+            Ok((epoch, changes))
+        };
+        let whole = stamp(0, LAST_PROJECT)?;
         let mut counts = self.counts.borrow_mut();
+        // A former index's counts, or too many.
+        counts.retain(|_, ((was, _), _)| *was == epoch);
         if counts.len() > KEPT {
             counts.clear();
+        }
+        let kept = |counts: &HashMap<Key, (Stamp, i64)>, text: &String, first, last, now| {
+            counts
+                .get(&(text.clone(), first, last))
+                .filter(|(was, _)| *was == now)
+                .map(|&(_, count)| count)
+        };
+        let known: Option<Vec<i64>> = texts
+            .iter()
+            .map(|t| kept(&counts, t, 0, LAST_PROJECT, whole))
+            .collect();
+        if let Some(known) = known {
+            return Ok(Counted::Known(known));
+        }
+        let seen = |t: &String| counts.keys().any(|(text, _, _)| text == t);
+        if !texts.iter().any(seen) {
+            return Ok(Counted::Unknown(whole));
+        }
+        let mut stamps = Vec::with_capacity(ranges.len().max(1));
+        for &(first, last) in ranges.iter().filter(|(first, last)| first <= last) {
+            stamps.push(((first, last), stamp(first, last)?));
+        }
+        if stamps.is_empty() {
+            stamps.push(((0, LAST_PROJECT), whole));
         }
         let mut held = Vec::with_capacity(texts.len());
         for text in texts {
             let mut sum = 0;
-            for &((first, last), stamp) in &stamps {
-                let key = (text.clone(), first, last);
-                let count = match counts.get(&key) {
-                    Some(&(was, count)) if was == stamp => count,
-                    _ => {
+            for &((first, last), now) in &stamps {
+                sum += match kept(&counts, text, first, last, now) {
+                    Some(count) => count,
+                    None => {
                         let count = count(conn, text, first, last)?;
-                        counts.insert(key, (stamp, count));
+                        counts.insert((text.clone(), first, last), (now, count));
                         count
                     }
                 };
-                sum += count;
             }
+            counts.insert((text.clone(), 0, LAST_PROJECT), (whole, sum));
             held.push(sum);
         }
-        Ok(held)
+        Ok(Counted::Known(held))
+    }
+
+    /// Keeps what bm25 counted of `texts` (`held`, in order) on the index stamped `whole`.
+    pub fn learn(&self, texts: &[String], held: &[i64], whole: Stamp) {
+        if texts.len() != held.len() {
+            return;
+        }
+        let mut counts = self.counts.borrow_mut();
+        for (text, &count) in texts.iter().zip(held) {
+            counts.insert((text.clone(), 0, LAST_PROJECT), (whole, count));
+        }
     }
 }
 
@@ -133,9 +181,24 @@ mod tests {
         words.iter().map(|w| format!("\"{w}\"")).collect()
     }
 
-    /// The counts are of every project's rows, whichever project is searched; one is kept while
-    /// the changes of its projects are the same, and taken again once they are not, or once
-    /// the index is a new one.
+    fn known(counted: Counted) -> Vec<i64> {
+        match counted {
+            Counted::Known(held) => held,
+            Counted::Unknown(_) => panic!("not known"),
+        }
+    }
+
+    fn count_change(conn: &Connection, n: i64) {
+        conn.execute(
+            "UPDATE projects SET changes = changes + 1 WHERE n = ?1",
+            [n],
+        )
+        .unwrap();
+    }
+
+    /// The counts are of every project's rows, whichever project is searched: bm25's the first
+    /// time, then kept while nothing changed; once a project changed, that project is counted
+    /// again and the others' counts kept; a new index starts anew.
     #[test]
     fn counts_every_projects_rows_and_keeps_them_while_nothing_changed() {
         let conn = index();
@@ -145,26 +208,40 @@ mod tests {
         add(&conn, 0, 8, "test", true);
         let held = Held::default();
         let words = texts(&["cargo", "test", "nothing"]);
+        let Counted::Unknown(whole) = held.counts(&conn, &words, Some(2)).unwrap() else {
+            panic!("counted before anything was asked");
+        };
+        held.learn(&words, &[3, 3, 0], whole);
         for project in [Some(1), Some(2), Some(3), Some(0), None] {
-            assert_eq!(
-                held.counts(&conn, &words, project).unwrap(),
-                [3, 3, 0],
-                "{project:?}"
-            );
+            let counted = known(held.counts(&conn, &words, project).unwrap());
+            assert_eq!(counted, [3, 3, 0], "{project:?}");
         }
         // A row nobody counted as a change: the kept counts stand.
         add(&conn, 3, 16, "cargo", false);
-        assert_eq!(held.counts(&conn, &words, Some(2)).unwrap(), [3, 3, 0]);
-        // Counted: another project's search sees it.
-        conn.execute("UPDATE projects SET changes = changes + 1 WHERE n = 3", [])
-            .unwrap();
-        assert_eq!(held.counts(&conn, &words, Some(2)).unwrap(), [4, 3, 0]);
-        assert_eq!(held.counts(&conn, &words, None).unwrap(), [4, 3, 0]);
+        assert_eq!(
+            known(held.counts(&conn, &words, Some(2)).unwrap()),
+            [3, 3, 0]
+        );
+        // Counted: each range is counted anew, and kept.
+        count_change(&conn, 3);
+        assert_eq!(
+            known(held.counts(&conn, &words, Some(2)).unwrap()),
+            [4, 3, 0]
+        );
+        assert_eq!(known(held.counts(&conn, &words, None).unwrap()), [4, 3, 0]);
+        // Project 2 changes: it is counted again, the others' counts stand (a row of project
+        // 3 that nobody counted is not seen).
+        add(&conn, 3, 24, "cargo", false);
+        add(&conn, 2, 16, "cargo test", true);
+        assert_eq!(
+            known(held.counts(&conn, &words, Some(2)).unwrap()),
+            [5, 4, 0]
+        );
         // A new index, whose changes are counted from nothing again.
         create(&conn, None, 0).unwrap();
-        conn.execute_batch("INSERT INTO projects (n, dir) VALUES (1, '/a'), (2, '/b'), (3, '/c')")
-            .unwrap();
-        add(&conn, 3, 8, "cargo", false);
-        assert_eq!(held.counts(&conn, &words, Some(2)).unwrap(), [1, 0, 0]);
+        assert!(matches!(
+            held.counts(&conn, &words, Some(2)).unwrap(),
+            Counted::Unknown(_)
+        ));
     }
 }

@@ -244,16 +244,23 @@ impl Index {
         // The counts bm25 made for the candidates weigh the terms (see `bm25.rs`).
         let _ = bm25::take_counts();
         let scope = self.scope(search.project.as_deref())?;
-        let held = match scope {
-            Scope::One(n) => Some(self.held.counts(&self.conn, &search.query.texts, Some(n))?),
-            Scope::All => Some(self.held.counts(&self.conn, &search.query.texts, None)?),
+        let texts = &search.query.texts;
+        let counted = match scope {
+            Scope::One(n) => Some(self.held.counts(&self.conn, texts, Some(n))?),
+            Scope::All => Some(self.held.counts(&self.conn, texts, None)?),
             Scope::Unknown => None,
         };
-        bm25::know(held);
+        if let Some(held::Counted::Known(held)) = &counted {
+            bm25::know(Some(held.clone()));
+        }
         let first = self.candidates(search, scope, file.as_deref(), depth);
         bm25::know(None);
         let first = first?;
-        let weights = bm25::take_counts()
+        let counts = bm25::take_counts();
+        if let (Some(held::Counted::Unknown(whole)), Some(counts)) = (&counted, &counts) {
+            self.held.learn(texts, &counts.held, *whole);
+        }
+        let weights = counts
             .map(|counts| rank::weights(&search.query, &counts))
             .unwrap_or_default();
         let ranked = rank::rank(&search.query, &weights, first);
@@ -575,7 +582,20 @@ mod tests {
             assert!(side.contains("USING INDEX docs_by_session"), "{side}");
             assert!(!side.contains("TEMP B-TREE"), "{side}");
         }
-        // A result's context reads its session's entries of the index alone, in order.
+        // A result's context reads its session's entries of the index alone, in order, or the
+        // two nearest on a side.
+        for (op, order) in [("<", "DESC"), (">", "ASC")] {
+            let side = plan(&format!(
+                "SELECT id FROM docs
+                  WHERE session_id = ?1 AND kind <> 'session' AND (created_at, id) {op} (?2, ?3)
+                  ORDER BY created_at {order}, id {order} LIMIT 2"
+            ));
+            assert!(
+                side.contains("USING COVERING INDEX docs_by_session"),
+                "{side}"
+            );
+            assert!(!side.contains("TEMP B-TREE"), "{side}");
+        }
         let session = plan(
             "SELECT id FROM docs WHERE session_id = ?1 AND kind <> 'session'
               ORDER BY created_at, id",

@@ -23,6 +23,9 @@ use crate::store::read::doc::{self, Text};
 use crate::store::rows::{Kind, handle};
 use crate::store::sql::TOMBSTONES_SINCE;
 
+/// Documents added and taken out in a batch, by project number.
+type Changes = std::collections::HashMap<i64, i64>;
+
 /// Told `(done, total)` after each batch; `total` is an estimate from rowids.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
@@ -196,6 +199,7 @@ impl Index {
 /// One batch: tombstones first, then new rows of each source. Returns the rows copied, whether
 /// a source had more than a batch, and whether anything was deleted.
 fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, bool, bool)> {
+    let mut changes = Changes::new();
     let mut more = false;
     let mut removed = false;
     if tombstones {
@@ -213,7 +217,7 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
         for (seq, table, row, below) in &stones {
             if let Some(source) = SOURCES.iter().find(|s| s.table == table) {
                 let key = row * SOURCE_SLOTS + source.number;
-                removed |= remove(conn, key)?;
+                removed |= remove(conn, key, &mut changes)?;
                 // Rowids above `below` may be handed out again: those are copied anew.
                 conn.execute(
                     "UPDATE meta SET value = min(value, ?2) WHERE key = ?1",
@@ -222,7 +226,7 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
                 // A row still there was rewritten (scrub) or came back under its rowid: it is
                 // indexed as it is now.
                 if let Some(doc) = read_row(main, source, *row)? {
-                    insert(conn, key, &doc)?;
+                    insert(conn, key, &doc, &mut changes)?;
                 }
             }
             set_mark(conn, "tombstones", *seq)?;
@@ -239,9 +243,9 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
             .collect::<rusqlite::Result<_>>()?;
         for (rowid, doc) in &rows {
             let key = rowid * SOURCE_SLOTS + source.number;
-            remove(conn, key)?;
+            remove(conn, key, &mut changes)?;
             if let Some(doc) = doc {
-                insert(conn, key, doc)?;
+                insert(conn, key, doc, &mut changes)?;
             }
         }
         if let Some((last, _)) = rows.last() {
@@ -249,6 +253,11 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
         }
         copied += rows.len() as u64;
         more |= rows.len() as i64 == BATCH;
+    }
+    // What counted the rows of these projects counts again (see `held.rs`).
+    for (n, count) in changes {
+        conn.prepare_cached("UPDATE projects SET changes = changes + ?2 WHERE n = ?1")?
+            .execute([n, count])?;
     }
     Ok((copied, more, removed))
 }
@@ -288,8 +297,9 @@ fn set_mark(conn: &Connection, name: &str, value: i64) -> Result<()> {
     Ok(())
 }
 
-/// Removes the document of `key`; returns whether there was one.
-fn remove(conn: &Connection, key: i64) -> Result<bool> {
+/// Removes the document of `key`, counting the change in `changes` (by project number); returns
+/// whether there was one.
+fn remove(conn: &Connection, key: i64, changes: &mut Changes) -> Result<bool> {
     let id: Option<i64> = conn
         .prepare_cached("DELETE FROM docs WHERE key = ?1 RETURNING id")?
         .query_row([key], |r| r.get(0))
@@ -297,7 +307,7 @@ fn remove(conn: &Connection, key: i64) -> Result<bool> {
     if let Some(id) = id {
         conn.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
             .execute([id])?;
-        changed(conn, id >> PROJECT_SHIFT)?;
+        *changes.entry(id >> PROJECT_SHIFT).or_default() += 1;
     }
     Ok(id.is_some())
 }
@@ -328,17 +338,11 @@ fn doc_id(key: i64, n: i64) -> Result<i64> {
     Ok(n << PROJECT_SHIFT | key)
 }
 
-/// Counts a change to the documents of project number `n`: what counted its rows counts again.
-fn changed(conn: &Connection, n: i64) -> Result<()> {
-    conn.prepare_cached("UPDATE projects SET changes = changes + 1 WHERE n = ?1")?
-        .execute([n])?;
-    Ok(())
-}
-
-fn insert(conn: &Connection, key: i64, doc: &Doc) -> Result<()> {
+/// Indexes `doc` under `key`, counting the change in `changes`.
+fn insert(conn: &Connection, key: i64, doc: &Doc, changes: &mut Changes) -> Result<()> {
     let n = project_number(conn, doc.project_dir.as_deref())?;
     let id = doc_id(key, n)?;
-    changed(conn, n)?;
+    *changes.entry(n).or_default() += 1;
     let mut tokens = 0;
     if let Some(text) = &doc.text {
         conn.prepare_cached("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?

@@ -264,8 +264,8 @@ impl Index {
             .map(|counts| rank::weights(&search.query, &counts))
             .unwrap_or_default();
         let ranked = rank::rank(&search.query, &weights, first);
-        let ids: Vec<i64> = ranked.iter().map(|r| r.id).collect();
-        let ranked = rank::in_context(ranked, &self.contexts(&ids)?);
+        let contexts = self.contexts(&ranked, wanted)?;
+        let ranked = rank::in_context(ranked, &contexts);
         let page: Vec<&rank::Ranked> = ranked
             .iter()
             .skip(search.offset)

@@ -265,6 +265,37 @@ fn never_from_another_project() {
     );
 }
 
+/// Another project's items that match a prompt better, however many, do not crowd out this
+/// project's: only this project's are weighed (before, the best 200 of every project's were,
+/// and this one's came after them).
+#[test]
+fn another_projects_many_matches_do_not_crowd_out_this_ones() {
+    let env = recalling();
+    let mine = "Gizmo widgets need the frobnicate flag";
+    said(&env, EARLIER, PROJECT, mine);
+    let theirs = "0d3f5e6a-1111-4222-8333-944455566677";
+    said(&env, theirs, OTHER, "Set up the api");
+    let db = env.db();
+    for n in 0..250 {
+        db.execute(
+            "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+             VALUES (?1, ?2, ?3, ?4, '2026-11-20T10:00:00.000Z')",
+            rusqlite::params![
+                format!("01970000-0000-7000-8000-{n:012}"),
+                theirs,
+                n + 10,
+                format!("The api's gizmo widget {n} takes the frobnicate flag")
+            ],
+        )
+        .unwrap();
+    }
+    drop(db);
+    index(&env);
+    let context = recalled(&env, NOW, PROJECT, "gizmo widget frobnicate").expect("ours");
+    assert!(context.contains(mine), "{context}");
+    assert!(!context.contains("The api's"), "{context}");
+}
+
 #[test]
 fn never_an_item_of_the_current_session() {
     let env = recalling();

@@ -29,7 +29,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::common::{Memo, Of};
-use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, key_of};
+use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, key_of, project_range};
 use super::snippet::{self, snippet};
 use super::team_recall::Side;
 pub use super::team_recall::Team;
@@ -54,7 +54,7 @@ pub const MIN_WORDS: usize = 2;
 pub const COVERAGE: f64 = 0.4;
 /// Words of a tool's answer said to have matched, at most.
 const MATCHED_WORDS: usize = 6;
-/// Items looked at, best first, for the ones of this project that may be shown.
+/// Items of the project looked at, best first, for the ones that may be shown.
 const LOOKED_AT: usize = 200;
 
 /// Function words, and the words prompts ask with rather than about.
@@ -407,13 +407,16 @@ fn look(
     let bar = COVERAGE * whole;
     let mut out = match index {
         Some((index, _)) => {
-            let passing = passing(&found, |w| &w.items, |row| -key_of(row), bar);
+            // Only the project's documents: one range of ids (see `schema::PROJECT_SHIFT`).
+            let (first, last) = project_ids(index, ask.project)?;
+            let mine = |row: i64| (first..=last).contains(&row);
+            let passing = passing(&found, |w| &w.items, mine, |row| -key_of(row), bar);
             ours(index, ask, &found, passing)?
         }
         None => Vec::new(),
     };
     if let Some(team) = &team {
-        let passing = passing(&found, |w| &w.notes, |n| n, bar);
+        let passing = passing(&found, |w| &w.notes, |_| true, |n| n, bar);
         let places: Vec<usize> = found.iter().map(|w| w.at).collect();
         let handed = team.hand(main, (ask.project, ask.limit), ask.keep, &places, passing)?;
         for (score, item, snippet) in handed {
@@ -480,18 +483,20 @@ fn weigh(
     (found, whole)
 }
 
-/// The rows (of the index, or of the notes) that clear `bar` by the words `found` of them, with
-/// their scores, best first; among equals the newest, the row whose `age` is the least (the
-/// index's larger document keys are later rows; the notes are numbered newest first).
+/// The rows (of the index, or of the notes) that clear `bar` by the words `found` of them, of
+/// those `mine` keeps, with their scores, best first; among equals the newest, the row whose
+/// `age` is the least (the index's larger document keys are later rows; the notes are numbered
+/// newest first).
 fn passing(
     found: &[Word],
     rows: impl Fn(&Word) -> &Vec<i64>,
+    mine: impl Fn(i64) -> bool,
     age: impl Fn(i64) -> i64,
     bar: f64,
 ) -> Vec<(i64, f64)> {
     let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
     for word in found {
-        for &row in rows(word) {
+        for &row in rows(word).iter().filter(|row| mine(**row)) {
             let score = scores.entry(row).or_default();
             score.0 += word.weight;
             score.1 += 1;
@@ -505,6 +510,16 @@ fn passing(
     passing.sort_by(|a, b| b.1.total_cmp(&a.1).then(age(a.0).cmp(&age(b.0))));
     passing.truncate(LOOKED_AT);
     passing
+}
+
+/// The first and last document ids of the project at `dir` in `index`; none when it has no
+/// document there.
+fn project_ids(index: &Connection, dir: &str) -> Result<(i64, i64)> {
+    let n: Option<i64> = index
+        .prepare_cached("SELECT n FROM projects WHERE dir = ?1")?
+        .query_row([dir], |r| r.get(0))
+        .optional()?;
+    Ok(n.map_or((1, 0), project_range))
 }
 
 /// The items of `passing` (rows of the index, with their scores) that `ask` may be given, up to

@@ -67,6 +67,24 @@ fn recalled(env: &Env, session: &str, project: &str, text: &str) -> Option<Strin
     )
 }
 
+/// `count` prompts of `session` written straight into the database, the n-th saying `text(n)`.
+fn planted(env: &Env, session: &str, count: i64, text: impl Fn(i64) -> String) {
+    let db = env.db();
+    for n in 0..count {
+        db.execute(
+            "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
+             VALUES (?1, ?2, ?3, ?4, '2026-11-20T10:00:00.000Z')",
+            rusqlite::params![
+                format!("01970000-0000-7000-8000-{n:012}"),
+                session,
+                n + 10,
+                text(n)
+            ],
+        )
+        .unwrap();
+    }
+}
+
 /// Brings the search index up to date, as a search (or the maintenance process) does.
 fn index(env: &Env) {
     let out = env
@@ -169,21 +187,7 @@ fn a_word_in_more_than_500_items_counts_for_nothing() {
             PROJECT,
             "Gizmo widgets need the frobnicate flag",
         );
-        let db = env.db();
-        for n in 0..others {
-            db.execute(
-                "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
-                 VALUES (?1, ?2, ?3, ?4, '2026-11-20T10:00:00.000Z')",
-                rusqlite::params![
-                    format!("01970000-0000-7000-8000-{n:012}"),
-                    EARLIER,
-                    n + 10,
-                    format!("widget number {n}")
-                ],
-            )
-            .unwrap();
-        }
-        drop(db);
+        planted(&env, EARLIER, others, |n| format!("widget number {n}"));
         index(&env);
         assert_eq!(
             recalled(&env, NOW, PROJECT, "widget gizmo").is_some(),
@@ -207,21 +211,7 @@ fn a_common_word_is_remembered_until_the_index_takes_in_a_deletion() {
         PROJECT,
         "Gizmo widgets need the frobnicate flag",
     );
-    let db = env.db();
-    for n in 0..500 {
-        db.execute(
-            "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
-             VALUES (?1, ?2, ?3, ?4, '2026-11-20T10:00:00.000Z')",
-            rusqlite::params![
-                format!("01970000-0000-7000-8000-{n:012}"),
-                EARLIER,
-                n + 10,
-                format!("widget number {n}")
-            ],
-        )
-        .unwrap();
-    }
-    drop(db);
+    planted(&env, EARLIER, 500, |n| format!("widget number {n}"));
     index(&env);
     assert_eq!(recalled(&env, NOW, PROJECT, "widget gizmo"), None);
     let memo = env.data_dir.join("memory-index.common");
@@ -275,21 +265,9 @@ fn another_projects_many_matches_do_not_crowd_out_this_ones() {
     said(&env, EARLIER, PROJECT, mine);
     let theirs = "0d3f5e6a-1111-4222-8333-944455566677";
     said(&env, theirs, OTHER, "Set up the api");
-    let db = env.db();
-    for n in 0..250 {
-        db.execute(
-            "INSERT INTO user_prompts (id, session_id, prompt_number, prompt_text, created_at)
-             VALUES (?1, ?2, ?3, ?4, '2026-11-20T10:00:00.000Z')",
-            rusqlite::params![
-                format!("01970000-0000-7000-8000-{n:012}"),
-                theirs,
-                n + 10,
-                format!("The api's gizmo widget {n} takes the frobnicate flag")
-            ],
-        )
-        .unwrap();
-    }
-    drop(db);
+    planted(&env, theirs, 250, |n| {
+        format!("The api's gizmo widget {n} takes the frobnicate flag")
+    });
     index(&env);
     let context = recalled(&env, NOW, PROJECT, "gizmo widget frobnicate").expect("ours");
     assert!(context.contains(mine), "{context}");

@@ -84,3 +84,33 @@ pub fn ok(rc: c_int) -> Result<(), c_int> {
         Err(rc)
     }
 }
+
+/// FTS5's `xPhraseFirst`.
+pub type PhraseFirst = unsafe extern "C" fn(
+    *mut ffi::Fts5Context,
+    c_int,
+    *mut ffi::Fts5PhraseIter,
+    *mut c_int,
+    *mut c_int,
+) -> c_int;
+
+/// The first match of phrase `phrase` in the row FTS5 stands on, through `first` (its
+/// `xPhraseFirst`): an iterator over the others, and the match's column, negative when the
+/// row has none.
+///
+/// # Safety
+/// `first` and `fts` are what FTS5 handed an auxiliary function, for the duration of its call.
+pub unsafe fn first_match(
+    first: PhraseFirst,
+    fts: *mut ffi::Fts5Context,
+    phrase: c_int,
+) -> Result<(ffi::Fts5PhraseIter, c_int), c_int> {
+    let mut iter = ffi::Fts5PhraseIter {
+        a: ptr::null(),
+        b: ptr::null(),
+    };
+    let (mut column, mut offset) = (0, 0);
+    // SAFETY: the caller's promise; the iterator and outputs live through the call.
+    ok(unsafe { first(fts, phrase, &mut iter, &mut column, &mut offset) })?;
+    Ok((iter, column))
+}

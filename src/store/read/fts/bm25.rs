@@ -15,7 +15,7 @@ use std::ffi::{c_int, c_void};
 
 use rusqlite::{Connection, ffi};
 
-use super::auxiliary::{Answer, answer, ok};
+use super::auxiliary::{Answer, answer, first_match, ok};
 
 /// bm25's constants, as FTS5 has them.
 const K1: f64 = 1.2;
@@ -96,18 +96,8 @@ pub(super) unsafe extern "C" fn bm25(
             // without merging the phrases' lists into one as `xInst` does: the same sums.
             for (phrase, freq) in query.freq.iter_mut().enumerate() {
                 *freq = 0.0;
-                let mut iter = ffi::Fts5PhraseIter {
-                    a: std::ptr::null(),
-                    b: std::ptr::null(),
-                };
-                let (mut column, mut offset) = (0, 0);
-                ok(phrase_first(
-                    fts,
-                    phrase as c_int,
-                    &mut iter,
-                    &mut column,
-                    &mut offset,
-                ))?;
+                let (mut iter, mut column) = first_match(phrase_first, fts, phrase as c_int)?;
+                let mut offset = 0;
                 while column >= 0 {
                     *freq += weight(column);
                     phrase_next(fts, &mut iter, &mut column, &mut offset);

@@ -25,7 +25,7 @@ use anyhow::Result;
 use rusqlite::ffi;
 use rusqlite::{Connection, OptionalExtension};
 
-use super::auxiliary::{Answer, answer, ok};
+use super::auxiliary::{Answer, answer, first_match, ok};
 use super::bm25::Counts;
 use super::query::Query;
 use super::schema::key_of;
@@ -423,19 +423,7 @@ unsafe extern "C" fn matched(
             // other phrases' (which `xInst` would merge into one list) need reading.
             let mut mask = 0u64;
             for phrase in 0..phrase_count(fts).min(64) {
-                let mut iter = ffi::Fts5PhraseIter {
-                    a: std::ptr::null(),
-                    b: std::ptr::null(),
-                };
-                let (mut column, mut offset) = (0, 0);
-                ok(phrase_first(
-                    fts,
-                    phrase,
-                    &mut iter,
-                    &mut column,
-                    &mut offset,
-                ))?;
-                if column >= 0 {
+                if first_match(phrase_first, fts, phrase)?.1 >= 0 {
                     mask |= 1 << phrase;
                 }
             }

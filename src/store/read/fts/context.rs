@@ -10,75 +10,129 @@ use std::collections::HashMap;
 use anyhow::Result;
 
 use super::Index;
-use super::rank::{Context, Ranked, may_reach};
-
-/// A side's two nearest items of a result in its session.
-fn side(op: &str, order: &str) -> String {
-    format!(
-        "SELECT id FROM docs
-          WHERE session_id = ?1 AND kind <> 'session' AND (created_at, id) {op} (?2, ?3)
-          ORDER BY created_at {order}, id {order} LIMIT 2"
-    )
-}
+use super::rank::{Around, Context, Ranked};
 
 impl Index {
-    /// For each of `results` (ranked, of which `wanted` are asked for), its session and the ids
-    /// of the items before and after it there: two lookups a result, each side's two nearest
-    /// read at once from `docs_by_session` (which holds all they read), for the results that
-    /// may reach the first `wanted` with them (`rank::may_reach`); none for the others.
+    /// For each of `results`, its session and, of the items before and after it there, those
+    /// that are results themselves (no other item counts in `rank::in_context`).
     ///
-    /// Four subqueries a result were a tenth of an MCP search of two common words (1,000
-    /// results in 147 sessions). Reading a session's items whole, in order, where it has many
-    /// results, cost as much (callgrind: 106.1 against 106.4 million instructions for that
-    /// search from six results a session, 30.3 against 30.0 for a question): not done.
-    pub(super) fn contexts(
-        &self,
-        results: &[Ranked],
-        wanted: usize,
-    ) -> Result<HashMap<i64, Context>> {
+    /// A session's results are put in its order (by time, as `docs_by_session` is), and one
+    /// lookup a result but the last tells how many items lie between it and the next: the two
+    /// items after it, read from `docs_by_session`, which holds all that is read. So the
+    /// neighbours of every result of the session are known from a lookup a result; a session
+    /// of one result needs none. Four subqueries a result were a tenth of an MCP search of two
+    /// common words (1,000 results in 147 sessions); each side's two nearest items looked up
+    /// for each result, two lookups a result, a fifth; reading a session's items whole, in
+    /// order, as much.
+    pub(super) fn contexts(&self, results: &[Ranked]) -> Result<HashMap<i64, Context>> {
         let ids: Vec<i64> = results.iter().map(|r| r.id).collect();
+        let mut sessions: HashMap<String, Vec<(String, i64)>> = HashMap::new();
         let mut of = self.conn.prepare_cached(
             "SELECT d.id, d.session_id, d.created_at FROM docs d
               WHERE d.id IN (SELECT value FROM json_each(?1))",
         )?;
-        let placed: Vec<(i64, String, String)> = of
-            .query_map([serde_json::to_string(&ids)?], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let session_of: HashMap<i64, String> =
-            placed.iter().map(|(id, s, _)| (*id, s.clone())).collect();
-        let reach = may_reach(results, &session_of, wanted);
-        let mut before = self.conn.prepare_cached(&side("<", "DESC"))?;
-        let mut after = self.conn.prepare_cached(&side(">", "ASC"))?;
-        let mut contexts = HashMap::with_capacity(placed.len());
-        for (id, session, created_at) in placed {
-            let mut around = [[None; 2]; 2];
-            if reach.contains(&id) {
-                let [b1, b2] = two(&mut before, &session, &created_at, id)?;
-                let [a1, a2] = two(&mut after, &session, &created_at, id)?;
-                around = [[b1, a1], [b2, a2]];
+        let mut rows = of.query([serde_json::to_string(&ids)?])?;
+        while let Some(row) = rows.next()? {
+            let at = (row.get(2)?, row.get(0)?);
+            sessions.entry(row.get(1)?).or_default().push(at);
+        }
+        let mut next = self.conn.prepare_cached(
+            "SELECT id FROM docs
+              WHERE session_id = ?1 AND kind <> 'session' AND (created_at, id) > (?2, ?3)
+              ORDER BY created_at, id LIMIT 2",
+        )?;
+        let mut contexts = HashMap::with_capacity(ids.len());
+        for (session, mut order) in sessions {
+            order.sort();
+            // Items between each result and the next: 0, 1, or 2 for two or more.
+            let mut gaps = Vec::with_capacity(order.len());
+            for pair in order.windows(2) {
+                let (created_at, id) = &pair[0];
+                let after: Vec<i64> = next
+                    .query_map(rusqlite::params![session, created_at, id], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let gap = after.iter().position(|n| *n == pair[1].1).unwrap_or(2);
+                gaps.push(gap);
             }
-            contexts.insert(id, Context { session, around });
+            for (n, around) in neighbours(&order, &gaps).into_iter().enumerate() {
+                let session = session.clone();
+                contexts.insert(order[n].1, Context { session, around });
+            }
         }
         Ok(contexts)
     }
 }
 
-/// The two ids `side` (a statement of [`side`]) finds of the result `id` of `session`.
-fn two(
-    side: &mut rusqlite::CachedStatement,
-    session: &str,
-    created_at: &str,
-    id: i64,
-) -> Result<[Option<i64>; 2]> {
-    let mut rows = side.query(rusqlite::params![session, created_at, id])?;
-    let mut found = [None; 2];
-    for slot in &mut found {
-        match rows.next()? {
-            Some(row) => *slot = Some(row.get(0)?),
-            None => break,
+/// The results among the two items before and the two after each of `order` (a session's
+/// results in its order), given the items between each and the next (`gaps`, 2 for two or
+/// more).
+fn neighbours(order: &[(String, i64)], gaps: &[usize]) -> Vec<Around> {
+    let id = |n: usize| order[n].1;
+    (0..order.len())
+        .map(|n| {
+            let gap = |k: usize| gaps.get(k).copied();
+            let after1 = (gap(n) == Some(0)).then(|| id(n + 1));
+            let after2 = match (gap(n), n.checked_add(1).and_then(gap)) {
+                (Some(1), _) => Some(id(n + 1)),
+                (Some(0), Some(0)) => Some(id(n + 2)),
+                _ => None,
+            };
+            let before = |back: usize| n.checked_sub(back);
+            let before1 = before(1).filter(|&m| gap(m) == Some(0)).map(id);
+            let before2 = match (before(1), before(2)) {
+                (Some(m), _) if gap(m) == Some(1) => Some(id(m)),
+                (Some(m), Some(l)) if gap(m) == Some(0) && gap(l) == Some(0) => Some(id(l)),
+                _ => None,
+            };
+            [[before1, after1], [before2, after2]]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result's neighbours found from the gaps between the session's results are those that
+    /// reading the session's items whole finds, of them the results: in many random sessions.
+    #[test]
+    fn the_gaps_between_results_give_the_neighbours_reading_the_session_would() {
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        for _ in 0..2000 {
+            // The session's items in order, some of them results.
+            let items: Vec<(i64, bool)> = (0..1 + next(12) as i64)
+                .map(|id| (id, next(3) > 0))
+                .collect();
+            let order: Vec<(String, i64)> = items
+                .iter()
+                .filter(|(_, result)| *result)
+                .map(|(id, _)| (format!("t{id:03}"), *id))
+                .collect();
+            let place = |id: i64| items.iter().position(|(i, _)| *i == id).unwrap();
+            let gaps: Vec<usize> = order
+                .windows(2)
+                .map(|p| (place(p[1].1) - place(p[0].1) - 1).min(2))
+                .collect();
+            let result_at = |n: Option<usize>| {
+                n.and_then(|n| items.get(n))
+                    .filter(|(_, result)| *result)
+                    .map(|(id, _)| *id)
+            };
+            let whole: Vec<Around> = order
+                .iter()
+                .map(|(_, id)| {
+                    let n = place(*id);
+                    [
+                        [result_at(n.checked_sub(1)), result_at(Some(n + 1))],
+                        [result_at(n.checked_sub(2)), result_at(Some(n + 2))],
+                    ]
+                })
+                .collect();
+            assert_eq!(neighbours(&order, &gaps), whole, "{items:?}");
         }
     }
-    Ok(found)
 }

@@ -264,7 +264,7 @@ impl Index {
             .map(|counts| rank::weights(&search.query, &counts))
             .unwrap_or_default();
         let ranked = rank::rank(&search.query, &weights, first);
-        let contexts = self.contexts(&ranked, wanted)?;
+        let contexts = self.contexts(&ranked)?;
         let ranked = rank::in_context(ranked, &contexts);
         let page: Vec<&rank::Ranked> = ranked
             .iter()

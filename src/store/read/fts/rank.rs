@@ -18,7 +18,6 @@
 //! from the rows of the index and how many hold each phrase: as the search's bm25 counted them
 //! (`cmem_bm25`, see `bm25.rs`), or, for the team's notes, `cmem_rarity(fts)`.
 
-use std::collections::{HashMap, HashSet};
 use std::ffi::c_int;
 
 use anyhow::Result;
@@ -48,7 +47,6 @@ pub struct Candidate {
 }
 
 /// A ranked result: the best of the rows with its text, and how many there are.
-#[derive(Debug, Clone)]
 pub struct Ranked {
     pub id: i64,
     pub bm25: f64,
@@ -195,74 +193,6 @@ const NEIGHBOUR_SHARE: [f64; 2] = [0.3, 0.17];
 /// query (recall@10 0.947 to 0.936). With four neighbours and weighed terms, 0.15 gave 0.717
 /// against 0.715.
 const SESSION_SHARE: f64 = 0.1;
-
-/// The results that may stand among the first `wanted` once [`in_context`] has weighed their
-/// context, by what it can add at most: [`SESSION_SHARE`] of the best of its session (known
-/// from `session_of`, each result's session), and its neighbours' shares of the best four
-/// other results of its session, were they its neighbours. A result that could not reach the
-/// `wanted`-th place even so needs no context: its neighbours are not looked up (two lookups a
-/// result, a quarter of a search of two common words), and the first `wanted` are the same.
-pub fn may_reach(
-    results: &[Ranked],
-    session_of: &HashMap<i64, String>,
-    wanted: usize,
-) -> HashSet<i64> {
-    if results.len() <= wanted || wanted == 0 {
-        return results.iter().map(|r| r.id).collect();
-    }
-    let mut by_session: HashMap<&str, Vec<f64>> = HashMap::new();
-    for r in results {
-        if let Some(session) = session_of.get(&r.id) {
-            by_session
-                .entry(session)
-                .or_default()
-                .push(r.standing.relevance);
-        }
-    }
-    for all in by_session.values_mut() {
-        all.sort_by(|a, b| b.total_cmp(a));
-    }
-    // Sums made in another order may differ in their last bits: a margin past them.
-    let slack = |x: f64| x.abs() * 1e-9 + 1e-12;
-    let bounds: Vec<(Standing, Standing)> = results
-        .iter()
-        .map(|r| {
-            let own = r.standing;
-            let Some(all) = session_of
-                .get(&r.id)
-                .and_then(|s| by_session.get(s.as_str()))
-            else {
-                return (own, own);
-            };
-            let lower = own.relevance + SESSION_SHARE * all[0];
-            // The four best of the others: `all` less one `own`.
-            let mine = all
-                .iter()
-                .position(|x| x.to_bits() == own.relevance.to_bits());
-            let mut o = [0.0; 4];
-            let others = all.iter().enumerate().filter(|(i, _)| Some(*i) != mine);
-            for (slot, (_, x)) in o.iter_mut().zip(others) {
-                *slot = *x;
-            }
-            let upper =
-                lower + NEIGHBOUR_SHARE[0] * (o[0] + o[1]) + NEIGHBOUR_SHARE[1] * (o[2] + o[3]);
-            let at = |relevance: f64| Standing {
-                tier: own.tier,
-                relevance,
-            };
-            (at(lower - slack(lower)), at(upper + slack(upper)))
-        })
-        .collect();
-    let mut lowers: Vec<Standing> = bounds.iter().map(|b| b.0).collect();
-    lowers.sort_by(Standing::order);
-    let bar = lowers[wanted - 1];
-    results
-        .iter()
-        .zip(&bounds)
-        .filter(|(_, (_, upper))| Standing::order(upper, &bar) != std::cmp::Ordering::Greater)
-        .map(|(r, _)| r.id)
-        .collect()
-}
 
 /// The results reordered by their context (`contexts`, by id): each gains
 /// [`NEIGHBOUR_SHARE`] of the relevance of each of its neighbours that is itself a result,
@@ -582,84 +512,5 @@ mod tests {
             ],
         );
         assert_eq!(order, [9, 1, 2, 3]);
-    }
-
-    /// Left without their context, the results `may_reach` leaves out change nothing of the
-    /// first `wanted`: on sessions of results whose relevances are close (where neighbours
-    /// decide), in many random draws.
-    #[test]
-    fn the_first_results_are_the_same_without_the_context_of_those_that_cannot_reach_them() {
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |n: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % n
-        };
-        let mut pruned = 0;
-        for _ in 0..2000 {
-            let sessions = 1 + next(6);
-            let results: Vec<Ranked> = (0..1 + next(60) as i64)
-                .map(|id| Ranked {
-                    id,
-                    bm25: -1.0,
-                    count: 1,
-                    standing: Standing {
-                        tier: next(2) as u8,
-                        relevance: 1.0 + next(300) as f64 / 1000.0,
-                    },
-                })
-                .collect();
-            let session_of: HashMap<i64, String> = results
-                .iter()
-                .map(|r| (r.id, format!("s{}", next(sessions))))
-                .collect();
-            // Each session's results in a random order, with items between some of them.
-            let mut contexts = HashMap::new();
-            for session in 0..sessions {
-                let name = format!("s{session}");
-                let mut items: Vec<i64> = Vec::new();
-                for r in results.iter().filter(|r| session_of[&r.id] == name) {
-                    items.push(r.id);
-                    if next(3) == 0 {
-                        items.push(1000 + r.id);
-                    }
-                }
-                let at = |n: i64| usize::try_from(n).ok().and_then(|n| items.get(n).copied());
-                for (n, id) in items.iter().enumerate().filter(|(_, id)| **id < 1000) {
-                    let n = n as i64;
-                    let around = [[at(n - 1), at(n + 1)], [at(n - 2), at(n + 2)]];
-                    contexts.insert(
-                        *id,
-                        Context {
-                            session: name.clone(),
-                            around,
-                        },
-                    );
-                }
-            }
-            let wanted = 1 + next(12) as usize;
-            let reach = may_reach(&results, &session_of, wanted);
-            pruned += results.len() - reach.len();
-            let mut some = HashMap::new();
-            for (id, context) in &contexts {
-                let around = match reach.contains(id) {
-                    true => context.around,
-                    false => [[None; 2]; 2],
-                };
-                let session = context.session.clone();
-                some.insert(*id, Context { session, around });
-            }
-            let first = |contexts: &HashMap<i64, Context>| -> Vec<(i64, u8, u64)> {
-                in_context(results.clone(), contexts)
-                    .iter()
-                    .take(wanted)
-                    .map(|r| (r.id, r.standing.tier, r.standing.relevance.to_bits()))
-                    .collect()
-            };
-            assert_eq!(first(&contexts), first(&some));
-        }
-        assert!(
-            pruned > 1000,
-            "only {pruned} results were left without their context"
-        );
     }
 }

@@ -21,7 +21,6 @@ use serde_json::value::RawValue;
 use super::claude::{Event, Text, text};
 use super::{Agent, quiet};
 use crate::emit::{Answer, HookOutput};
-use crate::privacy::SERVER_NAME;
 
 /// Claude Code's name of the Gemini events claude-mem records.
 fn claude_event(gemini: &str) -> Option<&'static str> {
@@ -63,14 +62,7 @@ pub fn adapt<'a>(event: &mut Event<'a>, input: &'a [u8]) -> Result<(), &'static 
         let id = super::call_id(Agent::Gemini, at, tool, input, len);
         event.tool_use_id = Some(Cow::Owned(id));
     }
-    let ours = Event::get(&event.tool_name).and_then(|t| {
-        t.strip_prefix("mcp_")?
-            .strip_prefix(SERVER_NAME)?
-            .strip_prefix('_')
-    });
-    if let Some(tool) = ours {
-        event.tool_name = Some(Cow::Owned(format!("mcp__{SERVER_NAME}__{tool}")));
-    }
+    super::ours_as_claudes(event, "mcp_");
     Ok(())
 }
 

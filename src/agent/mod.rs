@@ -140,6 +140,20 @@ fn quiet(output: HookOutput) -> HookOutput {
     }
 }
 
+/// Gives an MCP tool of ours, as the agent names it (`prefix`, our server's name, `_`, the
+/// tool), Claude Code's name, in place: what skips and records our tools knows that one.
+fn ours_as_claudes(event: &mut claude::Event, prefix: &str) {
+    let ours = claude::Event::get(&event.tool_name).and_then(|t| {
+        t.strip_prefix(prefix)?
+            .strip_prefix(crate::privacy::SERVER_NAME)?
+            .strip_prefix('_')
+    });
+    if let Some(tool) = ours {
+        let name = format!("mcp__{}__{tool}", crate::privacy::SERVER_NAME);
+        event.tool_name = Some(std::borrow::Cow::Owned(name));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

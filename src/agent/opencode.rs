@@ -10,20 +10,13 @@
 //! to the system prompt; an answer with nothing to say is empty. OpenCode shows nothing of a
 //! plugin's, so a notice stays in the log.
 
-use std::borrow::Cow;
-
 use super::claude::Event;
 use super::quiet;
 use crate::emit::Answer;
-use crate::privacy::SERVER_NAME;
 
 /// Gives an MCP tool of ours Claude Code's name, in place.
 pub fn adapt(event: &mut Event) {
-    let ours =
-        Event::get(&event.tool_name).and_then(|t| t.strip_prefix(SERVER_NAME)?.strip_prefix('_'));
-    if let Some(tool) = ours {
-        event.tool_name = Some(Cow::Owned(format!("mcp__{SERVER_NAME}__{tool}")));
-    }
+    super::ours_as_claudes(event, "");
 }
 
 pub fn answer(answer: Answer) -> Answer {

@@ -3,13 +3,14 @@
 //! code that uninstall takes ours out with (`settings::<agent>::remove_*`: a file it would
 //! change holds something of ours), so that status and uninstall never disagree. Reads only.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::claude::Mcp;
 use super::hooks::HookFile;
 use crate::agent::Agent;
+use crate::settings::given_back::read_regular;
 use crate::settings::{codex, copilot, cursor, gemini, opencode};
 
 /// What one file of an agent's holds of ours.
@@ -70,90 +71,67 @@ fn changes(remove: fn(&str) -> Result<String>, text: &str) -> Result<bool> {
     Ok(remove(text)? != text)
 }
 
-/// The agent's file of hooks and of MCP servers, each with what it holds of ours.
+/// The agent's file of hooks and of MCP servers, each with what it holds of ours: the files
+/// install writes (`settings::agents::files` for the agents of two files), read as uninstall
+/// reads them (OpenCode's plugin not through a link).
 fn files_of(agent: Agent, claude: &[HookFile]) -> (File, File) {
-    let in_home = |home: Result<PathBuf>, hooks: &str, mcp: &str| {
-        let home = home.ok();
-        (
-            home.as_ref().map(|h| h.join(hooks)),
-            home.map(|h| h.join(mcp)),
-        )
-    };
-    let ((hooks, mcp), holds): ((Option<PathBuf>, Option<PathBuf>), [Holds; 2]) = match agent {
+    let (hooks, mcp, holds): (Option<PathBuf>, Option<PathBuf>, [Holds; 2]) = match agent {
         Agent::ClaudeCode => return (claude_hooks(claude), claude_mcp()),
-        Agent::Codex => (
-            in_home(codex::home(), "hooks.json", "config.toml"),
-            [
-                |t| changes(codex::remove_hooks, t),
-                |t| changes(codex::remove_server, t),
-            ],
-        ),
-        Agent::Cursor => (
-            in_home(cursor::home(), "hooks.json", "mcp.json"),
-            [
-                |t| changes(cursor::remove_hooks, t),
-                |t| changes(cursor::remove_server, t),
-            ],
-        ),
-        Agent::Copilot => (
-            in_home(copilot::home(), copilot::HOOKS_FILE, "mcp-config.json"),
-            [
-                |t| changes(copilot::remove_hooks, t),
-                |t| changes(copilot::remove_server, t),
-            ],
-        ),
-        Agent::Gemini => {
-            let settings = gemini::settings().ok();
-            (
-                (settings.clone(), settings),
-                [
-                    |t| changes(|t| gemini::remove(t, false), t),
+        Agent::Codex | Agent::Cursor | Agent::Copilot => {
+            let holds: [Holds; 2] = match agent {
+                Agent::Codex => [
+                    |t| changes(codex::remove_hooks, t),
+                    |t| changes(codex::remove_server, t),
+                ],
+                Agent::Cursor => [
+                    |t| changes(cursor::remove_hooks, t),
                     |t| changes(cursor::remove_server, t),
                 ],
-            )
+                _ => [
+                    |t| changes(copilot::remove_hooks, t),
+                    |t| changes(copilot::remove_server, t),
+                ],
+            };
+            let files = crate::settings::agents::files(agent).ok();
+            let (hooks, mcp) = files
+                .map(|(home, hooks, mcp)| (home.join(hooks), home.join(mcp)))
+                .unzip();
+            (hooks, mcp, holds)
+        }
+        Agent::Gemini => {
+            let settings = gemini::settings().ok();
+            let holds: [Holds; 2] = [
+                |t| changes(|t| gemini::remove(t, false), t),
+                |t| changes(cursor::remove_server, t),
+            ];
+            (settings.clone(), settings, holds)
         }
         Agent::OpenCode => {
             let home = opencode::home().ok();
-            (
-                (
-                    home.as_ref().map(|h| h.join(opencode::PLUGIN_FILE)),
-                    home.as_deref().map(opencode::config_file),
-                ),
-                [
-                    |t| Ok(opencode::is_ours(t)),
-                    |t| changes(opencode::remove_server, t),
-                ],
-            )
+            let holds: [Holds; 2] = [
+                |t| Ok(opencode::is_ours(t)),
+                |t| changes(opencode::remove_server, t),
+            ];
+            let plugin = home.as_ref().map(|h| h.join(opencode::PLUGIN_FILE));
+            (plugin, home.as_deref().map(opencode::config_file), holds)
         }
     };
-    (read(hooks, holds[0]), read(mcp, holds[1]))
+    let follow = agent != Agent::OpenCode;
+    (read(hooks, holds[0], follow), read(mcp, holds[1], true))
 }
 
-/// What the file at `path` holds of ours, by `holds`.
-fn read(path: Option<PathBuf>, holds: Holds) -> File {
-    let found = match path.as_deref().map(read_text) {
-        None => Found::NoFile,
-        Some(Ok(None)) => Found::NoFile,
+/// What the file at `path` holds of ours, by `holds`; a link followed when `follow`.
+fn read(path: Option<PathBuf>, holds: Holds, follow: bool) -> File {
+    let found = match path.as_deref().map(|p| read_regular(p, follow)) {
+        None | Some(Ok(None)) => Found::NoFile,
         Some(Ok(Some(text))) => match holds(&text) {
             Ok(true) => Found::Registered,
             Ok(false) => Found::NotRegistered,
             Err(err) => Found::Unreadable(format!("{err:#}")),
         },
-        Some(Err(why)) => Found::Unreadable(why),
+        Some(Err(err)) => Found::Unreadable(format!("{err:#}")),
     };
     File { path, found }
-}
-
-fn read_text(path: &Path) -> Result<Option<String>, String> {
-    match std::fs::metadata(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err.to_string()),
-        Ok(meta) if !meta.is_file() => return Err("not a regular file".into()),
-        Ok(_) => {}
-    }
-    std::fs::read_to_string(path)
-        .map(Some)
-        .map_err(|e| e.to_string())
 }
 
 /// Claude Code's hooks: registered in any of its settings files status read (the user's

@@ -49,13 +49,17 @@ pub fn notes(recall: &Recall, project: Option<&str>) -> Result<Vec<Note>> {
 /// `notes` in the order that equally ranked ones are shown in: one that no file's author can
 /// foresee, never their names'. By a hash of each id keyed with this machine's secret (that of
 /// the digest's order, `team::digest::key`), or, before it is made, with one of this process's
-/// (a read command writes nothing).
+/// (a read command writes nothing), the same for all its searches: the MCP server keeps the
+/// notes it indexed while they come in the same order, and pages of one order.
 fn unforeseeable(config: &Config, mut notes: Vec<Note>) -> Vec<Note> {
+    static OURS: std::sync::OnceLock<[u8; 16]> = std::sync::OnceLock::new();
     let key = digest::made_key(config).unwrap_or_else(|| {
-        let mut key = [0u8; 16];
-        // Without randomness, the ids' own order: no worse than their names'.
-        let _ = getrandom::fill(&mut key);
-        key
+        *OURS.get_or_init(|| {
+            let mut key = [0u8; 16];
+            // Without randomness, the ids' own order: no worse than their names'.
+            let _ = getrandom::fill(&mut key);
+            key
+        })
     });
     notes.sort_by_cached_key(|n| digest::keyed(&key, digest::hash(&n.id)));
     notes
@@ -283,4 +287,37 @@ fn text(note: &Note) -> String {
         note.session,
         note.body
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::team::NoteKind;
+
+    /// Without this machine's key yet, the order is still one: the same at every search of a
+    /// process, so that the MCP server's kept index of the notes serves and pages agree.
+    #[test]
+    fn the_notes_order_is_the_same_at_each_search_before_the_key_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::in_dir(dir.path());
+        let notes: Vec<Note> = (0..40)
+            .map(|n| Note {
+                kind: NoteKind::Memory,
+                id: format!("0195f3a2-7c4b-7d3e-8f12-{n:012}"),
+                label: "bugfix".into(),
+                title: format!("Note {n}"),
+                when: "2026-11-20T10:05:00.000Z".into(),
+                session: "5f0e9d3c".into(),
+                files: vec![],
+                origin: String::new(),
+                body: "Rounded once.".into(),
+            })
+            .collect();
+        let ids = |notes: Vec<Note>| notes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+        let first = ids(unforeseeable(&config, notes.clone()));
+        for _ in 0..5 {
+            assert_eq!(ids(unforeseeable(&config, notes.clone())), first);
+        }
+        assert_ne!(first, ids(notes), "in the ids' own order");
+    }
 }

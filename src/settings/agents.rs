@@ -148,7 +148,7 @@ fn apply(config: &Config, wanted: &[Wanted], adding: bool, dry_run: bool) -> Res
 }
 
 /// The agent's folder, and its hooks file and MCP configuration in it.
-fn files(agent: Agent) -> Result<(PathBuf, &'static str, &'static str)> {
+pub(crate) fn files(agent: Agent) -> Result<(PathBuf, &'static str, &'static str)> {
     Ok(match agent {
         Agent::Codex => (codex::home()?, "hooks.json", "config.toml"),
         Agent::Cursor => (cursor::home()?, "hooks.json", "mcp.json"),

@@ -190,7 +190,7 @@ fn read(path: &Path) -> Result<Option<String>> {
 
 /// [`read`], of what a link at `path` points to when `follow` (a settings file kept in a
 /// dotfiles repository), else refusing a link as it refuses a folder.
-pub(super) fn read_regular(path: &Path, follow: bool) -> Result<Option<String>> {
+pub(crate) fn read_regular(path: &Path, follow: bool) -> Result<Option<String>> {
     let meta = match follow {
         true => fs::metadata(path),
         false => fs::symlink_metadata(path),

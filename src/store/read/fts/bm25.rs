@@ -200,27 +200,11 @@ pub(super) fn tokens(conn: &Connection, rowid: i64) -> rusqlite::Result<i64> {
         .query_row([rowid], |r| r.get(0))?;
     let mut total = 0;
     let mut rest = sizes.as_slice();
-    while let Some((value, tail)) = varint(rest) {
-        total += value;
+    while let Some((value, tail)) = super::schema::varint(rest) {
+        total += value as i64;
         rest = tail;
     }
     Ok(total)
-}
-
-/// SQLite's varint at the start of `bytes` (big-endian groups of 7 bits, the 9th byte whole),
-/// and what follows it.
-fn varint(bytes: &[u8]) -> Option<(i64, &[u8])> {
-    let mut value: u64 = 0;
-    for (i, &byte) in bytes.iter().enumerate().take(9) {
-        if i == 8 {
-            return Some(((value << 8 | u64::from(byte)) as i64, &bytes[9..]));
-        }
-        value = value << 7 | u64::from(byte & 0x7f);
-        if byte & 0x80 == 0 {
-            return Some((value as i64, &bytes[i + 1..]));
-        }
-    }
-    None
 }
 
 /// Counts the rows `xQueryPhrase` visits.

@@ -317,11 +317,7 @@ fn project_number(conn: &Connection, dir: Option<&str>) -> Result<i64> {
     let Some(dir) = dir else {
         return Ok(0);
     };
-    let known: Option<i64> = conn
-        .prepare_cached("SELECT n FROM projects WHERE dir = ?1")?
-        .query_row([dir], |r| r.get(0))
-        .optional()?;
-    match known {
+    match super::schema::project_number(conn, dir)? {
         Some(n) => Ok(n),
         None => Ok(conn
             .prepare_cached("INSERT INTO projects (dir) VALUES (?1) RETURNING n")?

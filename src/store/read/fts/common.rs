@@ -130,9 +130,7 @@ fn parse(text: &str, of: &Of) -> Option<Vec<u64>> {
 
 /// FNV-1a, 64 bits: the same in every build, unlike std's hasher.
 fn hash(word: &str) -> u64 {
-    word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::config::fnv1a(word.as_bytes())
 }
 
 #[cfg(test)]

@@ -12,6 +12,11 @@ use anyhow::Result;
 use super::Index;
 use super::rank::{Around, Context, Ranked};
 
+/// The two items of a session (?1) after a result (its time ?2, its id ?3), in order.
+pub(super) const NEXT: &str = "SELECT id FROM docs
+     WHERE session_id = ?1 AND kind <> 'session' AND (created_at, id) > (?2, ?3)
+     ORDER BY created_at, id LIMIT 2";
+
 impl Index {
     /// For each of `results`, its session and, of the items before and after it there, those
     /// that are results themselves (no other item counts in `rank::in_context`).
@@ -36,11 +41,7 @@ impl Index {
             let at = (row.get(2)?, row.get(0)?);
             sessions.entry(row.get(1)?).or_default().push(at);
         }
-        let mut next = self.conn.prepare_cached(
-            "SELECT id FROM docs
-              WHERE session_id = ?1 AND kind <> 'session' AND (created_at, id) > (?2, ?3)
-              ORDER BY created_at, id LIMIT 2",
-        )?;
+        let mut next = self.conn.prepare_cached(NEXT)?;
         let mut contexts = HashMap::with_capacity(ids.len());
         for (session, mut order) in sessions {
             order.sort();

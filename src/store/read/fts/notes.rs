@@ -6,29 +6,17 @@
 //! (for their digest, `team::digest`) and the words of one marked for a snippet.
 
 use anyhow::Result;
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
+use super::Item;
 use super::stems::Stemmer;
-use super::{Item, tokenizer};
 use crate::store::rows::Kind;
 use crate::team::{Note, NoteKind};
 
 /// `notes` in an index in memory, the `fts` table's rowid of each its place in `notes`.
 pub fn index(notes: &[Note]) -> Result<Connection> {
-    let conn = Connection::open_in_memory()?;
-    tokenizer::register(&conn)?;
-    conn.execute_batch(
-        "CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
-         BEGIN;",
-    )?;
-    {
-        let mut text = conn.prepare("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?;
-        for (n, note) in notes.iter().enumerate() {
-            text.execute(params![n as i64, note.title, plain(&note.body)])?;
-        }
-    }
-    conn.execute_batch("COMMIT")?;
-    Ok(conn)
+    let rows = notes.iter().enumerate();
+    super::schema::in_memory(rows.map(|(n, note)| (n as i64, &note.title, plain(&note.body))))
 }
 
 /// The distinct terms of `note` as the index holds them (its title and its text as [`index`]

@@ -12,11 +12,10 @@
 use std::collections::HashMap;
 
 use anyhow::Result;
-use rusqlite::{Connection, params};
 
 use super::schema::{ITEM_COLUMNS, item};
 use super::snippet::snippet;
-use super::{Hit, Index, Item, rank, tokenizer};
+use super::{Hit, Index, Item, rank};
 
 impl Index {
     /// The items of a page of ranked results, highlighted for `expression`, in their order.
@@ -62,19 +61,8 @@ type Row = (i64, Item, String, String);
 /// The columns of each of `rows` that `expression` matches, as `highlight()` marks them
 /// (`\x02` and `\x03` around each match), by doc id.
 fn highlighted(expression: &str, rows: &[Row]) -> Result<HashMap<i64, [String; 2]>> {
-    let conn = Connection::open_in_memory()?;
-    tokenizer::register(&conn)?;
-    conn.execute_batch(
-        "CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
-         BEGIN;",
-    )?;
-    {
-        let mut text = conn.prepare("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?;
-        for (doc, _, head, body) in rows {
-            text.execute(params![doc, head, body])?;
-        }
-    }
-    conn.execute_batch("COMMIT")?;
+    let conn =
+        super::schema::in_memory(rows.iter().map(|(doc, _, head, body)| (*doc, head, body)))?;
     let mut stmt = conn.prepare(
         "SELECT rowid, highlight(fts, 0, char(2), char(3)), highlight(fts, 1, char(2), char(3))
            FROM fts WHERE fts MATCH ?1",

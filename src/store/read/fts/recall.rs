@@ -29,7 +29,9 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::common::{Memo, Of};
-use super::schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, key_of, project_range};
+use super::schema::{
+    APPLICATION_ID, FORMAT, ITEM_COLUMNS, Item, item, key_of, project_number, project_range, varint,
+};
 use super::snippet::{self, snippet};
 use super::team_recall::Side;
 pub use super::team_recall::Team;
@@ -515,11 +517,7 @@ fn passing(
 /// The first and last document ids of the project at `dir` in `index`; none when it has no
 /// document there.
 fn project_ids(index: &Connection, dir: &str) -> Result<(i64, i64)> {
-    let n: Option<i64> = index
-        .prepare_cached("SELECT n FROM projects WHERE dir = ?1")?
-        .query_row([dir], |r| r.get(0))
-        .optional()?;
-    Ok(n.map_or((1, 0), project_range))
+    Ok(project_number(index, dir)?.map_or((1, 0), project_range))
 }
 
 /// The items of `passing` (rows of the index, with their scores) that `ask` may be given, up to
@@ -660,7 +658,11 @@ fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, 
     )?;
     let ready = layout && built_for.is_some() && built_for == store_id && seen >= Some(newest);
     Ok(
-        match (averages.as_deref().and_then(varint), built_for, seen) {
+        match (
+            averages.as_deref().and_then(varint).map(|(items, _)| items),
+            built_for,
+            seen,
+        ) {
             (Some(items), Some(store_id), Some(seen)) if ready => Some((
                 index,
                 Of {
@@ -672,21 +674,6 @@ fn open_ready(config: &Config, main: &Connection) -> Result<Option<(Connection, 
             _ => None,
         },
     )
-}
-
-/// An SQLite varint: 7 bits a byte, high bit set while more follow; a ninth byte gives 8.
-fn varint(bytes: &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    for (i, &b) in bytes.iter().enumerate().take(9) {
-        if i == 8 {
-            return Some((value << 8) | u64::from(b));
-        }
-        value = (value << 7) | u64::from(b & 0x7f);
-        if b & 0x80 == 0 {
-            return Some(value);
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -707,13 +694,5 @@ mod tests {
             vec!["timeout", "login", "fix"]
         );
         assert_eq!(content_words("Login LOGIN login 42"), vec!["login"]);
-    }
-
-    #[test]
-    fn varints_read_as_sqlite_writes_them() {
-        assert_eq!(varint(&[0x05]), Some(5));
-        assert_eq!(varint(&[0x81, 0x00]), Some(128));
-        assert_eq!(varint(&[0x86, 0x8d, 0x20]), Some(100_000));
-        assert_eq!(varint(&[0x80]), None);
     }
 }

@@ -2,7 +2,7 @@
 //! row that every answer reads (a search, a listing, per-prompt recall). Per-prompt recall
 //! reads the index from a hook, so it needs this and none of the index's upkeep.
 
-use rusqlite::Row;
+use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 
 use crate::store::rows::Kind;
 
@@ -36,6 +36,50 @@ pub fn project_range(n: i64) -> (i64, i64) {
         n << PROJECT_SHIFT,
         n << PROJECT_SHIFT | ((1 << PROJECT_SHIFT) - 1),
     )
+}
+
+/// An index of `rows` (rowid, head, body) in memory: its `fts` table as the file's, with the
+/// same tokenizer, so that what it matches and marks is what the file's would.
+pub fn in_memory<H: ToSql, B: ToSql>(
+    rows: impl IntoIterator<Item = (i64, H, B)>,
+) -> anyhow::Result<Connection> {
+    let conn = Connection::open_in_memory()?;
+    super::tokenizer::register(&conn)?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize = 'porter cmem');
+         BEGIN;",
+    )?;
+    {
+        let mut text = conn.prepare("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?;
+        for (rowid, head, body) in rows {
+            text.execute(rusqlite::params![rowid, head, body])?;
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    Ok(conn)
+}
+
+/// The number of the project at `dir` in the index of `conn`, if it has one.
+pub fn project_number(conn: &Connection, dir: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT n FROM projects WHERE dir = ?1")?
+        .query_row([dir], |r| r.get(0))
+        .optional()
+}
+
+/// SQLite's varint at the start of `bytes` (big-endian groups of 7 bits, high bit set while
+/// more follow, the ninth byte whole), as FTS5 writes its records, and what follows it.
+pub fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let mut value = 0u64;
+    for (i, &byte) in bytes.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some((value << 8 | u64::from(byte), &bytes[9..]));
+        }
+        value = value << 7 | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((value, &bytes[i + 1..]));
+        }
+    }
+    None
 }
 
 /// `docs` holds one row per indexed item (sessions too, for their ids, without text); its id
@@ -117,4 +161,17 @@ pub fn item(r: &Row) -> rusqlite::Result<Item> {
         title: r.get("title")?,
         created_at: r.get("created_at")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_read_as_sqlite_writes_them() {
+        assert_eq!(varint(&[0x05]), Some((5, &[][..])));
+        assert_eq!(varint(&[0x81, 0x00, 0x07]), Some((128, &[0x07][..])));
+        assert_eq!(varint(&[0x86, 0x8d, 0x20]), Some((100_000, &[][..])));
+        assert_eq!(varint(&[0x80]), None);
+    }
 }

@@ -49,25 +49,19 @@ const QUESTION: &str = "how did we fix locked database";
 const EXPRESSION: &str = r#""fix" OR "locked" OR "database""#;
 /// The bare query's process: the bench runs itself with this variable naming the index copy.
 const BARE_ENV: &str = "RECALL_BENCH_BARE";
-/// `search`'s query of its candidates (`Index::candidates` in `store/read/fts/mod.rs`, its
-/// filters unset but the project and its range of ids), as it sends it to SQLite, but for our
-/// ranking's functions, which are not SQLite's: FTS5's own `bm25(fts, 2.0, 1.0)` stands for
-/// `cmem_bm25(fts, 2.0, 1.0, d.tokens)` (the same score, which FTS5 makes by looking up each
+/// `search`'s query of its candidates (`Index::candidates` in `store/read/fts/mod.rs`: the
+/// project's rows that hold a word of the question, the best thousand by bm25, with what the
+/// ranking weighs of each), as one statement: `search` sends SQLite the same query without its
+/// `ORDER BY` and `LIMIT` (it keeps the best rows as they come, see `best.rs`, and reads the
+/// winners' other columns after). FTS5's own `bm25(fts, 2.0, 1.0)` stands for
+/// `cmem_bm25(fts, 2.0, 1.0, d.tokens)`, the same score, which FTS5 makes by looking up each
 /// row's length and counting each word's rows where `search` reads them from `docs` and its
-/// counts), and `1` for `cmem_matched(fts)`, as it does in a query of one term.
+/// counts; and `1` for the phrases each row holds, which `search` learns from the same function.
 const CANDIDATES: &str = "SELECT d.id, bm25(fts, 2.0, 1.0) AS score, 1, d.kind,
         d.created_at, d.digest
    FROM fts JOIN docs d ON d.id = fts.rowid
-  WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?10 AND ?11
-    AND (?2 IS NULL OR d.project_dir = ?2)
-    AND (?3 IS NULL OR d.session_id = ?3)
-    AND (?4 IS NULL OR d.created_at >= ?4)
-    AND (?5 IS NULL OR d.created_at < ?5)
-    AND (?6 IS NULL OR d.tool_name = ?6 COLLATE NOCASE)
-    AND (?7 IS NULL OR instr(d.files, ?7) > 0)
-    AND (?8 IS NULL OR d.kind = ?8)
-    AND (?9 IS NULL OR d.session_id IN (SELECT value FROM json_each(?9)))
-  ORDER BY score, d.key LIMIT ?12";
+  WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3
+  ORDER BY score, d.key LIMIT ?4";
 /// A project's document ids share their bits above this many (`PROJECT_SHIFT` in
 /// `store/read/fts/schema.rs`).
 const PROJECT_SHIFT: u32 = 44;
@@ -251,34 +245,17 @@ fn bare_process(index: &Path) -> Result<()> {
         n << PROJECT_SHIFT | ((1 << PROJECT_SHIFT) - 1),
     );
     let mut stmt = conn.prepare(CANDIDATES)?;
-    let none: Option<&str> = None;
     let rows = stmt
-        .query_map(
-            rusqlite::params![
-                EXPRESSION,
-                PROJECTS[0],
-                none,
-                none,
-                none,
-                none,
-                none,
-                none,
-                none,
-                first,
-                last,
-                1000
-            ],
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, f64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, i64>(5)?,
-                ))
-            },
-        )?
+        .query_map(rusqlite::params![EXPRESSION, first, last, 1000], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, f64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     if rows.is_empty() {
         return Err("the bare query found nothing".into());

@@ -839,3 +839,44 @@ fn a_running_server_weighs_words_anew_when_another_project_gains_rows() {
     );
     assert_eq!(after, Server::initialized(&env).text("search", ask));
 }
+
+/// A running server keeps the lengths of the documents of the project it searches (bm25 weighs
+/// a row by its length) and applies what its own catch-ups change; a change made by another
+/// process has it read them again. After new captures, another process's catch-up and a
+/// forget, it answers as a new server does.
+#[test]
+fn a_running_server_ranks_as_a_new_one_as_its_project_changes() {
+    let env = Env::new();
+    for (n, words) in [(0, 2), (1, 6), (2, 30)] {
+        let output = format!("gamma {}", "filler ".repeat(words));
+        bash_in(&env, PROJECT, SESSION, &format!("gamma_{n}"), &output);
+    }
+    let ask = json!({"query": "gamma"});
+    let fresh = |env: &Env| Server::initialized(env).text("search", ask.clone());
+    let mut server = Server::initialized(&env);
+    // The second search of the project is the first to keep its lengths.
+    for _ in 0..2 {
+        assert_eq!(server.text("search", ask.clone()), fresh(&env));
+    }
+
+    bash_in(&env, PROJECT, SESSION, "gamma_3", "gamma");
+    let after = server.text("search", ask.clone());
+    assert!(
+        place(&env, &after, "gamma_3") < place(&env, &after, "gamma_0"),
+        "the shortest first: {after}"
+    );
+    assert_eq!(after, fresh(&env));
+
+    bash_in(&env, PROJECT, SESSION, "gamma_4", "gamma gamma");
+    memory::ok(&memory::run(&env, &["search", "gamma"]));
+    assert_eq!(server.text("search", ask.clone()), fresh(&env));
+
+    let short = short_id_of(
+        &env,
+        "SELECT id FROM pending_queue WHERE tool_use_id = 'gamma_3'",
+    );
+    memory::ok(&memory::run(&env, &["forget", &short, "--yes"]));
+    let forgotten = server.text("search", ask.clone());
+    assert!(!forgotten.contains(&short), "{forgotten}");
+    assert_eq!(forgotten, fresh(&env));
+}

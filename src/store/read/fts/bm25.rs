@@ -10,12 +10,14 @@
 //! its candidates ranks by this function, and the ranking takes the counts it made
 //! ([`take_counts`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
 use rusqlite::{Connection, ffi};
 
 use super::auxiliary::{Answer, answer, first_match, ok};
+use super::lengths::Table;
 
 /// bm25's constants, as FTS5 has them.
 const K1: f64 = 1.2;
@@ -36,12 +38,29 @@ thread_local! {
     /// How many rows hold each phrase of the next query [`bm25`] scores, when they are known
     /// (see `held.rs`).
     static KNOWN: RefCell<Option<Vec<i64>>> = const { RefCell::new(None) };
+    /// The rows' lengths, when the index keeps them (see `lengths.rs`).
+    static LENGTHS: RefCell<Option<Rc<Table>>> = const { RefCell::new(None) };
+    /// The phrases found in the row [`bm25`] scored last (bit n for phrase n, the first 64).
+    static MATCHED: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Tells [`bm25`] how many rows hold each phrase of the next query it scores on this thread, so
 /// that it does not count them; `None` takes back what was told and not used.
 pub fn know(held: Option<Vec<i64>>) {
     KNOWN.with(|known| *known.borrow_mut() = held);
+}
+
+/// Tells [`bm25`] the lengths of the rows it scores on this thread, for a query whose calls
+/// give none (`None`: it looks each up in FTS5's own table).
+pub fn lengths(table: Option<Rc<Table>>) {
+    LENGTHS.with(|lengths| *lengths.borrow_mut() = table);
+}
+
+/// The phrases of the query found in the row [`bm25`] scored last on this thread, bit n for
+/// phrase n: what `cmem_matched(fts)` answers, read as bm25 reads every phrase's matches anyway
+/// (asked of FTS5 again, in a second function of each row, it cost a thirtieth of a search).
+pub fn matched() -> u64 {
+    MATCHED.with(Cell::get)
 }
 
 /// The counts of the query [`bm25`] last scored on this thread, once; `None` when it scored
@@ -52,8 +71,9 @@ pub fn take_counts() -> Option<Counts> {
 }
 
 /// What is computed once per query, as FTS5 keeps it: the average row's tokens, each phrase's
-/// IDF, and room for a row's frequencies.
+/// IDF, and room for a row's columns' weights and frequencies.
 struct Query {
+    weights: Vec<f64>,
     avgdl: f64,
     idf: Vec<f64>,
     freq: Vec<f64>,
@@ -92,19 +112,30 @@ pub(super) unsafe extern "C" fn bm25(
                 }
             };
             let query = &mut *query(api, fts)?;
+            // Read once a row, not once a match: the same function may be called with other
+            // weights in the same query.
+            query.weights.clear();
+            query.weights.extend((0..columns).map(weight));
             // Each phrase's matches in their order (that of `xInst`, less the other phrases'),
             // without merging the phrases' lists into one as `xInst` does: the same sums.
+            let mut matched = 0u64;
             for (phrase, freq) in query.freq.iter_mut().enumerate() {
                 *freq = 0.0;
                 let (mut iter, mut column) = first_match(phrase_first, fts, phrase as c_int)?;
+                if column >= 0 && phrase < 64 {
+                    matched |= 1 << phrase;
+                }
                 let mut offset = 0;
                 while column >= 0 {
-                    *freq += weight(column);
+                    *freq += query.weights.get(column as usize).copied().unwrap_or(1.0);
                     phrase_next(fts, &mut iter, &mut column, &mut offset);
                 }
             }
+            MATCHED.with(|last| last.set(matched));
             let d = if n > columns {
                 ffi::sqlite3_value_double(*values.offset(columns as isize))
+            } else if let Some(d) = known_length(api, fts) {
+                d
             } else {
                 let mut tokens: c_int = 0;
                 ok(column_size(fts, -1, &mut tokens))?;
@@ -119,6 +150,19 @@ pub(super) unsafe extern "C" fn bm25(
             Ok(Answer::Real(-score))
         });
     }
+}
+
+/// The length of the row FTS5 stands on, when the index keeps the lengths (see [`lengths`]).
+///
+/// # Safety
+/// `api` and `fts` are what FTS5 handed the function, for the duration of its call.
+unsafe fn known_length(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context) -> Option<f64> {
+    let row_id = api.xRowid?;
+    LENGTHS.with(|lengths| {
+        let lengths = lengths.borrow();
+        // SAFETY: the caller's promise.
+        lengths.as_ref()?.get(unsafe { row_id(fts) })
+    })
 }
 
 /// The query's data, computed at its first row (and its counts kept for [`take_counts`]),
@@ -182,6 +226,7 @@ unsafe fn query(
         }
         COUNTED.with(|counted| *counted.borrow_mut() = Some(Counts { rows, held }));
         let query = Box::into_raw(Box::new(Query {
+            weights: Vec::new(),
             avgdl: tokens as f64 / rows as f64,
             idf,
             freq: vec![0.0; phrases],

@@ -16,6 +16,7 @@
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::lengths::Edit;
 use super::schema::{LAST_PROJECT, PROJECT_SHIFT};
 use super::{Index, create};
 use crate::store::read::Reader;
@@ -24,7 +25,20 @@ use crate::store::rows::{Kind, handle};
 use crate::store::sql::TOMBSTONES_SINCE;
 
 /// Documents added and taken out in a batch, by project number.
-type Changes = std::collections::HashMap<i64, i64>;
+/// What a batch changed: how many documents of each project (by number), and each document
+/// added (its id and length) or taken out (its id), in order (see `lengths.rs`).
+#[derive(Default)]
+struct Changes {
+    projects: std::collections::HashMap<i64, i64>,
+    edits: Vec<Edit>,
+}
+
+impl Changes {
+    fn note(&mut self, id: i64, tokens: Option<i64>) {
+        *self.projects.entry(id >> PROJECT_SHIFT).or_default() += 1;
+        self.edits.push((id, tokens));
+    }
+}
 
 /// Told `(done, total)` after each batch; `total` is an estimate from rowids.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
@@ -131,7 +145,9 @@ impl Index {
         }
         let mut done = 0u64;
         loop {
-            let (rows, more, removed) = self.in_write(|conn| batch(conn, main, tombstones))?;
+            let (rows, more, removed, edits) =
+                self.in_write(|conn| batch(conn, main, tombstones))?;
+            self.lengths.edited(&edits);
             done += rows;
             deleted |= removed;
             if total > 0 {
@@ -197,9 +213,13 @@ impl Index {
 }
 
 /// One batch: tombstones first, then new rows of each source. Returns the rows copied, whether
-/// a source had more than a batch, and whether anything was deleted.
-fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, bool, bool)> {
-    let mut changes = Changes::new();
+/// a source had more than a batch, whether anything was deleted, and what it changed.
+fn batch(
+    conn: &Connection,
+    main: &Reader,
+    tombstones: bool,
+) -> Result<(u64, bool, bool, Vec<Edit>)> {
+    let mut changes = Changes::default();
     let mut more = false;
     let mut removed = false;
     if tombstones {
@@ -255,11 +275,11 @@ fn batch(conn: &Connection, main: &Reader, tombstones: bool) -> Result<(u64, boo
         more |= rows.len() as i64 == BATCH;
     }
     // What counted the rows of these projects counts again (see `held.rs`).
-    for (n, count) in changes {
+    for (n, count) in changes.projects {
         conn.prepare_cached("UPDATE projects SET changes = changes + ?2 WHERE n = ?1")?
             .execute([n, count])?;
     }
-    Ok((copied, more, removed))
+    Ok((copied, more, removed, changes.edits))
 }
 
 /// The row `rowid` of `source` as a document, if it is there and searchable.
@@ -307,7 +327,7 @@ fn remove(conn: &Connection, key: i64, changes: &mut Changes) -> Result<bool> {
     if let Some(id) = id {
         conn.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
             .execute([id])?;
-        *changes.entry(id >> PROJECT_SHIFT).or_default() += 1;
+        changes.note(id, None);
     }
     Ok(id.is_some())
 }
@@ -338,13 +358,13 @@ fn doc_id(key: i64, n: i64) -> Result<i64> {
 fn insert(conn: &Connection, key: i64, doc: &Doc, changes: &mut Changes) -> Result<()> {
     let n = project_number(conn, doc.project_dir.as_deref())?;
     let id = doc_id(key, n)?;
-    *changes.entry(n).or_default() += 1;
     let mut tokens = 0;
     if let Some(text) = &doc.text {
         conn.prepare_cached("INSERT INTO fts (rowid, head, body) VALUES (?1, ?2, ?3)")?
             .execute(params![id, text.head, text.body])?;
         tokens = super::bm25::tokens(conn, id)?;
     }
+    changes.note(id, Some(tokens));
     conn.prepare_cached(
         "INSERT INTO docs (id, key, kind, item_id, handle, session_id, project_dir, tool_name,
                            files, prompt_number, title, created_at, digest, tokens)

@@ -60,20 +60,8 @@ impl Held {
             Some(n) => vec![(n, n), (0, n - 1), (n + 1, LAST_PROJECT)],
             None => vec![],
         };
-        let epoch: i64 = conn
-            .query_row("SELECT value FROM meta WHERE key = 'epoch'", [], |r| {
-                r.get(0)
-            })
-            .optional()?
-            .unwrap_or(0);
-        let stamp = |first: i64, last: i64| -> Result<Stamp> {
-            let changes: i64 = conn
-                .prepare_cached(
-                    "SELECT coalesce(sum(changes), 0) FROM projects WHERE n BETWEEN ?1 AND ?2",
-                )?
-                .query_row([first, last], |r| r.get(0))?;
-            Ok((epoch, changes))
-        };
+        let epoch = epoch(conn)?;
+        let stamp = |first: i64, last: i64| stamp(conn, epoch, first, last);
         let whole = stamp(0, LAST_PROJECT)?;
         let mut counts = self.counts.borrow_mut();
         // A former index's counts, or too many.
@@ -134,6 +122,23 @@ impl Held {
             counts.insert((text.clone(), 0, LAST_PROJECT), (whole, count));
         }
     }
+}
+
+/// The index's epoch (see `create` in `mod.rs`): another index, another epoch.
+pub fn epoch(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM meta WHERE key = 'epoch'")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// The stamp of the projects numbered `first` to `last` of the index of `epoch`.
+pub fn stamp(conn: &Connection, epoch: i64, first: i64, last: i64) -> Result<Stamp> {
+    let changes: i64 = conn
+        .prepare_cached("SELECT coalesce(sum(changes), 0) FROM projects WHERE n BETWEEN ?1 AND ?2")?
+        .query_row([first, last], |r| r.get(0))?;
+    Ok((epoch, changes))
 }
 
 /// The rows of the projects numbered `first` to `last` that hold `text`.

@@ -14,12 +14,14 @@
 //! deleted anything.
 
 mod auxiliary;
+mod best;
 mod bm25;
 mod catch_up;
 mod common;
 mod context;
 mod doclists;
 mod held;
+mod lengths;
 mod merge;
 pub mod notes;
 mod page;
@@ -34,6 +36,7 @@ pub mod team;
 mod team_recall;
 mod tokenizer;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -102,6 +105,9 @@ pub struct Index {
     conn: Connection,
     /// How many rows hold the phrases searched for, kept between searches (see `held.rs`).
     held: held::Held,
+    /// The lengths of the documents searched before, kept for the next search of them (see
+    /// `lengths.rs`).
+    lengths: lengths::Lengths,
 }
 
 /// The projects a search reads: the one numbered so, every one, or one the index has no
@@ -113,19 +119,41 @@ enum Scope {
     Unknown,
 }
 
-/// The filters of a search on the rows of `docs d`: project, session, since, until, tool,
-/// file (see [`file_pattern`]), kind and sessions, in parameters 2 to 9, and the range of ids
-/// of the project's documents (see [`ids_of`]) in 10 and 11, which FTS5 reads alone of
-/// each word's rows.
-const FILTERS: &str = "AND fts.rowid BETWEEN ?10 AND ?11
-                AND (?2 IS NULL OR d.project_dir = ?2)
-                AND (?3 IS NULL OR d.session_id = ?3)
-                AND (?4 IS NULL OR d.created_at >= ?4)
-                AND (?5 IS NULL OR d.created_at < ?5)
-                AND (?6 IS NULL OR d.tool_name = ?6 COLLATE NOCASE)
-                AND (?7 IS NULL OR instr(d.files, ?7) > 0)
-                AND (?8 IS NULL OR d.kind = ?8)
-                AND (?9 IS NULL OR d.session_id IN (SELECT value FROM json_each(?9)))";
+/// The conditions of `search` (`file`: whether it has a file filter) on the rows of `fts` and
+/// `docs d`, in the query's parameters: the range of ids of the projects it reads (see
+/// [`ids_of`]) in 10 and 11, which FTS5 reads alone of each word's rows, then those of its
+/// filters that are set: project, session, since, until, tool, file (see [`file_pattern`]),
+/// kind and sessions, in 2 to 9; and whether any of them reads `docs`. A filter that is not set
+/// costs nothing (as `?2 IS NULL OR`, it was a tenth of a search of two common words); nor does
+/// the project's, when the range is its documents alone.
+fn filters(search: &Search, scope: Scope, file: bool) -> (String, bool) {
+    let project_is_range = matches!(scope, Scope::One(n) if n > 0);
+    let mut sql = String::from("AND fts.rowid BETWEEN ?10 AND ?11");
+    let mut on_docs = false;
+    for (set, condition) in [
+        (
+            search.project.is_some() && !project_is_range,
+            "d.project_dir = ?2",
+        ),
+        (search.session.is_some(), "d.session_id = ?3"),
+        (search.since.is_some(), "d.created_at >= ?4"),
+        (search.until.is_some(), "d.created_at < ?5"),
+        (search.tool.is_some(), "d.tool_name = ?6 COLLATE NOCASE"),
+        (file, "instr(d.files, ?7) > 0"),
+        (search.kind.is_some(), "d.kind = ?8"),
+        (
+            search.sessions.is_some(),
+            "d.session_id IN (SELECT value FROM json_each(?9))",
+        ),
+    ] {
+        if set {
+            sql.push_str(" AND ");
+            sql.push_str(condition);
+            on_docs = true;
+        }
+    }
+    (sql, on_docs)
+}
 
 /// The first and last document ids of `scope` (see `schema::PROJECT_SHIFT`).
 fn ids_of(scope: Scope) -> (i64, i64) {
@@ -134,6 +162,19 @@ fn ids_of(scope: Scope) -> (i64, i64) {
         Scope::All => (0, i64::MAX),
         Scope::Unknown => (1, 0),
     }
+}
+
+/// The ids and project numbers of `scope`; `None` when it has no document.
+fn range_of(scope: Scope) -> Option<lengths::Range> {
+    let projects = match scope {
+        Scope::One(n) => (n, n),
+        Scope::All => (0, schema::LAST_PROJECT),
+        Scope::Unknown => return None,
+    };
+    Some(lengths::Range {
+        ids: ids_of(scope),
+        projects,
+    })
 }
 
 /// The file filter of `search` as the pattern its items' files hold: a whole path, or a path's
@@ -199,6 +240,7 @@ impl Index {
         let index = Index {
             conn,
             held: held::Held::default(),
+            lengths: lengths::Lengths::default(),
         };
         index.in_write(|conn| {
             let (format, app_id): (i64, i64) = conn.query_row(
@@ -279,12 +321,15 @@ impl Index {
     /// the first found answers, nothing is ranked (a search that found nothing on a page past
     /// the first, or a quoted phrase beside others, asks whether anything holds it at all).
     pub fn matches(&self, search: &Search) -> Result<bool> {
+        let scope = self.scope(search.project.as_deref())?;
+        let file = file_pattern(search);
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT EXISTS (SELECT 1 FROM fts JOIN docs d ON d.id = fts.rowid
-              WHERE fts MATCH ?1 {FILTERS})"
+              WHERE fts MATCH ?1 {})",
+            filters(search, scope, file.is_some()).0
         ))?;
         let query = &search.query;
-        let (first, last) = ids_of(self.scope(search.project.as_deref())?);
+        let (first, last) = ids_of(scope);
         Ok(stmt.query_row(
             params![
                 query.expression,
@@ -293,7 +338,7 @@ impl Index {
                 search.since,
                 search.until,
                 search.tool,
-                file_pattern(search),
+                file,
                 search.kind.map(Kind::as_str),
                 search.sessions,
                 first,
@@ -304,7 +349,7 @@ impl Index {
     }
 
     /// The rows that match the query of `search` within its filters (`file` made a pattern),
-    /// the best `depth` by bm25.
+    /// the best `depth` by bm25 (see `best.rs`), then what the ranking weighs of each.
     fn candidates(
         &self,
         search: &Search,
@@ -313,54 +358,90 @@ impl Index {
         depth: usize,
     ) -> Result<Vec<rank::Candidate>> {
         let query = &search.query;
-        // Which terms a row holds matters only when there are several.
-        let matched = if query.phrases.len() > 1 {
-            "cmem_matched(fts)"
-        } else {
-            "1"
+        let (conditions, on_docs) = filters(search, scope, file.is_some());
+        let lengths = match range_of(scope) {
+            Some(range) if !on_docs => self.lengths.of(&self.conn, range)?,
+            _ => None,
         };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT d.id, cmem_bm25(fts, {WEIGHTS}, d.tokens) AS score, {matched}, d.kind,
-                    d.created_at, d.digest
-               FROM fts JOIN docs d ON d.id = fts.rowid
-              WHERE fts MATCH ?1 {FILTERS}
-              ORDER BY score, d.key LIMIT ?12"
-        ))?;
+        let sql = match lengths {
+            Some(_) => format!(
+                "SELECT fts.rowid, cmem_bm25(fts, {WEIGHTS}) FROM fts
+                  WHERE fts MATCH ?1 {conditions}"
+            ),
+            None => format!(
+                "SELECT fts.rowid, cmem_bm25(fts, {WEIGHTS}, d.tokens)
+                   FROM fts JOIN docs d ON d.id = fts.rowid
+                  WHERE fts MATCH ?1 {conditions}"
+            ),
+        };
         let (first, last) = ids_of(scope);
+        let params = params![
+            query.expression,
+            search.project,
+            search.session,
+            search.since,
+            search.until,
+            search.tool,
+            file,
+            search.kind.map(Kind::as_str),
+            search.sessions,
+            first,
+            last,
+        ];
+        // Which terms a row holds matters only when there are several.
+        let several = query.phrases.len() > 1;
+        let mut best = best::Best::new(depth);
+        bm25::lengths(lengths);
+        let read = (|| -> Result<()> {
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params)?;
+            while let Some(r) = rows.next()? {
+                best.offer(best::Scored {
+                    id: r.get(0)?,
+                    bm25: r.get(1)?,
+                    matched: if several { bm25::matched() } else { 1 },
+                });
+            }
+            Ok(())
+        })();
+        bm25::lengths(None);
+        read?;
+        self.weighed(best.into_sorted())
+    }
+
+    /// The candidates that `rows` are, with what the ranking weighs besides bm25, read from
+    /// `docs` (a row taken out since the query is left out).
+    fn weighed(&self, rows: Vec<best::Scored>) -> Result<Vec<rank::Candidate>> {
+        let ids = serde_json::to_string(&rows.iter().map(|r| r.id).collect::<Vec<_>>())?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, kind, created_at, digest FROM docs
+              WHERE id IN (SELECT value FROM json_each(?1))",
+        )?;
         let now = chrono::Utc::now();
-        let candidates = stmt
-            .query_map(
-                params![
-                    query.expression,
-                    search.project,
-                    search.session,
-                    search.since,
-                    search.until,
-                    search.tool,
-                    file,
-                    search.kind.map(Kind::as_str),
-                    search.sessions,
-                    first,
-                    last,
-                    sql_count(depth)
-                ],
-                |r| {
-                    let created: String = r.get(4)?;
-                    let age = crate::clock::parse_time(&created).map_or(0.0, |t| {
-                        (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
-                    });
-                    Ok(rank::Candidate {
-                        id: r.get(0)?,
-                        bm25: r.get(1)?,
-                        matched: r.get::<_, i64>(2)? as u64,
-                        kind: Kind::parse(&r.get::<_, String>(3)?).unwrap_or(Kind::Observation),
-                        age_days: age,
-                        digest: r.get(5)?,
-                    })
-                },
-            )?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(candidates)
+        let mut weighed: HashMap<i64, (Kind, f64, i64)> = stmt
+            .query_map([ids], |r| {
+                let created: String = r.get(2)?;
+                let age = crate::clock::parse_time(&created).map_or(0.0, |t| {
+                    (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
+                });
+                let kind = Kind::parse(&r.get::<_, String>(1)?).unwrap_or(Kind::Observation);
+                Ok((r.get(0)?, (kind, age, r.get(3)?)))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                let (kind, age_days, digest) = weighed.remove(&row.id)?;
+                Some(rank::Candidate {
+                    id: row.id,
+                    bm25: row.bm25,
+                    matched: row.matched,
+                    kind,
+                    age_days,
+                    digest,
+                })
+            })
+            .collect())
     }
 
     /// The projects a search of the project at `dir` (of every one: `None`) reads.

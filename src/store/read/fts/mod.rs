@@ -22,6 +22,7 @@ mod context;
 mod doclists;
 mod held;
 mod lengths;
+mod marks;
 mod merge;
 pub mod notes;
 mod page;
@@ -279,7 +280,6 @@ impl Index {
     /// The entry point of every search: the command, the MCP tool, the prompt hook's recall.
     pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
         let file = file_pattern(search);
-        let expression = &search.query.expression;
         // Ranking looks past bm25's order, but not at every row of a word in most of them.
         let wanted = search.offset.saturating_add(search.limit);
         let depth = wanted.saturating_mul(4).max(CANDIDATES);
@@ -314,7 +314,7 @@ impl Index {
             .skip(search.offset)
             .take(search.limit)
             .collect();
-        self.page(expression, &page)
+        self.page(&search.query, &page)
     }
 
     /// Whether any row matches the query of `search` within its filters, whatever its page:

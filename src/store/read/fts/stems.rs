@@ -11,8 +11,9 @@ use std::ptr;
 use anyhow::{Result, bail};
 use rusqlite::{Connection, ffi};
 
-/// What is called with each term and its byte range in the text.
-type Each<'a> = dyn FnMut(&str, usize, usize) + 'a;
+/// What is called with each term, its byte range in the text, and whether it is colocated with
+/// the term before (at its position: a compound word whole, a CJK pair).
+type Each<'a> = dyn FnMut(&str, usize, usize, bool) + 'a;
 
 /// The index's tokenizer, made once and run on any number of texts.
 pub struct Stemmer<'c> {
@@ -84,7 +85,7 @@ impl<'c> Stemmer<'c> {
         }
     }
 
-    /// Calls `each(term, start, end)` for each term of `text` (byte offsets into it), as the
+    /// Calls `each(term, start, end, colocated)` for each term of `text` (byte offsets into it), as the
     /// index makes them of a document, or of a query's words (`query`: a compound word's parts
     /// only, see `tokenizer`).
     pub fn each(&self, text: &str, query: bool, each: &mut Each) -> Result<()> {
@@ -124,7 +125,9 @@ impl<'c> Stemmer<'c> {
     /// The distinct terms of `text`, sorted.
     pub fn terms(&self, text: &str, query: bool) -> Result<Vec<String>> {
         let mut terms = Vec::new();
-        self.each(text, query, &mut |term, _, _| terms.push(term.to_string()))?;
+        self.each(text, query, &mut |term, _, _, _| {
+            terms.push(term.to_string())
+        })?;
         terms.sort_unstable();
         terms.dedup();
         Ok(terms)
@@ -143,7 +146,7 @@ impl Drop for Stemmer<'_> {
 /// The callback FTS5 calls with each term: hands it to the `Each` that `ctx` points at.
 unsafe extern "C" fn term(
     ctx: *mut c_void,
-    _flags: c_int,
+    flags: c_int,
     token: *const c_char,
     len: c_int,
     start: c_int,
@@ -157,7 +160,8 @@ unsafe extern "C" fn term(
             let each = &mut *ctx.cast::<&mut Each>();
             let bytes = std::slice::from_raw_parts(token.cast::<u8>(), len.max(0) as usize);
             if let Ok(term) = std::str::from_utf8(bytes) {
-                each(term, start.max(0) as usize, end.max(0) as usize);
+                let colocated = flags & ffi::FTS5_TOKEN_COLOCATED != 0;
+                each(term, start.max(0) as usize, end.max(0) as usize, colocated);
             }
         }
         ffi::SQLITE_OK
@@ -184,11 +188,23 @@ mod tests {
         );
         let mut places = Vec::new();
         stemmer
-            .each("the Ports", false, &mut |term, start, end| {
-                places.push((term.to_string(), start, end));
-            })
+            .each(
+                "the upsertSession",
+                false,
+                &mut |term, start, end, colocated| {
+                    places.push((term.to_string(), start, end, colocated));
+                },
+            )
             .unwrap();
-        assert_eq!(places, [("the".into(), 0, 3), ("port".into(), 4, 9)]);
+        assert_eq!(
+            places,
+            [
+                ("the".into(), 0, 3, false),
+                ("upsert".into(), 4, 10, false),
+                ("upsertsess".into(), 4, 17, true),
+                ("session".into(), 10, 17, false)
+            ]
+        );
     }
 
     /// What the index holds of a text is what the stemmer says of it: a word of a prompt

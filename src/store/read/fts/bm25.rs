@@ -71,8 +71,10 @@ pub fn take_counts() -> Option<Counts> {
 }
 
 /// What is computed once per query, as FTS5 keeps it: the average row's tokens, each phrase's
-/// IDF, and room for a row's columns' weights and frequencies.
+/// IDF, the rows' lengths when the index keeps them, and room for a row's columns' weights and
+/// frequencies.
 struct Query {
+    lengths: Option<Rc<Table>>,
     weights: Vec<f64>,
     avgdl: f64,
     idf: Vec<f64>,
@@ -134,7 +136,7 @@ pub(super) unsafe extern "C" fn bm25(
             MATCHED.with(|last| last.set(matched));
             let d = if n > columns {
                 ffi::sqlite3_value_double(*values.offset(columns as isize))
-            } else if let Some(d) = known_length(api, fts) {
+            } else if let Some(d) = known_length(api, fts, query.lengths.as_deref()) {
                 d
             } else {
                 let mut tokens: c_int = 0;
@@ -156,13 +158,14 @@ pub(super) unsafe extern "C" fn bm25(
 ///
 /// # Safety
 /// `api` and `fts` are what FTS5 handed the function, for the duration of its call.
-unsafe fn known_length(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context) -> Option<f64> {
+unsafe fn known_length(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    lengths: Option<&Table>,
+) -> Option<f64> {
     let row_id = api.xRowid?;
-    LENGTHS.with(|lengths| {
-        let lengths = lengths.borrow();
-        // SAFETY: the caller's promise.
-        lengths.as_ref()?.get(unsafe { row_id(fts) })
-    })
+    // SAFETY: the caller's promise.
+    lengths?.get(unsafe { row_id(fts) })
 }
 
 /// The query's data, computed at its first row (and its counts kept for [`take_counts`]),
@@ -226,6 +229,7 @@ unsafe fn query(
         }
         COUNTED.with(|counted| *counted.borrow_mut() = Some(Counts { rows, held }));
         let query = Box::into_raw(Box::new(Query {
+            lengths: LENGTHS.with(|lengths| lengths.borrow().clone()),
             weights: Vec::new(),
             avgdl: tokens as f64 / rows as f64,
             idf,

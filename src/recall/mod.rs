@@ -38,6 +38,8 @@ pub struct Recall {
     index: Option<Index>,
     /// Whether the index was caught up with the database in this command or call.
     current: bool,
+    /// Whether a server keeps this recall between its calls.
+    kept: bool,
 }
 
 impl Recall {
@@ -48,6 +50,7 @@ impl Recall {
             reader,
             index: None,
             current: false,
+            kept: false,
         }))
     }
 
@@ -68,6 +71,9 @@ impl Recall {
             self.current = false;
         }
         let index = self.index.as_ref().expect("the index was just opened");
+        if self.kept {
+            index.keep_lengths();
+        }
         if !self.current {
             // What is written from now on may come after the catch-up's last read.
             let began = std::time::SystemTime::now();
@@ -86,9 +92,11 @@ impl Recall {
     }
 
     /// A new call of a server that keeps this recall: the index is caught up again when next
-    /// asked for (what the hooks wrote since is found).
+    /// asked for (what the hooks wrote since is found), and keeps what it will be asked for
+    /// again (see [`Index::keep_lengths`]).
     pub fn next_call(&mut self) {
         self.current = false;
+        self.kept = true;
     }
 
     /// Brings the search index up to date again after this command changed the database (a

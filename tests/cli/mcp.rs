@@ -854,7 +854,7 @@ fn a_running_server_ranks_as_a_new_one_as_its_project_changes() {
     let ask = json!({"query": "gamma"});
     let fresh = |env: &Env| Server::initialized(env).text("search", ask.clone());
     let mut server = Server::initialized(&env);
-    // The second search of the project is the first to keep its lengths.
+    // From its second call on, the server keeps the lengths of the project it searches.
     for _ in 0..2 {
         assert_eq!(server.text("search", ask.clone()), fresh(&env));
     }

@@ -1,14 +1,15 @@
-//! Each document's length in tokens, kept in memory by an index that is searched again in the
-//! same projects (the MCP server's).
+//! Each document's length in tokens, kept in memory by an index that is searched again and again
+//! (the one an MCP server keeps between its calls).
 //!
 //! bm25 weighs a row by its length. A process that searches once reads it with the row it
 //! ranks (`docs.tokens`, a lookup of `docs` for each row that holds a word of the query): on
 //! 100,000 captures, a sixth of an MCP search of `cargo test`, whose words 9,000 rows of the
-//! project hold. An index asked about the same projects a second time keeps their documents'
-//! lengths, in id order, with the stamp of those projects (see `held.rs`). What its own
+//! project hold. An index told it will be searched again keeps the lengths of the documents of
+//! the projects it searches, in id order, with the stamp of those projects (see `held.rs`),
+//! read in one range scan (about what the lookups of one search of two common words cost, so
+//! not for a process that searches once or twice: a command, a hook). What its own
 //! catch-ups add and take out is applied to them; a change made by another process (a stamp
-//! that its own catch-ups do not account for) has them read again, one range scan, about what
-//! the lookups of one search of two common words cost.
+//! that its own catch-ups do not account for) has them read again.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -87,10 +88,10 @@ pub type Edit = (i64, Option<i64>);
 /// The edits kept at most between two searches; past them the lengths are read again.
 const EDITS: usize = 4096;
 
-/// The lengths one index keeps: of the range of its last search, when it was searched before.
+/// The lengths one index keeps: of the range of its last search, once it is told to.
 #[derive(Default)]
 pub struct Lengths {
-    last: Cell<Option<Range>>,
+    wanted: Cell<bool>,
     kept: RefCell<Option<(Range, Stamp, Rc<Table>)>>,
     /// What this index's catch-ups changed since the lengths were kept (`None`: more than
     /// [`EDITS`]).
@@ -98,12 +99,16 @@ pub struct Lengths {
 }
 
 impl Lengths {
-    /// The lengths of the documents of `range` in the index `conn`, when the search before this
-    /// one read the same range: kept, or read anew when its projects changed. `None` for a
-    /// range searched for the first time (it may be the only time: the search reads each
-    /// length with its row).
+    /// From now on, keeps the lengths of what is searched.
+    pub fn keep(&self) {
+        self.wanted.set(true);
+    }
+
+    /// The lengths of the documents of `range` in the index `conn`: kept, or read when its
+    /// projects changed or another range was searched last. `None` until [`Lengths::keep`]
+    /// (the search reads each length with its row).
     pub fn of(&self, conn: &Connection, range: Range) -> Result<Option<Rc<Table>>> {
-        if self.last.replace(Some(range)) != Some(range) {
+        if !self.wanted.get() {
             return Ok(None);
         }
         let now = stamp(conn, epoch(conn)?, range.projects.0, range.projects.1)?;
@@ -208,10 +213,11 @@ mod tests {
     }
 
     #[test]
-    fn kept_from_the_second_search_and_edited_as_the_catch_up_edits() {
+    fn kept_once_asked_and_edited_as_the_catch_up_edits() {
         let conn = index();
         let lengths = Lengths::default();
         assert!(lengths.of(&conn, RANGE).unwrap().is_none());
+        lengths.keep();
         let kept = lengths.of(&conn, RANGE).unwrap().unwrap();
         assert_eq!(all(&kept), [(8, 5), (16, 7), (24, 9)]);
 
@@ -230,7 +236,7 @@ mod tests {
     fn read_again_after_a_change_that_was_not_ours() {
         let conn = index();
         let lengths = Lengths::default();
-        lengths.of(&conn, RANGE).unwrap();
+        lengths.keep();
         lengths.of(&conn, RANGE).unwrap().unwrap();
         // Another process rewrites a document; our catch-up adds one.
         set(&conn, 8, Some(50));
@@ -241,21 +247,23 @@ mod tests {
     }
 
     #[test]
-    fn a_search_of_other_projects_between_forgets_nothing_it_should_not() {
+    fn a_search_of_other_projects_between_has_them_read_again() {
         let conn = index();
         let lengths = Lengths::default();
+        lengths.keep();
         let other = Range {
             ids: (1, 0),
             projects: (1, 1),
         };
-        lengths.of(&conn, RANGE).unwrap();
-        assert!(lengths.of(&conn, RANGE).unwrap().is_some());
-        assert!(lengths.of(&conn, other).unwrap().is_none());
-        // Back to the first range: a first search of it again.
-        assert!(lengths.of(&conn, RANGE).unwrap().is_none());
+        lengths.of(&conn, RANGE).unwrap().unwrap();
+        assert!(all(&lengths.of(&conn, other).unwrap().unwrap()).is_empty());
+        // Changed meanwhile, and not by our catch-up: what is read is as the index is now.
+        set(&conn, 16, Some(8));
+        lengths.edited(&[(16, Some(8))]);
+        set(&conn, 8, Some(6));
         assert_eq!(
             all(&lengths.of(&conn, RANGE).unwrap().unwrap()),
-            [(8, 5), (16, 7), (24, 9)]
+            [(8, 6), (16, 8), (24, 9)]
         );
     }
 }

@@ -274,6 +274,12 @@ impl Index {
         }
     }
 
+    /// Tells the index it will be searched again and again (by a server that keeps it): it
+    /// keeps the lengths of the documents it searches (see `lengths.rs`).
+    pub fn keep_lengths(&self) {
+        self.lengths.keep();
+    }
+
     /// Ranked results (see `rank.rs`): the best first, the same texts made one. One query
     /// in the index finds the rows that match and their bm25, the filters its columns; the
     /// best of them are ranked, and only the page of results is read whole and highlighted.

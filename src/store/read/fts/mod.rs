@@ -165,6 +165,42 @@ fn ids_of(scope: Scope) -> (i64, i64) {
     }
 }
 
+/// The values of a search's parameters, numbered as [`filters`] numbers them.
+struct Bound<'a> {
+    search: &'a Search,
+    file: Option<&'a str>,
+    kind: Option<&'static str>,
+    ids: (i64, i64),
+}
+
+impl<'a> Bound<'a> {
+    fn of(search: &'a Search, file: Option<&'a str>, scope: Scope) -> Bound<'a> {
+        Bound {
+            search,
+            file,
+            kind: search.kind.map(Kind::as_str),
+            ids: ids_of(scope),
+        }
+    }
+
+    fn values(&self) -> [&dyn rusqlite::ToSql; 11] {
+        let s = self.search;
+        [
+            &s.query.expression,
+            &s.project,
+            &s.session,
+            &s.since,
+            &s.until,
+            &s.tool,
+            &self.file,
+            &self.kind,
+            &s.sessions,
+            &self.ids.0,
+            &self.ids.1,
+        ]
+    }
+}
+
 /// The ids and project numbers of `scope`; `None` when it has no document.
 fn range_of(scope: Scope) -> Option<lengths::Range> {
     let projects = match scope {
@@ -334,24 +370,8 @@ impl Index {
               WHERE fts MATCH ?1 {})",
             filters(search, scope, file.is_some()).0
         ))?;
-        let query = &search.query;
-        let (first, last) = ids_of(scope);
-        Ok(stmt.query_row(
-            params![
-                query.expression,
-                search.project,
-                search.session,
-                search.since,
-                search.until,
-                search.tool,
-                file,
-                search.kind.map(Kind::as_str),
-                search.sessions,
-                first,
-                last,
-            ],
-            |r| r.get(0),
-        )?)
+        let bound = Bound::of(search, file.as_deref(), scope);
+        Ok(stmt.query_row(&bound.values()[..], |r| r.get(0))?)
     }
 
     /// The rows that match the query of `search` within its filters (`file` made a pattern),
@@ -380,27 +400,14 @@ impl Index {
                   WHERE fts MATCH ?1 {conditions}"
             ),
         };
-        let (first, last) = ids_of(scope);
-        let params = params![
-            query.expression,
-            search.project,
-            search.session,
-            search.since,
-            search.until,
-            search.tool,
-            file,
-            search.kind.map(Kind::as_str),
-            search.sessions,
-            first,
-            last,
-        ];
+        let bound = Bound::of(search, file, scope);
         // Which terms a row holds matters only when there are several.
         let several = query.phrases.len() > 1;
         let mut best = best::Best::new(depth);
         bm25::lengths(lengths);
         let read = (|| -> Result<()> {
             let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params)?;
+            let mut rows = stmt.query(&bound.values()[..])?;
             while let Some(r) = rows.next()? {
                 best.offer(best::Scored {
                     id: r.get(0)?,

@@ -385,6 +385,9 @@ impl Index {
     ) -> Result<Vec<rank::Candidate>> {
         let query = &search.query;
         let (conditions, on_docs) = filters(search, scope, file.is_some());
+        // The kept lengths' stamp and the query read one state of the index: a row rewritten
+        // by another process's catch-up between them would be scored with its old length.
+        let snapshot = self.conn.unchecked_transaction()?;
         let lengths = match range_of(scope) {
             Some(range) if !on_docs => self.lengths.of(&self.conn, range)?,
             _ => None,
@@ -419,6 +422,7 @@ impl Index {
         })();
         bm25::lengths(None);
         read?;
+        snapshot.commit()?;
         self.weighed(best.into_sorted())
     }
 

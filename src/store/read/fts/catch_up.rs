@@ -25,6 +25,9 @@ use crate::store::rows::{Kind, handle};
 use crate::store::sql::TOMBSTONES_SINCE;
 
 /// Documents added and taken out in a batch, by project number.
+/// How long a catch-up that deleted anything tries to empty the WAL while other readers hold it.
+const DELETED_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What a batch changed: how many documents of each project (by number), and each document
 /// added (its id and length) or taken out (its id), in order (see `lengths.rs`).
 #[derive(Default)]
@@ -130,7 +133,7 @@ impl Index {
     pub fn catch_up(&self, main: &Reader, progress: Progress) -> Result<u64> {
         let tombstones = main.schema_version() >= TOMBSTONES_SINCE;
         // What a new index replaced was dropped with its pages zeroed; the WAL still has them.
-        let mut deleted = self.follow(main, tombstones)?;
+        let (mut deleted, unseen) = self.follow(main, tombstones)?;
         let mut total = 0;
         for source in SOURCES {
             let last: i64 = main
@@ -144,8 +147,10 @@ impl Index {
             total += (last - mark(&self.conn, source.table)?).max(0) as u64;
         }
         let mut done = 0u64;
-        loop {
-            let (rows, more, removed, edits) =
+        // Nothing new: no batch, whose write lock another reader catching up would wait for.
+        let mut more = total > 0 || unseen;
+        while more {
+            let (rows, again, removed, edits) =
                 self.in_write(|conn| batch(conn, main, tombstones))?;
             self.lengths.edited(&edits);
             done += rows;
@@ -153,14 +158,14 @@ impl Index {
             if total > 0 {
                 progress(done.min(total), total);
             }
-            if !more {
-                break;
-            }
+            more = again;
         }
         if deleted {
-            // The WAL holds copies of the pages as they were; nothing deleted may stay there.
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            // The WAL holds copies of the pages as they were, and the file holds them until a
+            // checkpoint copies the new ones over: nothing deleted may stay. Another reader of
+            // the index (a server's search, a maintenance process's catch-up) holds one back
+            // for a moment: it is tried again for that long.
+            super::truncate_wal(&self.conn, DELETED_WAIT);
         }
         Ok(done)
     }
@@ -168,8 +173,9 @@ impl Index {
     /// Starts over when the index was built from another database (replaced, restored, or
     /// still at schema v1 then), when tombstones it has not seen were pruned, or when so many
     /// rows were deleted (a forgotten project, sessions pruned) that indexing anew costs less
-    /// than taking each out. Returns whether it started over.
-    fn follow(&self, main: &Reader, tombstones: bool) -> Result<bool> {
+    /// than taking each out. Returns whether it started over, and whether the database has
+    /// tombstones the index has not seen.
+    fn follow(&self, main: &Reader, tombstones: bool) -> Result<(bool, bool)> {
         let store_id = main.store_id()?;
         let newest: i64 = if tombstones {
             main.conn()
@@ -179,7 +185,8 @@ impl Index {
         } else {
             0
         };
-        self.in_write(|conn| {
+        // Whether to start over, and whether tombstones are not seen yet, as `conn` reads it.
+        let decide = |conn: &Connection| -> Result<(bool, bool)> {
             let built_for: Option<String> = conn
                 .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
                     r.get(0)
@@ -203,11 +210,21 @@ impl Index {
             };
             let again =
                 built_for.as_deref() != Some(store_id.as_deref().unwrap_or("")) || missed || many;
+            Ok((again, newest > seen))
+        };
+        // Read first: the write lock, which another reader catching up holds, only to start
+        // over, deciding again under it.
+        let (again, unseen) = decide(&self.conn)?;
+        if !again {
+            return Ok((false, unseen));
+        }
+        self.in_write(|conn| {
+            let (again, unseen) = decide(conn)?;
             if again {
                 // A new index has nothing to delete: it starts after the newest tombstone.
                 create(conn, store_id.as_deref(), newest)?;
             }
-            Ok(again)
+            Ok((again, !again && unseen))
         })
     }
 }

@@ -173,16 +173,19 @@ fn team_notes(store: &Store, config: &Config, project: &str, resumed: bool) -> V
     let Some(dir) = team::read::folder(std::path::Path::new(project)) else {
         return Vec::new();
     };
+    // The digest's order is what no file's author chooses (when this machine first saw each
+    // note). Until one is made, none is listed: any other order a hook can afford is the
+    // files' names, which are their authors' to choose (a clone's first session start). Read
+    // before a new one is asked for: the start lists what the digest held when it began, not
+    // whatever the process making a new one has written by the time it looks.
+    let order = team::digest::order(config, project);
     // The notes are listed in their digest's order, and per-prompt recall weighs them by it:
     // made, when it is missing or stale, by a process of its own, most often before the
     // session's first prompt.
     if team::digest::stale(config, project, &dir) {
         crate::detach::team_digest(config, project);
     }
-    // The digest's order is what no file's author chooses (when this machine first saw each
-    // note). Until one is made, none is listed: any other order a hook can afford is the
-    // files' names, which are their authors' to choose (a clone's first session start).
-    let Some(paths) = team::digest::order(config, project) else {
+    let Some(paths) = order else {
         return Vec::new();
     };
     let log = crate::log::Log::new(config, "context");

@@ -1679,22 +1679,3 @@ fn a_turn_two_after_the_one_that_asks_is_read_with_it() {
         "the beach two turns after the puppy above the shorter beach of another"
     );
 }
-
-/// Another reader catching the index up holds its write lock for as long as that takes (the
-/// first build of 100,000 captures: seconds). A search with nothing new to catch up reads the
-/// index as it is, so it answers at once rather than after that reader.
-#[test]
-fn a_search_with_nothing_new_does_not_wait_for_another_readers_catch_up() {
-    let env = Env::new();
-    shop(&env);
-    env.wait_for_maintenance();
-    let first = found(&env, &["locked"]);
-    assert!(!first.is_empty());
-    let holder = rusqlite::Connection::open(env.data_dir.join("memory-index.db")).unwrap();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let started = std::time::Instant::now();
-    assert_eq!(found(&env, &["locked"]), first);
-    // Waiting, it would have waited up to the two minutes a catch-up may take.
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    holder.execute_batch("ROLLBACK").unwrap();
-}

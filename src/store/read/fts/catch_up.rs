@@ -133,7 +133,7 @@ impl Index {
     pub fn catch_up(&self, main: &Reader, progress: Progress) -> Result<u64> {
         let tombstones = main.schema_version() >= TOMBSTONES_SINCE;
         // What a new index replaced was dropped with its pages zeroed; the WAL still has them.
-        let (mut deleted, unseen) = self.follow(main, tombstones)?;
+        let mut deleted = self.follow(main, tombstones)?;
         let mut total = 0;
         for source in SOURCES {
             let last: i64 = main
@@ -147,10 +147,8 @@ impl Index {
             total += (last - mark(&self.conn, source.table)?).max(0) as u64;
         }
         let mut done = 0u64;
-        // Nothing new: no batch, whose write lock another reader catching up would wait for.
-        let mut more = total > 0 || unseen;
-        while more {
-            let (rows, again, removed, edits) =
+        loop {
+            let (rows, more, removed, edits) =
                 self.in_write(|conn| batch(conn, main, tombstones))?;
             self.lengths.edited(&edits);
             done += rows;
@@ -158,7 +156,9 @@ impl Index {
             if total > 0 {
                 progress(done.min(total), total);
             }
-            more = again;
+            if !more {
+                break;
+            }
         }
         if deleted {
             // The WAL holds copies of the pages as they were, and the file holds them until a
@@ -173,9 +173,8 @@ impl Index {
     /// Starts over when the index was built from another database (replaced, restored, or
     /// still at schema v1 then), when tombstones it has not seen were pruned, or when so many
     /// rows were deleted (a forgotten project, sessions pruned) that indexing anew costs less
-    /// than taking each out. Returns whether it started over, and whether the database has
-    /// tombstones the index has not seen.
-    fn follow(&self, main: &Reader, tombstones: bool) -> Result<(bool, bool)> {
+    /// than taking each out. Returns whether it started over.
+    fn follow(&self, main: &Reader, tombstones: bool) -> Result<bool> {
         let store_id = main.store_id()?;
         let newest: i64 = if tombstones {
             main.conn()
@@ -185,8 +184,7 @@ impl Index {
         } else {
             0
         };
-        // Whether to start over, and whether tombstones are not seen yet, as `conn` reads it.
-        let decide = |conn: &Connection| -> Result<(bool, bool)> {
+        self.in_write(|conn| {
             let built_for: Option<String> = conn
                 .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
                     r.get(0)
@@ -210,21 +208,11 @@ impl Index {
             };
             let again =
                 built_for.as_deref() != Some(store_id.as_deref().unwrap_or("")) || missed || many;
-            Ok((again, newest > seen))
-        };
-        // Read first: the write lock, which another reader catching up holds, only to start
-        // over, deciding again under it.
-        let (again, unseen) = decide(&self.conn)?;
-        if !again {
-            return Ok((false, unseen));
-        }
-        self.in_write(|conn| {
-            let (again, unseen) = decide(conn)?;
             if again {
                 // A new index has nothing to delete: it starts after the newest tombstone.
                 create(conn, store_id.as_deref(), newest)?;
             }
-            Ok((again, !again && unseen))
+            Ok(again)
         })
     }
 }

@@ -279,25 +279,18 @@ impl Index {
             held: held::Held::default(),
             lengths: lengths::Lengths::default(),
         };
-        let ours = |conn: &Connection| -> Result<bool> {
+        index.in_write(|conn| {
             let (format, app_id): (i64, i64) = conn.query_row(
                 "SELECT (SELECT user_version FROM pragma_user_version),
                         (SELECT application_id FROM pragma_application_id)",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
-            Ok(format == FORMAT && app_id == APPLICATION_ID)
-        };
-        // Read first: the write lock, which another reader catching up holds, only to make the
-        // file anew, deciding again under it.
-        if !ours(&index.conn)? {
-            index.in_write(|conn| {
-                if !ours(conn)? {
-                    create(conn, None, 0)?;
-                }
-                Ok(())
-            })?;
-        }
+            if format != FORMAT || app_id != APPLICATION_ID {
+                create(conn, None, 0)?;
+            }
+            Ok(())
+        })?;
         Ok(index)
     }
 

@@ -19,6 +19,7 @@ use anyhow::Result;
 use rusqlite::Connection;
 
 use super::held::{Stamp, epoch, stamp};
+use super::schema::PROJECT_SHIFT;
 
 /// The lengths of the documents of a range of ids, by id.
 pub struct Table {
@@ -74,13 +75,8 @@ fn length(tokens: i64) -> u32 {
     u32::try_from(tokens).unwrap_or(u32::MAX)
 }
 
-/// Which projects a search reads: its first and last document ids, and its first and last
-/// project numbers.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Range {
-    pub ids: (i64, i64),
-    pub projects: (i64, i64),
-}
+/// The first and last document ids a search reads (see `schema::PROJECT_SHIFT`).
+pub type Range = (i64, i64);
 
 /// A document a catch-up added (its id and length) or took out (its id alone).
 pub type Edit = (i64, Option<i64>);
@@ -111,7 +107,17 @@ impl Lengths {
         if !self.wanted.get() {
             return Ok(None);
         }
-        let now = stamp(conn, epoch(conn)?, range.projects.0, range.projects.1)?;
+        let (first, last) = range;
+        if first > last {
+            return Ok(None);
+        }
+        // The projects of the range: its ids' high bits.
+        let now = stamp(
+            conn,
+            epoch(conn)?,
+            first >> PROJECT_SHIFT,
+            last >> PROJECT_SHIFT,
+        )?;
         let edits = self.edits.replace(Some(Vec::new()));
         let mut kept = self.kept.borrow_mut();
         if let Some((was, stamped, table)) = kept.as_mut()
@@ -119,9 +125,11 @@ impl Lengths {
             && stamped.0 == now.0
         {
             let ours = edits.map(|edits| {
-                let ids = range.ids.0..=range.ids.1;
-                let ours: Vec<Edit> = edits.into_iter().filter(|e| ids.contains(&e.0)).collect();
-                ours
+                let ids = first..=last;
+                edits
+                    .into_iter()
+                    .filter(|e| ids.contains(&e.0))
+                    .collect::<Vec<_>>()
             });
             // Whether every change to these projects since was one of ours.
             if let Some(ours) = ours.filter(|ours| stamped.1 + ours.len() as i64 == now.1) {
@@ -134,7 +142,7 @@ impl Lengths {
         }
         // The table of another range goes first: one is kept at a time.
         *kept = None;
-        let table = Rc::new(read(conn, range.ids)?);
+        let table = Rc::new(read(conn, range)?);
         *kept = Some((range, now, Rc::clone(&table)));
         Ok(Some(table))
     }
@@ -170,10 +178,7 @@ mod tests {
     use super::*;
     use crate::store::read::fts::{create, rank, tokenizer};
 
-    const RANGE: Range = Range {
-        ids: (0, i64::MAX),
-        projects: (0, crate::store::read::fts::schema::LAST_PROJECT),
-    };
+    const RANGE: Range = (0, i64::MAX);
 
     fn index() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
@@ -229,7 +234,7 @@ mod tests {
         lengths.edited(&edits);
         let edited = lengths.of(&conn, RANGE).unwrap().unwrap();
         assert_eq!(all(&edited), [(4, 3), (8, 5), (16, 70), (32, 1)]);
-        assert_eq!(all(&edited), all(&read(&conn, RANGE.ids).unwrap()));
+        assert_eq!(all(&edited), all(&read(&conn, RANGE).unwrap()));
     }
 
     #[test]
@@ -251,10 +256,7 @@ mod tests {
         let conn = index();
         let lengths = Lengths::default();
         lengths.keep();
-        let other = Range {
-            ids: (1, 0),
-            projects: (1, 1),
-        };
+        let other: Range = (1 << PROJECT_SHIFT, (2 << PROJECT_SHIFT) - 1);
         lengths.of(&conn, RANGE).unwrap().unwrap();
         assert!(all(&lengths.of(&conn, other).unwrap().unwrap()).is_empty());
         // Changed meanwhile, and not by our catch-up: what is read is as the index is now.

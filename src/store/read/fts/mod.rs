@@ -106,8 +106,8 @@ pub struct Index {
     conn: Connection,
     /// How many rows hold the phrases searched for, kept between searches (see `held.rs`).
     held: held::Held,
-    /// The lengths of the documents searched before, kept for the next search of them (see
-    /// `lengths.rs`).
+    /// The lengths of the documents searched, kept once the index is told it will be searched
+    /// again (see `lengths.rs`).
     lengths: lengths::Lengths,
 }
 
@@ -199,19 +199,6 @@ impl<'a> Bound<'a> {
             &self.ids.1,
         ]
     }
-}
-
-/// The ids and project numbers of `scope`; `None` when it has no document.
-fn range_of(scope: Scope) -> Option<lengths::Range> {
-    let projects = match scope {
-        Scope::One(n) => (n, n),
-        Scope::All => (0, schema::LAST_PROJECT),
-        Scope::Unknown => return None,
-    };
-    Some(lengths::Range {
-        ids: ids_of(scope),
-        projects,
-    })
 }
 
 /// The file filter of `search` as the pattern its items' files hold: a whole path, or a path's
@@ -388,9 +375,9 @@ impl Index {
         // The kept lengths' stamp and the query read one state of the index: a row rewritten
         // by another process's catch-up between them would be scored with its old length.
         let snapshot = self.conn.unchecked_transaction()?;
-        let lengths = match range_of(scope) {
-            Some(range) if !on_docs => self.lengths.of(&self.conn, range)?,
-            _ => None,
+        let lengths = match on_docs {
+            false => self.lengths.of(&self.conn, ids_of(scope))?,
+            true => None,
         };
         let sql = match lengths {
             Some(_) => format!(

@@ -36,6 +36,7 @@ use crate::store::{
     recent_sessions, started_at,
 };
 use crate::team::{self, Note, NoteKind};
+use crate::text::find;
 
 const EVENT: &str = "SessionStart";
 /// The wrapper of what is handed to Claude: the capture hooks never store what is inside it.
@@ -619,9 +620,7 @@ pub(super) fn sealed(text: &str) -> Cow<'_, str> {
         rest.get(..NAME.len())
             .is_some_and(|name| name.eq_ignore_ascii_case(NAME))
     };
-    let tags: Vec<usize> = memchr::memchr_iter(b'<', bytes)
-        .filter(|&at| opens(at))
-        .collect();
+    let tags: Vec<usize> = find::bytes(b'<', bytes).filter(|&at| opens(at)).collect();
     if tags.is_empty() {
         return Cow::Borrowed(text);
     }

@@ -22,6 +22,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use serde_json::{Map, Value, json};
 
+use crate::text::find;
 use rpc::Incoming;
 use version::Era;
 
@@ -269,7 +270,7 @@ fn read_line(input: &mut impl BufRead, max: usize) -> io::Result<Option<Line>> {
                 (false, false) => Some(Line::Text(line)),
             });
         }
-        let (chunk, done) = match memchr::memchr(b'\n', buffer) {
+        let (chunk, done) = match find::byte(b'\n', buffer) {
             Some(end) => (&buffer[..end], end + 1),
             None => (buffer, buffer.len()),
         };

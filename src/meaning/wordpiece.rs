@@ -4,6 +4,8 @@
 //! the vocabulary holds, the pieces after the first written `##…`. A word the pieces cannot
 //! spell is the unknown token, as in BERT.
 
+use crate::text::find;
+
 /// Longer words are the unknown token (BERT's `max_input_chars_per_word`).
 const LONGEST_WORD: usize = 100;
 
@@ -21,7 +23,7 @@ impl Vocabulary {
     pub fn new(lines: &'static str, order: &'static [u8]) -> Vocabulary {
         let mut pieces = Vec::with_capacity(order.len() / 2);
         let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', lines.as_bytes()) {
+        for end in find::bytes(b'\n', lines.as_bytes()) {
             pieces.push(&lines[start..end]);
             start = end + 1;
         }

@@ -15,6 +15,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::text::find;
+
 /// What to do with each value of a document, called in document order. Implemented by each
 /// filter (private tags, and later secret redaction) that shares the one walk. The key of an
 /// object's value is the string handed over just before it, with `key` set.
@@ -401,7 +403,10 @@ fn read_string(json: &str, at: usize) -> Result<(usize, Cow<'_, str>), Invalid> 
     let mut decoded: Option<String> = None;
     let mut from = at + 1;
     loop {
-        let stop = from + memchr::memchr2(b'"', b'\\', &bytes[from..]).ok_or(Invalid(at))?;
+        let stop = from
+            + find::either(b'"', b'\\', &bytes[from..])
+                .next()
+                .ok_or(Invalid(at))?;
         if bytes[stop] == b'"' {
             let text = match decoded {
                 None => Cow::Borrowed(&json[from..stop]),

@@ -30,6 +30,7 @@ pub use ours::{SERVER_NAME, is_our_tool};
 
 use std::borrow::Cow;
 
+use crate::text::find;
 use lean::{Lean, Shape, Text};
 use secrets::Redactor;
 
@@ -186,10 +187,8 @@ fn might_hold_tag(json: &str, keep: usize) -> bool {
     let bytes = json.as_bytes();
     let within = |at: &usize| *at <= keep;
     // SIMD searches: a byte-by-byte walk was 14% of a 5 MB capture.
-    let literal = memchr::memchr_iter(b'<', bytes)
-        .take_while(within)
-        .map(|i| i + 1);
-    let escaped = memchr::memmem::find_iter(bytes, b"\\u003")
+    let literal = find::bytes(b'<', bytes).take_while(within).map(|i| i + 1);
+    let escaped = find::subs(bytes, b"\\u003")
         .take_while(within)
         .filter(|i| matches!(bytes.get(i + 5), Some(b'c' | b'C')))
         .map(|i| i + 6);

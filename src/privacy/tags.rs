@@ -4,6 +4,8 @@
 //! the same document (the next string of a JSON document) starts inside it. Scans are linear
 //! whatever the input: each `<` is looked at once.
 
+use crate::text::find;
+
 /// An element left open at the end of a text: its name and how deeply it is nested in itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Open {
@@ -28,7 +30,7 @@ pub fn strip(text: &str, names: &[&'static str], open: &mut Option<Open>) -> Opt
         }
     }
     let mut at = kept_from;
-    while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
+    while let Some(offset) = find::byte(b'<', &bytes[at..]) {
         let pos = at + offset;
         let Some((name, open_len)) = names
             .iter()
@@ -84,7 +86,7 @@ fn close_tag(bytes: &[u8], pos: usize, name: &str) -> Option<usize> {
 fn close_of(bytes: &[u8], from: usize, element: Open) -> Result<usize, Open> {
     let Open { name, mut depth } = element;
     let mut at = from;
-    while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
+    while let Some(offset) = find::byte(b'<', &bytes[at..]) {
         let pos = at + offset;
         if let Some(len) = close_tag(bytes, pos, name) {
             depth -= 1;

@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::text::find;
+
 /// The phrases, one a string: words separated by spaces, alternatives by `|`, an optional
 /// word in brackets (never the first). Words are lower case, apostrophes dropped (`dont`), and
 /// `:` is a word.
@@ -98,13 +100,13 @@ pub fn to_an_ai(text: &str) -> bool {
 
 fn tag(text: &str) -> bool {
     let bytes = text.as_bytes();
-    memchr::memchr2_iter(b'<', b'[', bytes)
+    find::either(b'<', b'[', bytes)
         .any(|at| TAGS.iter().any(|t| bytes[at..].starts_with(t.as_bytes())))
 }
 
 fn turn(text: &str) -> bool {
     // Most texts name no turn at all: one fast search each before a walk through the lines.
-    let named = |t: &&str| memchr::memmem::find(text.as_bytes(), t.as_bytes()).is_some();
+    let named = |t: &&str| find::sub(text.as_bytes(), t.as_bytes()).is_some();
     TURNS.iter().any(named)
         && text.lines().any(|line| {
             let line = line.trim_start_matches(|c: char| c.is_whitespace() || c == '>' || c == '"');

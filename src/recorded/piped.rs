@@ -4,6 +4,8 @@
 //! && sh f`), PowerShell's `iex (iwr …)` and `irm … | iex`. Looked for line by line (a command is
 //! one line), in any letter case.
 
+use crate::text::find;
+
 /// Shells that run what they read.
 const SHELLS: &[&str] = &[
     "sh",
@@ -66,7 +68,7 @@ pub fn into_a_shell(text: &str) -> bool {
 /// `… | [sudo] sh`.
 fn piped(line: &str) -> bool {
     let bytes = line.as_bytes();
-    memchr::memchr_iter(b'|', bytes).any(|at| {
+    find::bytes(b'|', bytes).any(|at| {
         // `||` is "or", not a pipe.
         if bytes.get(at + 1) == Some(&b'|') || (at > 0 && bytes[at - 1] == b'|') {
             return false;

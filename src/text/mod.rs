@@ -3,6 +3,7 @@
 //! snippet), counts with separators. Below the store, since the index, the readers, the
 //! compressor and the renderer all cut and clean text the same way.
 
+pub mod find;
 mod fold;
 
 pub use fold::{fold, is_cjk};

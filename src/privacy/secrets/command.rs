@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use super::names::{Class, looks_secret};
 use super::tokens::{Step, run_end};
+use crate::text::find;
 
 /// How far back a line is read for the command a flag belongs to.
 const REACH: usize = 512;
@@ -16,7 +17,7 @@ const REACH: usize = 512;
 /// The line before `at`: from its start (or `floor`, or `REACH` bytes back) to `at`.
 fn line_before(bytes: &[u8], at: usize, floor: usize) -> &[u8] {
     let from = floor.max(at.saturating_sub(REACH)).min(at);
-    let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+    let start = find::byte_back(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
     &bytes[start..at]
 }
 
@@ -25,7 +26,7 @@ fn runs(bytes: &[u8], at: usize, floor: usize, commands: &[&str]) -> bool {
     let line = line_before(bytes, at, floor);
     commands
         .iter()
-        .any(|c| memchr::memmem::find(line, c.as_bytes()).is_some())
+        .any(|c| find::sub(line, c.as_bytes()).is_some())
 }
 
 /// A value given on a command line from `from`: quoted (`'…'`, `"…"`) or up to a space.
@@ -33,7 +34,7 @@ fn argument(bytes: &[u8], from: usize) -> Range<usize> {
     let limit = bytes.len().min(from + 1024);
     match bytes.get(from) {
         Some(&q @ (b'\'' | b'"')) => {
-            let close = memchr::memchr(q, &bytes[from + 1..limit]).map_or(limit, |i| from + 1 + i);
+            let close = find::byte(q, &bytes[from + 1..limit]).map_or(limit, |i| from + 1 + i);
             from + 1..close
         }
         _ => {
@@ -89,7 +90,7 @@ pub fn password(anchor: &str, bytes: &[u8], at: usize, floor: usize) -> Step {
                 _ => return miss,
             };
             let value = argument(bytes, from);
-            let Some(colon) = memchr::memchr(b':', &bytes[value.clone()]) else {
+            let Some(colon) = find::byte(b':', &bytes[value.clone()]) else {
                 return miss;
             };
             if !runs(bytes, at, floor, &["curl"]) {
@@ -198,7 +199,7 @@ pub fn base64_pipe(bytes: &[u8], at: usize, body: usize, floor: usize) -> Step {
 /// Where the line that goes on at `from` ends (or `REACH` bytes on).
 fn line_end(bytes: &[u8], from: usize) -> usize {
     let limit = bytes.len().min(from + REACH);
-    memchr::memchr(b'\n', &bytes[from..limit]).map_or(limit, |i| from + i)
+    find::byte(b'\n', &bytes[from..limit]).map_or(limit, |i| from + i)
 }
 
 /// `line[..end]` without its trailing spaces: where they start.
@@ -212,7 +213,7 @@ fn trim_end(line: &[u8], end: usize) -> usize {
 /// The inside of the quoted literal that ends `line[..end]`, if it ends with a quote.
 fn quoted_before(line: &[u8], end: usize) -> Option<Range<usize>> {
     let quote = *line[..end].last().filter(|&&b| b == b'\'' || b == b'"')?;
-    let open = memchr::memrchr(quote, &line[..end - 1])?;
+    let open = find::byte_back(quote, &line[..end - 1])?;
     Some(open + 1..end - 1)
 }
 
@@ -230,7 +231,7 @@ pub fn pgpass(bytes: &[u8], at: usize, floor: usize) -> Step {
         return miss;
     }
     let limit = bytes.len().min(at + REACH);
-    let end = memchr::memchr(b'\n', &bytes[at..limit]).map_or(limit, |i| at + i);
+    let end = find::byte(b'\n', &bytes[at..limit]).map_or(limit, |i| at + i);
     let end = if end > at && bytes[end - 1] == b'\r' {
         end - 1
     } else {

@@ -9,6 +9,8 @@
 
 use std::ops::Range;
 
+use crate::text::find;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Text(String),
@@ -58,7 +60,7 @@ impl Pattern {
     /// Whether `bytes` hold the plain start of the pattern: a pre-check that may say yes
     /// where the pattern does not match.
     pub fn lead_in(&self, bytes: &[u8]) -> bool {
-        memchr::memmem::find(bytes, self.lead.as_bytes()).is_some()
+        find::sub(bytes, self.lead.as_bytes()).is_some()
     }
 
     /// Every match in `text`, in order, not overlapping.
@@ -66,7 +68,7 @@ impl Pattern {
         let bytes = text.as_bytes();
         let mut found = Vec::new();
         let mut from = 0;
-        while let Some(i) = memchr::memmem::find(&bytes[from..], self.lead.as_bytes()) {
+        while let Some(i) = find::sub(&bytes[from..], self.lead.as_bytes()) {
             let start = from + i;
             match self.rest_matches(bytes, start + self.lead.len()) {
                 Some(end) => {

@@ -29,6 +29,7 @@ use std::ops::Range;
 pub use extra::{Pattern, parse_list};
 pub use files::is_secret_file;
 
+use crate::text::find;
 use tokens::Hit;
 
 /// What replaces the content of a file that is a secret by its name.
@@ -146,13 +147,13 @@ impl Redactor {
 /// Whether JSON text writes a printable ASCII character as an escape (`\u0041`, `\/`), which
 /// Claude Code never does but which could hide an anchor from a search of the text as written.
 fn hides_by_escape(bytes: &[u8]) -> bool {
-    memchr::memmem::find_iter(bytes, b"\\u00").any(|at| {
+    find::subs(bytes, b"\\u00").any(|at| {
         let hex = bytes
             .get(at + 4..at + 6)
             .and_then(|h| std::str::from_utf8(h).ok());
         hex.and_then(|h| u8::from_str_radix(h, 16).ok())
             .is_some_and(|b| (0x20..0x7f).contains(&b))
-    }) || memchr::memmem::find(bytes, b"\\/").is_some()
+    }) || find::sub(bytes, b"\\/").is_some()
 }
 
 fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {

@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use super::prose;
 use super::tokens::{self, Step, run_end};
+use crate::text::find;
 
 /// How much a value must look like a secret to be taken for one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +133,7 @@ fn plain_on_its_line(bytes: &[u8], name: &str, value: &Range<usize>) -> bool {
 /// `configure set` (`aws configure set aws_secret_access_key …`).
 fn spaced(bytes: &[u8], start: usize, name: &str) -> bool {
     let before = &bytes[start.saturating_sub(MAX_NAME)..start];
-    let has = |w: &[u8]| memchr::memmem::find(before, w).is_some();
+    let has = |w: &[u8]| find::sub(before, w).is_some();
     before.ends_with(b"configure set ")
         || ((name == "password" || name == "passwd")
             && (has(b"login ") || has(b"machine ") || has(b"default ")))
@@ -199,7 +200,7 @@ fn assigned_value(bytes: &[u8], end: usize, flag: bool) -> Option<(Range<usize>,
 /// `<password>value</password>`.
 fn xml_value(bytes: &[u8], from: usize) -> Option<(Range<usize>, bool)> {
     let limit = boundary_before(bytes, from + MAX_VALUE);
-    let close = memchr::memchr(b'<', &bytes[from..limit])?;
+    let close = find::byte(b'<', &bytes[from..limit])?;
     Some((from..from + close, true))
 }
 

@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use super::names::{Class, looks_secret};
 use super::tokens::run_end;
+use crate::text::find;
 
 /// How far after the name a sentence is read for its value.
 const REACH: usize = 160;
@@ -34,7 +35,7 @@ pub fn password(bytes: &[u8], start: usize, end: usize) -> Option<Range<usize>> 
         return None;
     }
     let limit = bytes.len().min(end + REACH);
-    let line = &bytes[..memchr::memchr(b'\n', &bytes[end..limit]).map_or(limit, |i| end + i)];
+    let line = &bytes[..find::byte(b'\n', &bytes[end..limit]).map_or(limit, |i| end + i)];
     let from = if one_of(word_before(bytes, start), HANDS) {
         end
     } else {
@@ -58,7 +59,7 @@ pub fn password(bytes: &[u8], start: usize, end: usize) -> Option<Range<usize>> 
 fn value(line: &[u8], from: usize) -> Option<Range<usize>> {
     let at = run_end(line, from, |b| b == b' ' || b == b'\t');
     if let Some(&quote @ (b'"' | b'\'' | b'`')) = line.get(at) {
-        let close = memchr::memchr(quote, &line[at + 1..])? + at + 1;
+        let close = find::byte(quote, &line[at + 1..])? + at + 1;
         let text = std::str::from_utf8(&line[at + 1..close]).ok()?;
         return looks_secret(text, Class::Strong, true).then_some(at + 1..close);
     }

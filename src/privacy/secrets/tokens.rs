@@ -7,6 +7,7 @@ use std::ops::Range;
 use super::anchors::{Anchor, Rule};
 use super::command;
 use super::names::{self, Class};
+use crate::text::find;
 
 /// A secret found: the bytes to replace, and the rule's name for the marker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,7 +247,7 @@ fn telegram_url(bytes: &[u8], id: usize) -> Step {
 fn discord_webhook(bytes: &[u8], at: usize, body: usize, floor: usize) -> Step {
     let miss = Step::miss(body);
     let host = &bytes[floor.max(at.saturating_sub(32))..at];
-    if memchr::memmem::find(host, b"discord").is_none() {
+    if find::sub(host, b"discord").is_none() {
         return miss;
     }
     let id = run_end(bytes, body, |b| b.is_ascii_digit());
@@ -348,7 +349,7 @@ const TERMINAL: usize = 80;
 /// back cheaply).
 fn wraps(bytes: &[u8], at: usize) -> bool {
     let from = at.saturating_sub(4 * TERMINAL);
-    let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+    let start = find::byte_back(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
     matches!(bytes.get(at), Some(b'\n' | b'\r')) && at - start >= TERMINAL
 }
 
@@ -378,8 +379,8 @@ pub fn placeholder(token: &[u8]) -> bool {
     let repeated = token
         .windows(8)
         .any(|w| w.iter().all(|&b| b == w[0] && matches!(b, b'x' | b'X')));
-    memchr::memmem::find(token, b"EXAMPLE").is_some()
-        || memchr::memmem::find(token, b"example").is_some()
+    find::sub(token, b"EXAMPLE").is_some()
+        || find::sub(token, b"example").is_some()
         || repeated
         || DOCUMENTED.contains(&token)
 }
@@ -445,8 +446,8 @@ fn jwt(bytes: &[u8], at: usize) -> Step {
 /// keyword ending at `keyword`, when it is a private key's.
 fn key_line(bytes: &[u8], keyword: usize) -> Option<usize> {
     let rest = &bytes[keyword..bytes.len().min(keyword + 100)];
-    let close = memchr::memmem::find(rest, b"-----")?;
-    memchr::memmem::find(&rest[..close], b"PRIVATE KEY")?;
+    let close = find::sub(rest, b"-----")?;
+    find::sub(&rest[..close], b"PRIVATE KEY")?;
     Some(keyword + close + 5)
 }
 
@@ -457,7 +458,7 @@ fn private_key(bytes: &[u8], at: usize) -> Step {
     let Some(line_end) = key_line(bytes, begin) else {
         return Step::miss(begin);
     };
-    let end = memchr::memmem::find(&bytes[line_end..], b"-----END")
+    let end = find::sub(&bytes[line_end..], b"-----END")
         .and_then(|i| key_line(bytes, line_end + i + "-----END".len()))
         .unwrap_or(bytes.len());
     Step::hit(at..end, "private-key")
@@ -493,10 +494,10 @@ fn url_password(bytes: &[u8], at: usize) -> Step {
         .iter()
         .position(|b| b.is_ascii_whitespace() || b"/?#\"'<>\\`".contains(b))
         .unwrap_or(authority.len());
-    let Some(at_sign) = memchr::memrchr(b'@', &authority[..len]) else {
+    let Some(at_sign) = find::byte_back(b'@', &authority[..len]) else {
         return miss;
     };
-    let Some(colon) = memchr::memchr(b':', &authority[..at_sign]) else {
+    let Some(colon) = find::byte(b':', &authority[..at_sign]) else {
         return miss;
     };
     let password = after + colon + 1..after + at_sign;

@@ -4,7 +4,6 @@
 //! and a few dozen short phrases are looked for in them; each is written to miss ordinary
 //! engineering text ("ignore the previous error", "run cargo test", "next: fix the login bug").
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::text::find;
@@ -114,76 +113,51 @@ fn turn(text: &str) -> bool {
         })
 }
 
-/// One word of a phrase: its alternatives, and whether it may be missing.
-struct Slot {
-    words: Vec<&'static str>,
-    optional: bool,
-}
-
-/// The phrases after their first word (each parsed once, however many first words it has),
-/// and which of them follow each first word: one lookup per word of a text.
-struct Phrases {
-    rests: Vec<Vec<Slot>>,
-    by_first: HashMap<&'static str, Vec<usize>>,
-}
-
-fn phrases() -> &'static Phrases {
-    static PARSED: OnceLock<Phrases> = OnceLock::new();
-    PARSED.get_or_init(|| {
-        let mut parsed = Phrases {
-            rests: Vec::with_capacity(PHRASES.len()),
-            by_first: HashMap::new(),
-        };
-        for phrase in PHRASES {
-            let (first, rest) = phrase.split_once(' ').unwrap_or((phrase, ""));
-            for word in first.split('|') {
-                parsed
-                    .by_first
-                    .entry(word)
-                    .or_default()
-                    .push(parsed.rests.len());
-            }
-            parsed.rests.push(slots(rest));
-        }
-        parsed
+/// Each first word of a phrase with the rest of its phrase, sorted by the word: one binary
+/// search per word of a text. The rest stays text, read only when its first word is met: a
+/// process reads a few texts, and building parsed slots and a hash map for every phrase was 5%
+/// of a prompt hook's instructions.
+fn by_first() -> &'static [(&'static str, &'static str)] {
+    static SORTED: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
+    SORTED.get_or_init(|| {
+        let mut sorted: Vec<_> = PHRASES
+            .iter()
+            .flat_map(|phrase| {
+                let (first, rest) = phrase.split_once(' ').unwrap_or((phrase, ""));
+                first.split('|').map(move |word| (word, rest))
+            })
+            .collect();
+        sorted.sort_unstable();
+        sorted
     })
-}
-
-fn slots(phrase: &'static str) -> Vec<Slot> {
-    phrase
-        .split_whitespace()
-        .map(|slot| {
-            let bare = slot.trim_start_matches('[').trim_end_matches(']');
-            Slot {
-                words: bare.split('|').collect(),
-                optional: bare.len() < slot.len(),
-            }
-        })
-        .collect()
 }
 
 fn phrase(text: &str) -> bool {
     let lowered = words(text);
     let words: Vec<&str> = lowered.split(' ').filter(|w| !w.is_empty()).collect();
-    let phrases = phrases();
+    let sorted = by_first();
     words.iter().enumerate().any(|(at, word)| {
-        phrases.by_first.get(word).is_some_and(|rests| {
-            rests
-                .iter()
-                .any(|&rest| starts(&phrases.rests[rest], &words[at + 1..]))
-        })
+        let from = sorted.partition_point(|(first, _)| first < word);
+        sorted[from..]
+            .iter()
+            .take_while(|(first, _)| first == word)
+            .any(|(_, rest)| starts(rest, &words[at + 1..]))
     })
 }
 
-/// Whether `words` start with `slots`.
-fn starts(slots: &[Slot], words: &[&str]) -> bool {
-    let Some((slot, rest)) = slots.split_first() else {
+/// Whether `words` start with `slots`: words separated by spaces, alternatives by `|`, an
+/// optional word in brackets.
+fn starts(slots: &str, words: &[&str]) -> bool {
+    let slots = slots.trim_start();
+    let (slot, rest) = slots.split_once(' ').unwrap_or((slots, ""));
+    if slot.is_empty() {
         return true;
-    };
-    let here = words
-        .split_first()
-        .is_some_and(|(word, after)| slot.words.contains(word) && starts(rest, after));
-    here || (slot.optional && starts(rest, words))
+    }
+    let bare = slot.trim_start_matches('[').trim_end_matches(']');
+    let here = words.split_first().is_some_and(|(word, after)| {
+        bare.split('|').any(|alternative| alternative == *word) && starts(rest, after)
+    });
+    here || (bare.len() < slot.len() && starts(rest, words))
 }
 
 /// `text` as lower-case words separated by spaces: apostrophes dropped (`don't` is `dont`),

@@ -2,6 +2,8 @@
 //! `main.rs`), each sentence's clauses and words, lower case, with what stands in backticks or
 //! quotes as one word (code, or someone else's words, never the user's cue).
 
+use crate::text::find;
+
 /// The sentences of a prompt: split at line ends and at `.`, `!`, `?` or `;` before a space
 /// (so `main.rs`, `e.g.` inside a word and `v1.2` stay whole). Code blocks are left out.
 pub(super) fn sentences(prompt: &str) -> Vec<&str> {
@@ -94,7 +96,7 @@ pub(super) fn without_quoted(text: &str) -> String {
 
 /// Whether `phrase` stands in `text` as whole words.
 pub(super) fn has_phrase(text: &str, phrase: &str) -> bool {
-    text.match_indices(phrase).any(|(at, _)| {
+    find::subs(text.as_bytes(), phrase.as_bytes()).any(|at| {
         let before = text[..at].chars().next_back();
         let after = text[at + phrase.len()..].chars().next();
         !before.is_some_and(char::is_alphanumeric)

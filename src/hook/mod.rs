@@ -124,6 +124,7 @@ impl Ctx<'_> {
 /// one known hook name (a newer install's hook, a stray argument) is a no-op.
 pub fn run(args: &[OsString]) -> Answer {
     ignore_file_size_signal();
+    crate::store::arena::for_this_process();
     let name = args.first().map(OsString::as_os_str);
     let config = Config::from_env();
     let label = name.map_or_else(|| "(none)".into(), OsStr::to_string_lossy);

@@ -19,6 +19,7 @@
 //! A hook runs the parts up to `layout.rs`, and of the readers only the session-start context
 //! and per-prompt recall's read of the index.
 
+pub mod arena;
 mod base;
 mod hygiene;
 pub mod layout;

@@ -16,7 +16,7 @@ use super::source::{code_only, is_ident, rust_files, tokens, without_tests};
 /// The store's parts (folders and files under `src/store/`), lowest first. A part may import
 /// the parts of its own layer and of the layers below it, never one above.
 const STORE_LAYERS: &[(&str, &[&str])] = &[
-    ("the base", &["base", "rows"]),
+    ("the base", &["arena", "base", "rows"]),
     ("the schema", &["sql"]),
     ("the write path", &["write"]),
     ("where the database lives", &["layout"]),
@@ -29,7 +29,7 @@ const STORE_LAYERS: &[(&str, &[&str])] = &[
 /// What of the store a hook may run, however indirectly: the parts below the readers, and the
 /// two reads a hook makes, the session-start context and per-prompt recall, with what they need
 /// of the readers (never the index's upkeep, the queue, hygiene or transfer).
-const HOOK_PARTS: &[&str] = &["base", "rows", "sql", "write", "layout"];
+const HOOK_PARTS: &[&str] = &["arena", "base", "rows", "sql", "write", "layout"];
 const HOOK_FILES: &[&str] = &[
     "read/context.rs",
     "read/standing.rs",

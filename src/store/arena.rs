@@ -4,14 +4,14 @@
 //! A hook lives a few milliseconds, and a fifth of what it executed was SQLite asking the C
 //! library's allocator for memory and giving it back (callgrind: 0.29 of a 1 KB capture's 1.65
 //! million instructions, 0.41 of a Stop's 1.86, 0.70 of a recalling prompt's 3.46), most of it
-//! while parsing the schema at open. Here a block's size is rounded up to one of a few classes;
-//! an allocation takes the last block freed of its class or cuts a new one from a chunk, and a
-//! free puts the block back for the next of its class: a few instructions each, and the memory
-//! a hook touches stays what glibc's would be (a bump pointer that never reused a block touched
-//! a third more pages, and a page fault costs what the instructions saved). The process's exit
-//! frees the chunks. Blocks over [`LARGE`], and every block once the chunks hold [`CAP`], are
-//! the system allocator's, so a hook handed a large payload does not hold it twice. Only hooks
-//! install it: commands and the MCP server live long and keep the system allocator.
+//! while parsing the schema at open. Here a block's size is rounded up to one of a few classes; an
+//! allocation takes the last block freed of its class or cuts a new one from a chunk, and a free
+//! puts the block back for the next of its class: a few instructions each, and the memory a hook
+//! touches stays close to what glibc's would be (a bump pointer that never reused a block touched a
+//! third more pages, and a page fault costs what the instructions saved). The process's exit frees
+//! the chunks. Blocks over [`LARGE`], and every block once the chunks hold [`CAP`], are the system
+//! allocator's, so a hook handed a large payload does not hold it twice. Only hooks install it:
+//! commands and the MCP server live long and keep the system allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -199,9 +199,25 @@ unsafe extern "C" fn arena_realloc(p: *mut c_void, n: c_int) -> *mut c_void {
         return ptr::null_mut();
     };
     // SAFETY: SQLite reallocates only what this allocator gave it, never null.
-    let old = unsafe { header(p.cast()) } & !SYSTEM;
+    let word = unsafe { header(p.cast()) };
+    let old = word & !SYSTEM;
     if n <= old {
         return p;
+    }
+    if word & SYSTEM != 0 && n > LARGE {
+        // The system allocator grows a large block where it can (glibc remaps it).
+        let size = n.next_multiple_of(ALIGN);
+        // SAFETY: the block came from `from_system` with this layout; the new size is not
+        // zero and, below 2 GiB, cannot overflow when aligned.
+        unsafe {
+            let layout = Layout::from_size_align_unchecked(old + HEADER, ALIGN);
+            let base = System.realloc(p.cast::<u8>().sub(HEADER), layout, size + HEADER);
+            if base.is_null() {
+                return ptr::null_mut();
+            }
+            base.cast::<usize>().write(size | SYSTEM);
+            return base.add(HEADER).cast();
+        }
     }
     let moved = allocate(n);
     if !moved.is_null() {

@@ -94,10 +94,15 @@ fn class_of(n: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// The layout of a system block of `size` bytes and its header.
+fn system_layout(size: usize) -> Option<Layout> {
+    Layout::from_size_align(size + HEADER, ALIGN).ok()
+}
+
 /// A block of at least `n` bytes from the system allocator, marked as its.
 fn from_system(n: usize) -> *mut u8 {
     let size = n.next_multiple_of(ALIGN);
-    let Ok(layout) = Layout::from_size_align(size + HEADER, ALIGN) else {
+    let Some(layout) = system_layout(size) else {
         return ptr::null_mut();
     };
     // SAFETY: the layout's size is at least HEADER, never zero.
@@ -177,12 +182,9 @@ unsafe extern "C" fn arena_free(p: *mut c_void) {
     let word = unsafe { header(block) };
     let size = word & !SYSTEM;
     if word & SYSTEM != 0 {
-        // SAFETY: the block came from `from_system` with this layout (checked there).
-        unsafe {
-            System.dealloc(
-                block.sub(HEADER),
-                Layout::from_size_align_unchecked(size + HEADER, ALIGN),
-            );
+        if let Some(layout) = system_layout(size) {
+            // SAFETY: the block came from `from_system` with this layout.
+            unsafe { System.dealloc(block.sub(HEADER), layout) };
         }
     } else if let Some((class, _)) = class_of(size) {
         FREED.with(|lists| {
@@ -204,13 +206,15 @@ unsafe extern "C" fn arena_realloc(p: *mut c_void, n: c_int) -> *mut c_void {
     if n <= old {
         return p;
     }
-    if word & SYSTEM != 0 && n > LARGE {
+    if word & SYSTEM != 0
+        && n > LARGE
+        && let Some(layout) = system_layout(old)
+    {
         // The system allocator grows a large block where it can (glibc remaps it).
         let size = n.next_multiple_of(ALIGN);
         // SAFETY: the block came from `from_system` with this layout; the new size is not
         // zero and, below 2 GiB, cannot overflow when aligned.
         unsafe {
-            let layout = Layout::from_size_align_unchecked(old + HEADER, ALIGN);
             let base = System.realloc(p.cast::<u8>().sub(HEADER), layout, size + HEADER);
             if base.is_null() {
                 return ptr::null_mut();

@@ -29,27 +29,16 @@ pub fn byte_back(needle: u8, haystack: &[u8]) -> Option<usize> {
 /// Every place `needle` occurs in `haystack`, first to last.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub fn bytes(needle: u8, haystack: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    // SSE2 is compiled in (the cfg above), so `new` cannot refuse: the empty fallback is
-    // only there to avoid a panic path.
-    let mut from = 0;
+    // SSE2 is compiled in (the cfg above), so `new` cannot refuse: no panic path for it.
     let one = One::new(needle);
-    std::iter::from_fn(move || {
-        let at = from + one.as_ref()?.find(haystack.get(from..)?)?;
-        from = at + 1;
-        Some(at)
-    })
+    walk(haystack, 1, move |rest| one?.find(rest))
 }
 
 /// Every place either byte occurs in `haystack`, first to last.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub fn either(first: u8, second: u8, haystack: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    let mut from = 0;
     let two = Two::new(first, second);
-    std::iter::from_fn(move || {
-        let at = from + two.as_ref()?.find(haystack.get(from..)?)?;
-        from = at + 1;
-        Some(at)
-    })
+    walk(haystack, 1, move |rest| two?.find(rest))
 }
 
 /// Where `needle` first occurs in `haystack` (at 0 when it is empty).
@@ -106,10 +95,20 @@ pub fn sub(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Every place `needle` occurs in `haystack`, first to last, none overlapping the one before.
 pub fn subs<'h>(haystack: &'h [u8], needle: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
+    walk(haystack, needle.len().max(1), move |rest| sub(rest, needle))
+}
+
+/// Every place `find` answers in `haystack`, each search starting `step` bytes after the last
+/// place found.
+fn walk<'h>(
+    haystack: &'h [u8],
+    step: usize,
+    find: impl Fn(&[u8]) -> Option<usize> + 'h,
+) -> impl Iterator<Item = usize> + 'h {
     let mut from = 0;
     std::iter::from_fn(move || {
-        let at = from + sub(haystack.get(from..)?, needle)?;
-        from = at + needle.len().max(1);
+        let at = from + find(haystack.get(from..)?)?;
+        from = at + step;
         Some(at)
     })
 }

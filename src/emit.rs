@@ -6,7 +6,6 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{self, IsTerminal, Write};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -51,7 +50,7 @@ const TERMINAL_HINT: &str = "claude-mem hook: Claude Code runs this with one JSO
 
 /// Writes a hook's answer. A hook always exits 0: any other code is a hook error in Claude
 /// Code, and 2 blocks it. A closed stdout is not our problem to report.
-pub fn hook(answer: &Answer) -> ExitCode {
+pub fn hook(answer: &Answer) -> u8 {
     let mut body = match &answer.output {
         HookOutput::Nothing => None,
         HookOutput::Ack => Some(json!({"continue": true, "suppressOutput": true})),
@@ -76,7 +75,7 @@ pub fn hook(answer: &Answer) -> ExitCode {
         let _ = out.write_all(b"\n");
         let _ = out.flush();
     }
-    ExitCode::SUCCESS
+    0
 }
 
 /// Part of what a command was asked was declined by the state of things, not by a failure: a
@@ -128,7 +127,7 @@ impl std::error::Error for UsageError {}
 
 /// Writes a command's report, or its error as one line on stderr with exit 1 (2 for a
 /// [`UsageError`], 3 for [`Declined`]).
-pub fn command(result: anyhow::Result<Report>) -> ExitCode {
+pub fn command(result: anyhow::Result<Report>) -> u8 {
     match result {
         Ok(report) => {
             let mut out = io::stdout().lock();
@@ -140,20 +139,16 @@ pub fn command(result: anyhow::Result<Report>) -> ExitCode {
             if let Some(note) = report.note.filter(|_| stderr_is_terminal()) {
                 eprintln!("{note}");
             }
-            if report.found_nothing {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
+            if report.found_nothing { 1 } else { 0 }
         }
         Err(err) => {
             eprintln!("claude-mem: error: {err:#}");
             if err.downcast_ref::<UsageError>().is_some() {
-                ExitCode::from(2)
+                2
             } else if err.downcast_ref::<Declined>().is_some() {
-                ExitCode::from(3)
+                3
             } else {
-                ExitCode::FAILURE
+                1
             }
         }
     }
@@ -162,8 +157,8 @@ pub fn command(result: anyhow::Result<Report>) -> ExitCode {
 /// The exit code of a program we only stand in for (the compressor's keeper of its model
 /// program), passed on as it is.
 #[cfg(target_os = "linux")]
-pub fn passed_on(code: u8) -> ExitCode {
-    ExitCode::from(code)
+pub fn passed_on(code: u8) -> u8 {
+    code
 }
 
 pub fn stdout_is_terminal() -> bool {
@@ -293,12 +288,12 @@ impl Drop for Progress {
 /// command is given nothing (bare `claude-mem`: a person finding out what it does, exit 0). A
 /// usage error becomes one line on stderr with clap's exit code: clap's message, its "did you
 /// mean" tip, and the help to read (`command`'s: the subcommand's own, for a mistake in one).
-pub fn usage(err: clap::Error, command: &str) -> ExitCode {
+pub fn usage(err: clap::Error, command: &str) -> u8 {
     if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         let _ = io::stdout()
             .lock()
             .write_all(err.render().to_string().as_bytes());
-        return ExitCode::SUCCESS;
+        return 0;
     }
     if err.use_stderr() {
         eprintln!(
@@ -308,7 +303,7 @@ pub fn usage(err: clap::Error, command: &str) -> ExitCode {
     } else {
         let _ = err.print();
     }
-    ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+    u8::try_from(err.exit_code()).unwrap_or(2)
 }
 
 /// clap's rendered error (message, blank line, tips, usage, a pointer to --help) as one line:

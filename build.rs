@@ -16,6 +16,8 @@ use std::env;
 fn main() {
     println!("cargo::rerun-if-changed=hot.ld");
     println!("cargo::rerun-if-env-changed=RUSTC_LINKER");
+    // Set when the layout applies, for the test that checks it (tests/cli/hot_code.rs).
+    println!("cargo::rustc-check-cfg=cfg(hot_code)");
     let target = |key: &str| env::var(format!("CARGO_CFG_TARGET_{key}")).unwrap_or_default();
     if target("OS") != "linux" || target("ARCH") != "x86_64" || target("ENV") != "gnu" {
         return;
@@ -34,4 +36,5 @@ fn main() {
         return;
     };
     println!("cargo::rustc-link-arg-bins=-Wl,-T,{dir}/hot.ld");
+    println!("cargo::rustc-cfg=hot_code");
 }

@@ -53,6 +53,9 @@ mod hygiene;
 mod incumbent_import;
 // `install-hooks` and `uninstall-hooks` on real settings files, refusals and races.
 mod install_hooks;
+// The code the hooks run, laid out together in the binary (build.rs, hot.ld).
+#[cfg(hot_code)]
+mod hot_code;
 // The module graph of src/ in layers, without cycles; the hook path away from cold modules.
 mod layers;
 // Where the files live, beside the incumbent, and moving an earlier release's files.

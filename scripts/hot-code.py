@@ -185,8 +185,7 @@ def main():
     for found in patterns:
         print("    " + found)
     print("  }\n}\nINSERT BEFORE .text;")
-    json.dump({"patterns": len(patterns)}, sys.stderr)
-    print(file=sys.stderr)
+    print(f"hot-code: {len(patterns)} patterns", file=sys.stderr)
 
 
 HEADER = """

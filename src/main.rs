@@ -55,7 +55,7 @@ use clap::Parser;
 
 /// The process's entry on Linux: standard streams that exist, SIGPIPE ignored (a write to a
 /// closed pipe is then an error [`emit`] handles), and a panic turned into exit 101, as Rust's
-/// start-up does; the exit flushes stdout.
+/// start-up does.
 #[cfg(all(target_os = "linux", not(test)))]
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
@@ -63,9 +63,8 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     // SAFETY: setting a signal's disposition to SIG_IGN, before any thread is started.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     match std::panic::catch_unwind(run) {
-        // `exit` flushes stdout, as returning from Rust's `main` does.
-        Ok(code) => std::process::exit(i32::from(code)),
-        Err(_) => 101,
+        Ok(code) => emit::exit(code),
+        Err(_) => emit::exit(emit::PANICKED),
     }
 }
 

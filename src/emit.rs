@@ -162,12 +162,12 @@ pub fn passed_on(code: u8) -> u8 {
 }
 
 /// The exit code of a panic that reached `main`, as Rust's own start-up gives it.
-#[cfg(all(target_os = "linux", not(test)))]
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 pub const PANICKED: u8 = 101;
 
-/// Ends the process with `code`, stdout flushed: on Linux `main` is entered by the C library
+/// Ends the process with `code`, stdout flushed: with glibc `main` is entered by the C library
 /// (see main.rs), and no Rust start-up is there to flush it on return.
-#[cfg(all(target_os = "linux", not(test)))]
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 #[allow(clippy::exit)]
 pub fn exit(code: u8) -> ! {
     std::process::exit(i32::from(code))

@@ -2,13 +2,14 @@
 //! code through `emit`. The hook path is matched before clap, so a hook can never end in a
 //! usage error (exit 2 blocks Claude Code) and pays nothing for argument parsing.
 //!
-//! On Linux the C library calls [`main`] itself, without Rust's own start-up: that start-up
-//! reads /proc/self/maps to find the main thread's stack guard (for its "has overflowed its
-//! stack" message) and sets up a signal stack, 0.08 ms of every hook on the dev machine (an
-//! empty static process took 1.30 ms with it, 1.22 without). What of it claude-mem needs,
-//! [`main`] does. A stack overflow still ends the process, by SIGSEGV.
+//! On Linux with glibc the C library calls [`main`] itself, without Rust's own start-up (glibc
+//! hands the arguments to std before `main`; musl does not, so a musl build keeps it). That
+//! start-up reads /proc/self/maps to find the main thread's stack guard (for its "has
+//! overflowed its stack" message) and sets up a signal stack, 0.08 ms of every hook on the dev
+//! machine (an empty static process took 1.30 ms with it, 1.22 without). What of it claude-mem
+//! needs, [`main`] does. A stack overflow still ends the process, by SIGSEGV.
 
-#![cfg_attr(all(target_os = "linux", not(test)), no_main)]
+#![cfg_attr(all(target_os = "linux", target_env = "gnu", not(test)), no_main)]
 
 mod agent;
 mod browse;
@@ -56,7 +57,7 @@ use clap::Parser;
 /// The process's entry on Linux: standard streams that exist, SIGPIPE ignored (a write to a
 /// closed pipe is then an error [`emit`] handles), and a panic turned into exit 101, as Rust's
 /// start-up does.
-#[cfg(all(target_os = "linux", not(test)))]
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     standard_streams();
@@ -71,7 +72,7 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
 /// Opens /dev/null on each of stdin, stdout and stderr that is closed, as Rust's start-up
 /// does: otherwise the first file a run opens (the log, a spill file) would take its number,
 /// and a hook's answer would be written into it.
-#[cfg(all(target_os = "linux", not(test)))]
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 fn standard_streams() {
     let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
         fd,
@@ -93,7 +94,7 @@ fn standard_streams() {
     }
 }
 
-#[cfg(not(all(target_os = "linux", not(test))))]
+#[cfg(not(all(target_os = "linux", target_env = "gnu", not(test))))]
 fn main() -> std::process::ExitCode {
     std::process::ExitCode::from(run())
 }

@@ -245,23 +245,44 @@ struct Called {
     error: Option<String>,
 }
 
-/// The command of a stored Bash call.
-#[derive(serde::Deserialize)]
-struct Command {
-    tool_input: Option<CommandInput>,
-}
-
 #[derive(serde::Deserialize)]
 struct CommandInput {
     command: Option<String>,
 }
 
-/// The command a stored Bash call ran, from its `raw_output`.
+/// The command a stored Bash call ran, from its `raw_output`. The parse stops once it has read
+/// `tool_input`, which a capture stores before `tool_response`: the output, up to the 1 MiB
+/// payload cap, is not read through for every command a session start lists (it was an eighth
+/// of a session start's instructions on the hooks bench's 1.6 KB outputs). Stopping early leaves
+/// the document unfinished, which serde_json reports as an error, ignored here.
 fn command_of(raw: &str) -> Option<String> {
-    serde_json::from_str::<Command>(raw)
-        .ok()?
-        .tool_input?
-        .command
+    let found = std::cell::RefCell::new(None);
+    let mut parser = serde_json::Deserializer::from_str(raw);
+    let _ = serde::Deserializer::deserialize_map(&mut parser, UntilInput(&found));
+    found.into_inner()
+}
+
+/// Reads the keys of a call's `raw_output` up to `tool_input`, and keeps its command.
+struct UntilInput<'a>(&'a std::cell::RefCell<Option<String>>);
+
+impl<'de> serde::de::Visitor<'de> for UntilInput<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a stored tool call")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
+            if key == "tool_input" {
+                let input: Option<CommandInput> = map.next_value()?;
+                *self.0.borrow_mut() = input.and_then(|input| input.command);
+                return Ok(());
+            }
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
 }
 
 /// Characters of an error read for its telling line.
@@ -494,6 +515,20 @@ const KNOWN: &str = "SELECT 1 FROM memories WHERE id = ?1 UNION ALL SELECT 1 FRO
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_is_read_without_reading_the_output_after_it() {
+        // What follows tool_input is never parsed: here it is not even JSON.
+        let cut = r#"{"tool_input":{"command":"cargo test","description":"x"},"tool_response":{"stdout":"ok"#;
+        assert_eq!(command_of(cut).as_deref(), Some("cargo test"));
+        // In another order, the output is read past, and the command found after it.
+        let after =
+            r#"{"tool_response":{"stdout":"a \"b\" {c}"},"tool_input":{"command":"ls -la"}}"#;
+        assert_eq!(command_of(after).as_deref(), Some("ls -la"));
+        assert_eq!(command_of(r#"{"tool_input":{"file_path":"a.rs"}}"#), None);
+        assert_eq!(command_of(r#"{"tool_response":{}}"#), None);
+        assert_eq!(command_of("not json"), None);
+    }
 
     /// Years of sessions, or one session of 100,000 calls, must not mean a scan: the project's
     /// sessions come from its index, newest first, and each session's rows from a partial

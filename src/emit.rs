@@ -154,13 +154,6 @@ pub fn command(result: anyhow::Result<Report>) -> u8 {
     }
 }
 
-/// The exit code of a program we only stand in for (the compressor's keeper of its model
-/// program), passed on as it is.
-#[cfg(target_os = "linux")]
-pub fn passed_on(code: u8) -> u8 {
-    code
-}
-
 /// The exit code of a panic that reached `main`, as Rust's own start-up gives it.
 #[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 pub const PANICKED: u8 = 101;

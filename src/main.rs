@@ -105,7 +105,8 @@ fn run() -> u8 {
     // The compressor's keeper of its model program, which it starts itself.
     #[cfg(target_os = "linux")]
     if args.get(1).is_some_and(|a| a == compress::guard::ARG) {
-        return emit::passed_on(compress::guard::run(&args[2..]));
+        // The exit code of the program it stands in for, passed on as it is.
+        return compress::guard::run(&args[2..]);
     }
     // `hook --help` is a person asking; Claude Code runs `hook <name>` only.
     let help = matches!(&args[2.min(args.len())..], [one] if one == "--help" || one == "-h");

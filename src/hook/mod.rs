@@ -35,9 +35,10 @@ use crate::{clock, detach};
 use input::Stdin;
 use wire::Event;
 
-/// A Stop starts the compressor once this many items wait (the count stops there: one short
-/// range of an index). A SessionEnd starts it for any.
-const COMPRESS_AFTER_STOP: i64 = 100;
+/// A Stop starts the compressor once this many items wait: the number the Stop's own write
+/// counts up to, whose count answers (one short range of an index, counted once). A SessionEnd
+/// starts it for any.
+const COMPRESS_AFTER_STOP: i64 = crate::store::RAW_BACKLOG_CAP;
 
 /// Events are read whole; past this we stop keeping bytes (and drain the rest) rather than let
 /// one event exhaust memory. Far above `CLAUDE_MEM_MAX_PAYLOAD_BYTES`' default.

@@ -42,7 +42,9 @@ pub use read::context::{
 pub use read::{fts, open_read_only};
 pub use sql::SCHEMA_VERSION;
 pub use transfer::{export, incumbent, sync};
-pub use write::{Maintenance, Store, given, lean, numbering, purge, standing as pins};
+pub use write::{
+    Maintenance, RAW_BACKLOG_CAP, Store, given, lean, numbering, purge, standing as pins,
+};
 
 /// What the tests that pin each statement to an index share.
 #[cfg(test)]

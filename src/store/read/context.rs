@@ -256,14 +256,14 @@ struct CommandInput {
 /// of a session start's instructions on the hooks bench's 1.6 KB outputs). Stopping early leaves
 /// the document unfinished, which serde_json reports as an error, ignored here.
 fn command_of(raw: &str) -> Option<String> {
-    let found = std::cell::RefCell::new(None);
+    let found = std::cell::Cell::new(None);
     let mut parser = serde_json::Deserializer::from_str(raw);
     let _ = serde::Deserializer::deserialize_map(&mut parser, UntilInput(&found));
     found.into_inner()
 }
 
 /// Reads the keys of a call's `raw_output` up to `tool_input`, and keeps its command.
-struct UntilInput<'a>(&'a std::cell::RefCell<Option<String>>);
+struct UntilInput<'a>(&'a std::cell::Cell<Option<String>>);
 
 impl<'de> serde::de::Visitor<'de> for UntilInput<'_> {
     type Value = ();
@@ -276,7 +276,7 @@ impl<'de> serde::de::Visitor<'de> for UntilInput<'_> {
         while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
             if key == "tool_input" {
                 let input: Option<CommandInput> = map.next_value()?;
-                *self.0.borrow_mut() = input.and_then(|input| input.command);
+                self.0.set(input.and_then(|input| input.command));
                 return Ok(());
             }
             map.next_value::<serde::de::IgnoredAny>()?;

@@ -91,11 +91,11 @@ const LOG_EVENT: &str =
     "INSERT OR IGNORE INTO event_log (id, session_id, event, detail, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5)";
 
-/// The raw backlog Stop records is counted up to this many items, the number at which a Stop
-/// starts the compressor (`hook::COMPRESS_AFTER_STOP`). Counted to 1,000, stepping the index
-/// was a quarter of a Stop's instructions wherever nothing drained the queue (callgrind, the
-/// hooks bench's database of 100,000 raw rows: 549,000 of 2.29 million).
-const RAW_BACKLOG_CAP: i64 = 100;
+/// The raw backlog a Stop records is counted up to this many items, the number at which a Stop
+/// starts the compressor (see `hook`). Counted to 1,000, stepping the index was a quarter of a
+/// Stop's instructions wherever nothing drained the queue (callgrind, the hooks bench's
+/// database of 100,000 raw rows: 549,000 of 2.29 million).
+pub const RAW_BACKLOG_CAP: i64 = 100;
 
 /// What a committed write leaves for after the commit.
 pub struct Applied {
@@ -104,6 +104,8 @@ pub struct Applied {
     pub purged: Purged,
     /// Captures stored before their prompt are left to number (see [`numbering`]).
     pub numbering_left: bool,
+    /// The raw backlog a Stop counted, up to [`RAW_BACKLOG_CAP`].
+    pub raw_backlog: Option<i64>,
 }
 
 pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
@@ -111,6 +113,7 @@ pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
     let s = &write.session;
     let mut purged = Purged::default();
     let mut numbering_left = false;
+    let mut raw_backlog = None;
     match &write.change {
         Change::Observation(o) => observation(tx, write, o)?,
         Change::Prompt {
@@ -136,7 +139,14 @@ pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
         Change::SummaryRequest {
             prompt_id,
             last_assistant_message,
-        } => summary_request(tx, write, prompt_id.as_deref(), last_assistant_message)?,
+        } => {
+            raw_backlog = Some(summary_request(
+                tx,
+                write,
+                prompt_id.as_deref(),
+                last_assistant_message,
+            )?);
+        }
         Change::SessionEnd { reason } => {
             tx.execute(SESSION_END, params![s.session_id, write.at, reason])?;
             log_event(
@@ -150,6 +160,7 @@ pub fn apply(tx: &Transaction, write: &Write) -> Result<Applied> {
     Ok(Applied {
         purged,
         numbering_left,
+        raw_backlog,
     })
 }
 
@@ -259,7 +270,7 @@ fn summary_request(
     write: &Write,
     prompt_id: Option<&str>,
     last_assistant_message: &Option<String>,
-) -> Result<()> {
+) -> Result<i64> {
     let s = &write.session;
     let private = turn_is_private(tx, &s.session_id, prompt_id, &write.at)?;
     // The message of a private turn is about private things: it is not kept.
@@ -302,7 +313,7 @@ fn summary_request(
         "stop",
         serde_json::json!({"private_turn": private, "raw_backlog": raw_backlog}),
     )?;
-    Ok(())
+    Ok(raw_backlog)
 }
 
 /// Creates the session on the first write that sees it; later writes fill in what was missing.

@@ -21,6 +21,8 @@ pub mod numbering;
 pub mod purge;
 pub mod standing;
 
+pub use apply::RAW_BACKLOG_CAP;
+
 use std::mem::ManuallyDrop;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -53,6 +55,8 @@ pub struct Store {
     /// Set when there is maintenance a hook must not do itself: after a commit, or after an
     /// upgrade that deleted rows.
     maintenance: Option<Maintenance>,
+    /// The raw backlog the last write counted (a Stop's), up to [`apply::RAW_BACKLOG_CAP`].
+    counted_backlog: Option<i64>,
 }
 
 /// Work left for the maintenance process.
@@ -140,6 +144,7 @@ impl Store {
             numbering_flag: config.numbering_flag(),
             purge_flag: config.purge_flag(),
             maintenance,
+            counted_backlog: None,
         })
     }
 
@@ -176,6 +181,7 @@ impl Store {
             None => None,
         };
         tx.commit()?;
+        self.counted_backlog = applied.raw_backlog;
         if applied.numbering_left {
             numbering::flag_left(&self.numbering_flag);
             self.maintenance = self.maintenance.or(Some(Maintenance::Number));
@@ -251,8 +257,16 @@ impl Store {
     }
 
     /// How many items wait for a consumer, counted up to `cap` (one short range of an index,
-    /// however long the backlog): what decides whether a hook starts the compressor.
+    /// however long the backlog): what decides whether a hook starts the compressor. The count
+    /// the last write made (a Stop's, in its transaction) answers when it went as far as `cap`:
+    /// the Stop's hook then does not count again.
     pub fn raw_backlog(&self, cap: i64) -> Result<i64> {
+        if let Some(counted) = self
+            .counted_backlog
+            .filter(|_| cap <= apply::RAW_BACKLOG_CAP)
+        {
+            return Ok(counted.min(cap));
+        }
         Ok(self
             .conn
             .query_row(apply::RAW_BACKLOG, [cap], |row| row.get(0))?)

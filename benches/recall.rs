@@ -524,6 +524,10 @@ fn add_captures(data: &Path, n: usize) -> Result<()> {
                      ORDER BY rowid DESC LIMIT 1) q",
         [n as i64],
     )?;
+    // Written by hooks, they would have left a short WAL (a hook checkpoints past 256 KiB):
+    // every command timed after this reads the WAL whole at its start, as the first connection
+    // to the file, so a WAL of 2.4 MB that no hook leaves made each `search` 0.45 ms slower.
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(())
 }
 

@@ -9,15 +9,29 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::rank::Place;
 use super::schema::key_of;
+use crate::store::rows::Kind;
 
-/// A row of the query: its document id, its bm25 (lower is better) and the phrases it holds
-/// (bit n for phrase n).
-#[derive(Debug, Clone, Copy)]
+/// What the ranking weighs of a row besides bm25, and where the row is (see `rank.rs`).
+#[derive(Debug, Clone)]
+pub struct Weighs {
+    pub kind: Kind,
+    /// Days since it was captured.
+    pub age_days: f64,
+    /// Its text's hash.
+    pub digest: i64,
+    pub place: Place,
+}
+
+/// A row of the query: its document id, its bm25 (lower is better), the phrases it holds
+/// (bit n for phrase n), and what the ranking weighs of it when the query read that too.
+#[derive(Debug, Clone)]
 pub struct Scored {
     pub id: i64,
     pub bm25: f64,
     pub matched: u64,
+    pub weighs: Option<Weighs>,
 }
 
 impl Scored {
@@ -65,6 +79,11 @@ impl Best {
         }
     }
 
+    /// Whether `row` would be kept, by its id and bm25: the rest of it is read only then.
+    pub fn takes(&self, row: &Scored) -> bool {
+        self.heap.len() < self.n || self.heap.peek().is_some_and(|worst| row < worst)
+    }
+
     /// Keeps `row` if it is among the best `n` so far.
     pub fn offer(&mut self, row: Scored) {
         if self.heap.len() < self.n {
@@ -92,6 +111,7 @@ mod tests {
             id,
             bm25,
             matched: 1,
+            weighs: None,
         }
     }
 

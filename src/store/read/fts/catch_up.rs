@@ -132,6 +132,9 @@ impl Index {
     /// many rows it copied.
     pub fn catch_up(&self, main: &Reader, progress: Progress) -> Result<u64> {
         let tombstones = main.schema_version() >= TOMBSTONES_SINCE;
+        if tombstones && self.up_to_date(main)? {
+            return Ok(0);
+        }
         // What a new index replaced was dropped with its pages zeroed; the WAL still has them.
         let mut deleted = self.follow(main, tombstones)?;
         let mut total = 0;
@@ -168,6 +171,48 @@ impl Index {
             super::truncate_wal(&self.conn, DELETED_WAIT);
         }
         Ok(done)
+    }
+
+    /// Whether the index has seen every row and tombstone of the database it was built from:
+    /// one statement on each file, no write lock, where the catch-up that finds nothing to do
+    /// read each source and each mark on its own (a tenth of a `search` of a few rare words).
+    fn up_to_date(&self, main: &Reader) -> Result<bool> {
+        let newest = |table: &str| format!("(SELECT coalesce(max(rowid), 0) FROM {table})");
+        let seen = |name: &str| {
+            format!("(SELECT coalesce(max(value), 0) FROM meta WHERE key = 'mark:{name}')")
+        };
+        let (tables, marks): (Vec<String>, Vec<String>) = SOURCES
+            .iter()
+            .map(|s| (newest(s.table), seen(s.table)))
+            .unzip();
+        let read = |conn: &Connection, sql: String| -> Result<(Option<String>, Vec<i64>)> {
+            Ok(conn.query_row(&sql, [], |r| {
+                let counts = (1..=SOURCES.len() + 1)
+                    .map(|n| r.get(n))
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok((r.get(0)?, counts))
+            })?)
+        };
+        let (store_id, newest) = read(
+            main.conn(),
+            format!(
+                "SELECT (SELECT value FROM meta WHERE key = 'store_id'),
+                        (SELECT coalesce(max(seq), 0) FROM tombstones), {}",
+                tables.join(", ")
+            ),
+        )?;
+        let (built_for, seen) = read(
+            &self.conn,
+            format!(
+                "SELECT (SELECT value FROM meta WHERE key = 'store_id'), {}, {}",
+                seen("tombstones"),
+                marks.join(", ")
+            ),
+        )?;
+        // Tombstones first: a row deleted and its rowid handed out again is not new by rowid.
+        Ok(built_for == Some(store_id.unwrap_or_default())
+            && newest[0] == seen[0]
+            && newest[1..].iter().zip(&seen[1..]).all(|(n, s)| n <= s))
     }
 
     /// Starts over when the index was built from another database (replaced, restored, or

@@ -19,7 +19,9 @@ pub(super) const NEXT: &str = "SELECT id FROM docs
 
 impl Index {
     /// For each of `results`, its session and, of the items before and after it there, those
-    /// that are results themselves (no other item counts in `rank::in_context`).
+    /// that are results themselves (no other item counts in `rank::in_context`). Where each
+    /// result is came with it from the query that found it; a result without a place (a
+    /// team's note) has no context.
     ///
     /// A session's results are put in its order (by time, as `docs_by_session` is), and one
     /// lookup a result but the last tells how many items lie between it and the next: the two
@@ -30,19 +32,15 @@ impl Index {
     /// for each result, two lookups a result, a fifth; reading a session's items whole, in
     /// order, as much.
     pub(super) fn contexts(&self, results: &[Ranked]) -> Result<HashMap<i64, Context>> {
-        let ids: Vec<i64> = results.iter().map(|r| r.id).collect();
-        let mut sessions: HashMap<String, Vec<(String, i64)>> = HashMap::new();
-        let mut of = self.conn.prepare_cached(
-            "SELECT d.id, d.session_id, d.created_at FROM docs d
-              WHERE d.id IN (SELECT value FROM json_each(?1))",
-        )?;
-        let mut rows = of.query([serde_json::to_string(&ids)?])?;
-        while let Some(row) = rows.next()? {
-            let at = (row.get(2)?, row.get(0)?);
-            sessions.entry(row.get(1)?).or_default().push(at);
+        let mut sessions: HashMap<&str, Vec<(&str, i64)>> = HashMap::new();
+        for r in results {
+            if let Some(place) = &r.place {
+                let at = (place.created_at.as_str(), r.id);
+                sessions.entry(place.session.as_str()).or_default().push(at);
+            }
         }
         let mut next = self.conn.prepare_cached(NEXT)?;
-        let mut contexts = HashMap::with_capacity(ids.len());
+        let mut contexts = HashMap::with_capacity(results.len());
         for (session, mut order) in sessions {
             order.sort();
             // Items between each result and the next: 0, 1, or 2 for two or more.
@@ -56,7 +54,7 @@ impl Index {
                 gaps.push(gap);
             }
             for (n, around) in neighbours(&order, &gaps).into_iter().enumerate() {
-                let session = session.clone();
+                let session = session.to_string();
                 contexts.insert(order[n].1, Context { session, around });
             }
         }
@@ -67,7 +65,7 @@ impl Index {
 /// The results among the two items before and the two after each of `order` (a session's
 /// results in its order), given the items between each and the next (`gaps`, 2 for two or
 /// more).
-fn neighbours(order: &[(String, i64)], gaps: &[usize]) -> Vec<Around> {
+fn neighbours<T>(order: &[(T, i64)], gaps: &[usize]) -> Vec<Around> {
     let id = |n: usize| order[n].1;
     (0..order.len())
         .map(|n| {

@@ -45,9 +45,12 @@ pub fn phrases(stemmer: &Stemmer, texts: &[String]) -> Result<Vec<Phrase>> {
 struct Positions {
     /// Each position's byte range in the text (its first token's).
     places: Vec<(usize, usize)>,
-    /// Where each position's terms begin in `terms` (they end where the next one's begin).
+    /// Where each position's terms begin in `ends` (they end where the next one's begin).
     first: Vec<usize>,
-    terms: Vec<String>,
+    /// Every term, run together (one string, not one a token: a page's columns hold
+    /// thousands), and where each ends in it.
+    terms: String,
+    ends: Vec<usize>,
 }
 
 impl Positions {
@@ -55,27 +58,32 @@ impl Positions {
         let mut positions = Positions {
             places: Vec::new(),
             first: Vec::new(),
-            terms: Vec::new(),
+            terms: String::with_capacity(text.len()),
+            ends: Vec::new(),
         };
         stemmer.each(text, false, &mut |term, start, end, colocated| {
             // A colocated token before any other would have no position: FTS5 gives it the
             // first, as here.
             if !colocated || positions.places.is_empty() {
                 positions.places.push((start, end));
-                positions.first.push(positions.terms.len());
+                positions.first.push(positions.ends.len());
             }
-            positions.terms.push(term.to_string());
+            positions.terms.push_str(term);
+            positions.ends.push(positions.terms.len());
         })?;
         Ok(positions)
     }
 
-    fn terms_at(&self, position: usize) -> &[String] {
+    fn terms_at(&self, position: usize) -> impl Iterator<Item = &str> {
         let end = self
             .first
             .get(position + 1)
             .copied()
-            .unwrap_or(self.terms.len());
-        &self.terms[self.first[position]..end]
+            .unwrap_or(self.ends.len());
+        (self.first[position]..end).map(|n| {
+            let start = n.checked_sub(1).map_or(0, |m| self.ends[m]);
+            &self.terms[start..self.ends[n]]
+        })
     }
 
     /// Whether `phrase` is found at `position`.
@@ -83,8 +91,9 @@ impl Positions {
         let last = phrase.terms.len() - 1;
         phrase.terms.iter().enumerate().all(|(i, wanted)| {
             position + i < self.places.len()
-                && self.terms_at(position + i).iter().any(|term| {
-                    term == wanted || (phrase.prefix && i == last && term.starts_with(wanted))
+                && self.terms_at(position + i).any(|term| {
+                    term == wanted.as_str()
+                        || (phrase.prefix && i == last && term.starts_with(wanted.as_str()))
                 })
         })
     }

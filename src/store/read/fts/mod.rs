@@ -165,6 +165,41 @@ fn ids_of(scope: Scope) -> (i64, i64) {
     }
 }
 
+/// What the ranking weighs of a row besides its bm25, from its `kind`, `created_at` and
+/// `digest` in `docs`: its age in days (0 for a time ahead of `now`), to the millisecond.
+fn weighs(
+    (kind, created_at, digest, session): (rusqlite::types::ValueRef, String, i64, String),
+    now: chrono::DateTime<chrono::Utc>,
+) -> best::Weighs {
+    let age_days = crate::clock::parse_time(&created_at).map_or(0.0, |t| {
+        (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
+    });
+    let kind = kind.as_str().ok().and_then(Kind::parse);
+    best::Weighs {
+        kind: kind.unwrap_or(Kind::Observation),
+        age_days,
+        digest,
+        place: rank::Place {
+            session,
+            created_at,
+        },
+    }
+}
+
+/// The columns [`weighs`] reads, from column `at` of `row` on (`d.kind, d.created_at,
+/// d.digest, d.session_id`).
+fn weighed_columns<'r>(
+    row: &'r rusqlite::Row<'_>,
+    at: usize,
+) -> rusqlite::Result<(rusqlite::types::ValueRef<'r>, String, i64, String)> {
+    Ok((
+        row.get_ref(at)?,
+        row.get(at + 1)?,
+        row.get(at + 2)?,
+        row.get(at + 3)?,
+    ))
+}
+
 /// The values of a search's parameters, numbered as [`filters`] numbers them.
 struct Bound<'a> {
     search: &'a Search,
@@ -257,6 +292,10 @@ impl Index {
             | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_WAIT)?;
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )?;
         // The first statements read the file: a damaged one fails here, recognisably.
         set_up(&conn)?;
         tokenizer::register(&conn)?;
@@ -308,6 +347,18 @@ impl Index {
     /// best of them are ranked, and only the page of results is read whole and highlighted.
     /// The entry point of every search: the command, the MCP tool, the prompt hook's recall.
     pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
+        // One snapshot for all it reads: the query, the kept lengths' stamp (a row rewritten
+        // by another process's catch-up between them would be scored with its old length), the
+        // contexts and the page; and the file's locks taken once, not around each of the
+        // hundred statements a page of twenty results reads.
+        let snapshot = self.conn.unchecked_transaction()?;
+        let hits = self.search_in(search)?;
+        snapshot.commit()?;
+        Ok(hits)
+    }
+
+    /// [`Index::search`] within its read transaction.
+    fn search_in(&self, search: &Search) -> Result<Vec<Hit>> {
         let file = file_pattern(search);
         // Ranking looks past bm25's order, but not at every row of a word in most of them.
         let wanted = search.offset.saturating_add(search.limit);
@@ -372,20 +423,21 @@ impl Index {
     ) -> Result<Vec<rank::Candidate>> {
         let query = &search.query;
         let (conditions, on_docs) = filters(search, scope, file.is_some());
-        // The kept lengths' stamp and the query read one state of the index: a row rewritten
-        // by another process's catch-up between them would be scored with its old length.
-        let snapshot = self.conn.unchecked_transaction()?;
         let lengths = match on_docs {
             false => self.lengths.of(&self.conn, ids_of(scope))?,
             true => None,
         };
-        let sql = match lengths {
-            Some(_) => format!(
+        // Joined to `docs` for the lengths or a filter, the query reads what the ranking weighs
+        // of a row as well, for the rows kept: looked up after, each was a second seek.
+        let joined = lengths.is_none();
+        let sql = match joined {
+            false => format!(
                 "SELECT fts.rowid, cmem_bm25(fts, {WEIGHTS}) FROM fts
                   WHERE fts MATCH ?1 {conditions}"
             ),
-            None => format!(
-                "SELECT fts.rowid, cmem_bm25(fts, {WEIGHTS}, d.tokens)
+            true => format!(
+                "SELECT fts.rowid, cmem_bm25(fts, {WEIGHTS}, d.tokens), d.kind, d.created_at,
+                        d.digest, d.session_id
                    FROM fts JOIN docs d ON d.id = fts.rowid
                   WHERE fts MATCH ?1 {conditions}"
             ),
@@ -394,55 +446,72 @@ impl Index {
         // Which terms a row holds matters only when there are several.
         let several = query.phrases.len() > 1;
         let mut best = best::Best::new(depth);
+        let now = chrono::Utc::now();
         bm25::lengths(lengths);
         let read = (|| -> Result<()> {
             let mut stmt = self.conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(&bound.values()[..])?;
             while let Some(r) = rows.next()? {
-                best.offer(best::Scored {
+                let mut row = best::Scored {
                     id: r.get(0)?,
                     bm25: r.get(1)?,
-                    matched: if several { bm25::matched() } else { 1 },
-                });
+                    matched: 1,
+                    weighs: None,
+                };
+                if !best.takes(&row) {
+                    continue;
+                }
+                if several {
+                    row.matched = bm25::matched();
+                }
+                if joined {
+                    row.weighs = Some(weighs(weighed_columns(r, 2)?, now));
+                }
+                best.offer(row);
             }
             Ok(())
         })();
         bm25::lengths(None);
         read?;
-        snapshot.commit()?;
-        self.weighed(best.into_sorted())
+        self.weighed(best.into_sorted(), now)
     }
 
     /// The candidates that `rows` are, with what the ranking weighs besides bm25, read from
-    /// `docs` (a row taken out since the query is left out).
-    fn weighed(&self, rows: Vec<best::Scored>) -> Result<Vec<rank::Candidate>> {
-        let ids = serde_json::to_string(&rows.iter().map(|r| r.id).collect::<Vec<_>>())?;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, kind, created_at, digest FROM docs
-              WHERE id IN (SELECT value FROM json_each(?1))",
-        )?;
-        let now = chrono::Utc::now();
-        let mut weighed: HashMap<i64, (Kind, f64, i64)> = stmt
-            .query_map([ids], |r| {
-                let created: String = r.get(2)?;
-                let age = crate::clock::parse_time(&created).map_or(0.0, |t| {
-                    (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
-                });
-                let kind = Kind::parse(&r.get::<_, String>(1)?).unwrap_or(Kind::Observation);
-                Ok((r.get(0)?, (kind, age, r.get(3)?)))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+    /// `docs` for the rows the query did not read it of (a row taken out since the query is
+    /// left out).
+    fn weighed(
+        &self,
+        rows: Vec<best::Scored>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<rank::Candidate>> {
+        let unread: Vec<i64> = rows
+            .iter()
+            .filter(|r| r.weighs.is_none())
+            .map(|r| r.id)
+            .collect();
+        let mut read: HashMap<i64, best::Weighs> = HashMap::new();
+        if !unread.is_empty() {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT id, kind, created_at, digest, session_id FROM docs
+                  WHERE id IN (SELECT value FROM json_each(?1))",
+            )?;
+            let mut found = stmt.query([serde_json::to_string(&unread)?])?;
+            while let Some(r) = found.next()? {
+                read.insert(r.get(0)?, weighs(weighed_columns(r, 1)?, now));
+            }
+        }
         Ok(rows
             .into_iter()
             .filter_map(|row| {
-                let (kind, age_days, digest) = weighed.remove(&row.id)?;
+                let weighs = row.weighs.or_else(|| read.remove(&row.id))?;
                 Some(rank::Candidate {
                     id: row.id,
                     bm25: row.bm25,
                     matched: row.matched,
-                    kind,
-                    age_days,
-                    digest,
+                    kind: weighs.kind,
+                    age_days: weighs.age_days,
+                    digest: weighs.digest,
+                    place: Some(weighs.place),
                 })
             })
             .collect())

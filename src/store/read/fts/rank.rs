@@ -44,6 +44,15 @@ pub struct Candidate {
     pub age_days: f64,
     /// Its text's hash: rows with the same are one result.
     pub digest: i64,
+    /// Where it is (none for a team's note, which has no context).
+    pub place: Option<Place>,
+}
+
+/// Where an item is: its session, and its time there.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub session: String,
+    pub created_at: String,
 }
 
 /// A ranked result: the best of the rows with its text, and how many there are.
@@ -52,6 +61,7 @@ pub struct Ranked {
     pub bm25: f64,
     pub count: usize,
     pub standing: Standing,
+    pub place: Option<Place>,
 }
 
 /// Where a result stands in the order: its tier (2: the whole query as typed; 1: every term;
@@ -130,25 +140,33 @@ pub fn weights(query: &Query, counts: &Counts) -> Vec<f64> {
 /// The rows in rank order, the same texts made one; `weights` (see [`rarity`]) weigh the
 /// query's terms, each the same when it is empty.
 pub fn rank(query: &Query, weights: &[f64], candidates: Vec<Candidate>) -> Vec<Ranked> {
-    let mut scored: Vec<(Standing, Candidate)> = candidates
-        .into_iter()
-        .map(|c| {
+    // What orders them, by the candidate's place in `candidates`: sorting the candidates
+    // themselves moved their places' strings around.
+    let mut order: Vec<(Standing, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(n, c)| {
             let (tier, share) = holds(query, weights, c.matched);
             let relevance = -c.bm25
                 * share
                 * kind_weight(c.kind)
                 * (1.0 + RECENT_BONUS * 0.5f64.powf(c.age_days / RECENT_HALF_LIFE_DAYS));
-            (Standing { tier, relevance }, c)
+            (Standing { tier, relevance }, n)
         })
         .collect();
-    scored.sort_by(|a, b| {
-        Standing::order(&a.0, &b.0)
-            .then(a.1.age_days.total_cmp(&b.1.age_days))
-            .then(key_of(b.1.id).cmp(&key_of(a.1.id)))
+    order.sort_by(|(a, m), (b, n)| {
+        let (x, y) = (&candidates[*m], &candidates[*n]);
+        Standing::order(a, b)
+            .then(x.age_days.total_cmp(&y.age_days))
+            .then(key_of(y.id).cmp(&key_of(x.id)))
     });
-    let mut out: Vec<Ranked> = Vec::with_capacity(scored.len());
+    let mut candidates: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
+    let mut out: Vec<Ranked> = Vec::with_capacity(order.len());
     let mut seen: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    for (standing, c) in scored {
+    for (standing, n) in order {
+        let Some(c) = candidates[n].take() else {
+            continue;
+        };
         match seen.get(&c.digest) {
             Some(&at) => out[at].count += 1,
             None => {
@@ -158,6 +176,7 @@ pub fn rank(query: &Query, weights: &[f64], candidates: Vec<Candidate>) -> Vec<R
                     bm25: c.bm25,
                     count: 1,
                     standing,
+                    place: c.place,
                 });
             }
         }
@@ -375,6 +394,7 @@ mod tests {
             kind,
             age_days,
             digest: id,
+            place: None,
         }
     }
 

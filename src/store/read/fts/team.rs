@@ -173,6 +173,7 @@ fn candidates(conn: &Connection, search: &Search) -> Result<Vec<Candidate>> {
                 kind: Kind::parse(&r.get::<_, String>(3)?).unwrap_or(Kind::Memory),
                 age_days: AGE_DAYS,
                 digest: n,
+                place: None,
             })
         },
     )?;

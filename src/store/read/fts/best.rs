@@ -134,6 +134,25 @@ mod tests {
         assert_eq!(ids, [11, other_project | 8, 9]);
     }
 
+    /// A row is read whole only when it would be kept: what `takes` says is what `offer`
+    /// does, for rows better, worse and tied with the worst kept.
+    #[test]
+    fn takes_what_offer_keeps() {
+        let mut best = Best::new(3);
+        for (n, bm25) in [-1.0, -3.0, -2.0, -2.0, -0.5, -4.0, -2.0, -1.0, -5.0]
+            .into_iter()
+            .enumerate()
+        {
+            let offered = row(n as i64, bm25);
+            let takes = best.takes(&offered);
+            let before: Vec<i64> = best.heap.iter().map(|r| r.id).collect();
+            best.offer(offered);
+            let after: Vec<i64> = best.heap.iter().map(|r| r.id).collect();
+            assert_eq!(takes, after.contains(&(n as i64)), "row {n}");
+            assert_eq!(takes, before != after, "row {n}");
+        }
+    }
+
     #[test]
     fn keeps_nothing_when_asked_for_nothing() {
         let mut best = Best::new(0);

@@ -649,6 +649,62 @@ mod tests {
         assert_eq!(index.resolve("q050").unwrap(), []);
     }
 
+    /// The one-statement check a search makes first says the index is up to date only when
+    /// the catch-up has nothing to do: not after a new row, a deleted one, or with an index
+    /// made for another database.
+    #[test]
+    fn up_to_date_only_when_nothing_is_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::in_dir(dir.path());
+        let store = Store::open(&config, Instant::now()).unwrap();
+        let insert = |id: &str| {
+            store
+                .conn()
+                .execute(
+                    "INSERT INTO pending_queue (id, session_id, tool_use_id, event, tool_name,
+                         raw_output, created_at, updated_at)
+                     VALUES (?1, 's', ?1, 'PostToolUse', 'Bash', '{}', '2026', '2026')",
+                    [id],
+                )
+                .unwrap();
+        };
+        insert("q1");
+        let reader = Reader::open(&config).unwrap().unwrap();
+        let index = Index::open(&config).unwrap();
+        assert!(!index.up_to_date(&reader).unwrap(), "a new index");
+        assert_eq!(index.catch_up(&reader, &mut |_, _| {}).unwrap(), 1);
+        assert!(index.up_to_date(&reader).unwrap());
+
+        insert("q2");
+        assert!(!index.up_to_date(&reader).unwrap(), "a new row");
+        assert_eq!(index.catch_up(&reader, &mut |_, _| {}).unwrap(), 1);
+        assert!(index.up_to_date(&reader).unwrap());
+
+        store
+            .conn()
+            .execute("DELETE FROM pending_queue WHERE id = 'q1'", [])
+            .unwrap();
+        assert!(!index.up_to_date(&reader).unwrap(), "a deleted row");
+        index.catch_up(&reader, &mut |_, _| {}).unwrap();
+        assert!(index.up_to_date(&reader).unwrap());
+        assert_eq!(index.resolve("q1").unwrap(), []);
+
+        index
+            .conn
+            .execute(
+                "UPDATE meta SET value = 'another' WHERE key = 'store_id'",
+                [],
+            )
+            .unwrap();
+        assert!(
+            !index.up_to_date(&reader).unwrap(),
+            "another database's index"
+        );
+        index.catch_up(&reader, &mut |_, _| {}).unwrap();
+        assert_eq!(index.resolve("q2").unwrap().len(), 1);
+        assert!(index.up_to_date(&reader).unwrap());
+    }
+
     /// Taking thousands of documents out one by one took seconds (2 ms each); past a share of
     /// the index it is indexed anew instead, and what was deleted is in no page of the file.
     #[test]

@@ -36,7 +36,13 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     .check("--")?;
     let (page, names) = match request.find(&config)? {
         Found::Page(page, recall) => {
-            let names = recall.map(|r| Names::load(r.reader())).transpose()?;
+            // Only the JSON and a listing across projects name a result's project: a query
+            // of the database (a seventh of a search of a few rare words) otherwise for nothing.
+            let named = scope.json || page.project.is_none();
+            let names = recall
+                .filter(|_| named)
+                .map(|r| Names::load(r.reader()))
+                .transpose()?;
             (*page, names)
         }
         Found::NoWords => {

@@ -167,17 +167,29 @@ impl Recall {
         };
         let dir = std::path::absolute(&dir)
             .map_err(|err| usage(format!("cannot use {} as a project ({err})", dir.display())))?;
-        let recorded = self.reader.projects()?;
+        // The recorded projects (a query of every session's) are read only when they decide:
+        // for a folder named, or outside a repository.
+        let recorded = if explicit {
+            Some(self.reader.projects()?)
+        } else {
+            None
+        };
         // A folder named that sessions were recorded under is that project, as recorded
         // (sessions `projects unjoin` put back under a subfolder are found so).
         let named = dir.to_str().map(|d| d.trim_end_matches('/'));
-        if let Some(named) = named.filter(|d| explicit && recorded.iter().any(|p| p == d)) {
+        if let (Some(named), Some(recorded)) = (named, &recorded)
+            && recorded.iter().any(|p| p == named)
+        {
             return Ok(Some(named.to_string()));
         }
         let found = crate::project::of(&dir, &self.config.project_roots);
         if found.why != crate::project::Why::Folder {
             return Ok(Some(found.root.to_string_lossy().into_owned()));
         }
+        let recorded = match recorded {
+            Some(recorded) => recorded,
+            None => self.reader.projects()?,
+        };
         let closest = recorded
             .into_iter()
             .filter(|known| !known.is_empty() && dir.starts_with(Path::new(known)))

@@ -1,5 +1,6 @@
-//! Lays out the code a hook runs side by side in the binary (`hot.ld`), on Linux x86-64 with
-//! the toolchain's own linker (LLD, the default there since Rust 1.90).
+//! Lays out the code a hook runs side by side in the binary (`hot.ld`), then what `search` runs
+//! besides, on Linux x86-64 with the toolchain's own linker (LLD, the default there since Rust
+//! 1.90).
 //!
 //! A hook is a new process each time, and each page of code it touches first is a page fault.
 //! Left to the linker, the functions a capture runs are spread over 4.7 MB of the binary's

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes hot.ld: the functions the hooks run, in the order they first run them, as a linker
-script that build.rs hands to LLD on Linux x86-64 (see docs/performance.md, "The code a hook
-runs, together").
+"""Writes hot.ld: the functions the hooks run, in the order they first run them, then those
+`search` runs besides, as a linker script that build.rs hands to LLD on Linux x86-64 (see
+docs/performance.md, "The code a hook runs, together").
 
     python3 scripts/hot-code.py [--data DIR] [BINARY] > hot.ld
 
@@ -9,8 +9,9 @@ BINARY (default: the release build, target/x86_64-unknown-linux-gnu/release/clau
 each hook under callgrind (valgrind must be installed) with the payloads of tests/fixtures/hooks:
 a skipped tool, captures of each tool, a prompt, a Stop, session starts, a session end. DIR, a
 data directory to copy (one a few thousand sessions old, as the hooks bench fills), gives the
-prompt and the session start something to recall and to list; without it they run on what the
-captures stored. Run it again when a hook starts running much new code: what it no longer
+prompt and the session start something to recall and to list, and `search` something to find
+(it asks in the project with the most sessions); without it they run on what the captures
+stored. Run it again when a hook starts running much new code: what it no longer
 names costs nothing, what it does not name yet stays where the linker puts it.
 
 Names are written so that they survive a new compiler and a new version of claude-mem: the
@@ -24,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -51,6 +53,16 @@ RUNS = [
 ]
 
 
+# Then `search`, whose process is as short as a hook's and as often waited for: the code it
+# runs that no hook does comes after the hooks', in the order it first runs it.
+# They are asked in the project with the most sessions (as a user asks in theirs).
+SEARCHES = [
+    ["search", "how", "did", "we", "fix", "locked", "database"],
+    ["search", "--all", "cargo", "test"],
+    ["search", "--json", "error"],
+]
+
+
 def payload_file(name, scratch):
     """A fixture's path; "TodoWrite" is the first capture's payload for a tool a hook skips."""
     if name != "TodoWrite":
@@ -66,17 +78,38 @@ def payload_file(name, scratch):
 
 def executed(binary, data, home, hook, payload, out):
     """The functions one hook run executes, in callgrind's order of first appearance."""
-    env = dict(os.environ, HOME=home, CLAUDE_MEM_DATA_DIR=data, CLAUDE_MEM_COMPRESS="0")
     # The session start and the prompt read the recall index only when it was synced lately.
     open(os.path.join(data, "index-synced"), "a").close()
     os.utime(os.path.join(data, "index-synced"))
     with open(payload, "rb") as stdin:
-        subprocess.run(
-            ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}",
-             binary, "hook", hook],
-            stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-            check=True,
-        )
+        return profiled([binary, "hook", hook], stdin, data, home, out)
+
+
+def busiest_project(data):
+    """The project with the most sessions in the data dir's database; None without one."""
+    try:
+        db = sqlite3.connect(f"file:{os.path.join(data, 'memory.db')}?mode=ro", uri=True)
+        row = db.execute("SELECT project_dir FROM sessions GROUP BY 1 "
+                         "ORDER BY count(*) DESC LIMIT 1").fetchone()
+        db.close()
+        return row[0] if row else None
+    except sqlite3.Error:
+        return None
+
+
+def profiled(argv, stdin, data, home, out, project=None):
+    """The functions a run of `argv` executes, in callgrind's order of first appearance (exit
+    code 1 is a search that found nothing)."""
+    env = dict(os.environ, HOME=home, CLAUDE_MEM_DATA_DIR=data, CLAUDE_MEM_COMPRESS="0")
+    if project:
+        env["CLAUDE_PROJECT_DIR"] = project
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}"]
+        + argv,
+        stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )
+    if done.returncode not in (0, 1):
+        raise subprocess.CalledProcessError(done.returncode, argv)
     names = []
     with open(out) as text:
         for line in text:
@@ -172,6 +205,10 @@ def main():
         for index, (hook, payload) in enumerate(RUNS):
             out = os.path.join(scratch, f"run{index}.out")
             order += executed(binary, data, home, hook, payload_file(payload, scratch), out)
+        project = busiest_project(data)
+        for index, words in enumerate(SEARCHES):
+            out = os.path.join(scratch, f"search{index}.out")
+            order += profiled([binary] + words, subprocess.DEVNULL, data, home, out, project)
     # The C runtime's start-up and the program's entry, which are no archive's members.
     patterns = [f"*{crt}.o(.text .text.*)" for crt in ["crt1", "crti", "crtbeginT", "crtend"]]
     for name in resolvers(binary) + order:
@@ -190,7 +227,8 @@ def main():
 
 HEADER = """
 /* The functions claude-mem's hooks run, gathered at the start of the code in the order they
-   first run them: see build.rs and docs/performance.md ("The code a hook runs, together").
+   first run them, then those `search` runs besides: see build.rs and docs/performance.md
+   ("The code a hook runs, together").
    Written by scripts/hot-code.py; write it again rather than by hand. */
 """
 

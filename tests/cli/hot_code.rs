@@ -1,8 +1,8 @@
-//! The binary as built has the code the hooks run in one place (build.rs, `hot.ld`): each page
-//! of code a hook touches first is a page fault, and the layout is what keeps them few
-//! (docs/performance.md, "The code a hook runs, together"). The bench shows the time; this shows the layout did not
-//! silently stop applying, as it would if a compiler changed how it names functions or the
-//! script's names stopped matching ours.
+//! The binary as built has the code the hooks run in one place (build.rs, `hot.ld`), and after
+//! it what `search` runs: each page of code a short process touches first is a page fault, and
+//! the layout is what keeps them few (docs/performance.md, "The code a hook runs, together").
+//! The bench shows the time; this shows the layout did not silently stop applying, as it would
+//! if a compiler changed how it names functions or the script's names stopped matching ours.
 
 use std::fs;
 
@@ -87,10 +87,14 @@ fn the_code_a_capture_runs_is_in_the_hot_section() {
     let record =
         section_of(&|n| n.starts_with("_R") && n.ends_with("10claude_mem4hook6record6record"));
     let start = section_of(&|n| n == "__libc_start_main");
+    // And what `search` runs that no hook does, after the hooks' code.
+    let listing =
+        section_of(&|n| n.starts_with("_R") && n.ends_with("10claude_mem3cmd6search5lines"));
     assert_eq!(
-        (parser, record, start),
-        (Some(hot), Some(hot), Some(hot)),
-        "sqlite3RunParser, hook::record::record and __libc_start_main belong in .text.hot"
+        (parser, record, start, listing),
+        (Some(hot), Some(hot), Some(hot), Some(hot)),
+        "sqlite3RunParser, hook::record::record, __libc_start_main and cmd::search::lines \
+         belong in .text.hot"
     );
     // Most of the script's names stopped matching if it holds little more than these.
     let (_, _, size) = binary.sections[hot];

@@ -167,10 +167,15 @@ def pattern(name, members):
             member = variant.group(1) + "-*.o"
         return f"*{archive}:{member}(.text .text.*)"
     if name.startswith("_R"):
+        # A local symbol's number (`.10196`, from LTO), new with each build, stands for any.
+        base = re.sub(r"\.\d+$", "", name)
         # Crate hashes (Cs…_) and back-references (B…_), whose offsets move with them.
-        glob = re.sub(r"Cs[0-9a-zA-Z]+_", "*", name)
+        glob = re.sub(r"Cs[0-9a-zA-Z]+_", "*", base)
         glob = re.sub(r"B[0-9a-zA-Z]*_", "*", glob)
-        return f"*({sections(re.sub(r'[*]+', '*', glob))})"
+        glob = re.sub(r"[*]+", "*", glob)
+        if base != name:
+            return f"*({sections(glob)} {sections(glob + '.*')})"
+        return f"*({sections(glob)})"
     base = re.sub(r"\.(constprop|isra|part|cold|lto_priv)\.\d+$", "", name)
     if base != name:
         return f"*({sections(base)} {sections(base + '.*')})"

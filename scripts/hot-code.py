@@ -97,6 +97,26 @@ def busiest_project(data):
         return None
 
 
+def in_project(data, project):
+    """A prompt that recall answers and a session start that lists sessions, in `project` of
+    the data dir (its newest prompt, asked again): what the fixtures' own prompts, in a folder
+    the data dir has no session of, leave out. None without a project."""
+    if not project:
+        return []
+    db = sqlite3.connect(f"file:{os.path.join(data, 'memory.db')}?mode=ro", uri=True)
+    row = db.execute("SELECT p.prompt_text FROM user_prompts p JOIN sessions s "
+                     "ON s.session_id = p.session_id WHERE s.project_dir = ? "
+                     "ORDER BY p.created_at DESC LIMIT 1", [project]).fetchone()
+    db.close()
+    session = "00000000-0000-4000-8000-00000000c0de"
+    base = {"session_id": session, "cwd": project,
+            "transcript_path": os.path.join(data, "none.jsonl")}
+    runs = [("context", dict(base, hook_event_name="SessionStart", source="startup"))]
+    if row:
+        runs.append(("prompt", dict(base, hook_event_name="UserPromptSubmit", prompt=row[0])))
+    return runs
+
+
 def profiled(argv, stdin, data, home, out, project=None):
     """The functions a run of `argv` executes, in callgrind's order of first appearance (exit
     code 1 is a search that found nothing)."""
@@ -211,6 +231,12 @@ def main():
             out = os.path.join(scratch, f"run{index}.out")
             order += executed(binary, data, home, hook, payload_file(payload, scratch), out)
         project = busiest_project(data)
+        for index, (hook, event) in enumerate(in_project(data, project)):
+            out = os.path.join(scratch, f"project{index}.out")
+            payload = os.path.join(scratch, f"project{index}.json")
+            with open(payload, "w") as file:
+                json.dump(event, file)
+            order += executed(binary, data, home, hook, payload, out)
         for index, words in enumerate(SEARCHES):
             out = os.path.join(scratch, f"search{index}.out")
             order += profiled([binary] + words, subprocess.DEVNULL, data, home, out, project)

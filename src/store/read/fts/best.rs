@@ -135,7 +135,8 @@ mod tests {
     }
 
     /// A row is read whole only when it would be kept: what `takes` says is what `offer`
-    /// does, for rows better, worse and tied with the worst kept.
+    /// does, while the heap fills and once it is full, for rows better and worse than the
+    /// worst kept.
     #[test]
     fn takes_what_offer_keeps() {
         let mut best = Best::new(3);

@@ -165,8 +165,9 @@ fn ids_of(scope: Scope) -> (i64, i64) {
     }
 }
 
-/// What the ranking weighs of a row besides its bm25, from its `kind`, `created_at` and
-/// `digest` in `docs`: its age in days (0 for a time ahead of `now`), to the millisecond.
+/// What the ranking weighs of a row besides its bm25, from its `kind`, `created_at`, `digest`
+/// and `session_id` in `docs`: its age in days (0 for a time ahead of `now`), to the
+/// millisecond, and where it is (see `context.rs`).
 fn weighs(
     (kind, created_at, digest, session): (rusqlite::types::ValueRef, String, i64, String),
     now: chrono::DateTime<chrono::Utc>,
@@ -292,10 +293,6 @@ impl Index {
             | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_WAIT)?;
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
-            true,
-        )?;
         // The first statements read the file: a damaged one fails here, recognisably.
         set_up(&conn)?;
         tokenizer::register(&conn)?;

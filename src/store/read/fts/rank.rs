@@ -140,8 +140,8 @@ pub fn weights(query: &Query, counts: &Counts) -> Vec<f64> {
 /// The rows in rank order, the same texts made one; `weights` (see [`rarity`]) weigh the
 /// query's terms, each the same when it is empty.
 pub fn rank(query: &Query, weights: &[f64], candidates: Vec<Candidate>) -> Vec<Ranked> {
-    // What orders them, by the candidate's place in `candidates`: sorting the candidates
-    // themselves moved their places' strings around.
+    // What orders them, with each candidate's index in `candidates`: sorting the candidates
+    // themselves moved their sessions' and times' strings around.
     let mut order: Vec<(Standing, usize)> = candidates
         .iter()
         .enumerate()

@@ -86,34 +86,34 @@ def executed(binary, data, home, hook, payload, out):
 
 
 def busiest_project(data):
-    """The project with the most sessions in the data dir's database; None without one."""
+    """The project with the most sessions in the data dir's database, and its newest prompt;
+    (None, None) without one."""
     try:
         db = sqlite3.connect(f"file:{os.path.join(data, 'memory.db')}?mode=ro", uri=True)
         row = db.execute("SELECT project_dir FROM sessions GROUP BY 1 "
                          "ORDER BY count(*) DESC LIMIT 1").fetchone()
+        prompt = row and db.execute(
+            "SELECT p.prompt_text FROM user_prompts p JOIN sessions s "
+            "ON s.session_id = p.session_id WHERE s.project_dir = ? "
+            "ORDER BY p.created_at DESC LIMIT 1", [row[0]]).fetchone()
         db.close()
-        return row[0] if row else None
+        return (row[0] if row else None, prompt[0] if prompt else None)
     except sqlite3.Error:
-        return None
+        return (None, None)
 
 
-def in_project(data, project):
-    """A prompt that recall answers and a session start that lists sessions, in `project` of
-    the data dir (its newest prompt, asked again): what the fixtures' own prompts, in a folder
-    the data dir has no session of, leave out. None without a project."""
+def in_project(data, project, prompt):
+    """A session start that lists sessions and a prompt that recall answers (`prompt`, asked
+    again), in `project` of the data dir: what the fixtures' own prompts, in a folder the data
+    dir has no session of, leave out. None without a project."""
     if not project:
         return []
-    db = sqlite3.connect(f"file:{os.path.join(data, 'memory.db')}?mode=ro", uri=True)
-    row = db.execute("SELECT p.prompt_text FROM user_prompts p JOIN sessions s "
-                     "ON s.session_id = p.session_id WHERE s.project_dir = ? "
-                     "ORDER BY p.created_at DESC LIMIT 1", [project]).fetchone()
-    db.close()
     session = "00000000-0000-4000-8000-00000000c0de"
     base = {"session_id": session, "cwd": project,
             "transcript_path": os.path.join(data, "none.jsonl")}
     runs = [("context", dict(base, hook_event_name="SessionStart", source="startup"))]
-    if row:
-        runs.append(("prompt", dict(base, hook_event_name="UserPromptSubmit", prompt=row[0])))
+    if prompt:
+        runs.append(("prompt", dict(base, hook_event_name="UserPromptSubmit", prompt=prompt)))
     return runs
 
 
@@ -230,8 +230,8 @@ def main():
         for index, (hook, payload) in enumerate(RUNS):
             out = os.path.join(scratch, f"run{index}.out")
             order += executed(binary, data, home, hook, payload_file(payload, scratch), out)
-        project = busiest_project(data)
-        for index, (hook, event) in enumerate(in_project(data, project)):
+        project, prompt = busiest_project(data)
+        for index, (hook, event) in enumerate(in_project(data, project, prompt)):
             out = os.path.join(scratch, f"project{index}.out")
             payload = os.path.join(scratch, f"project{index}.json")
             with open(payload, "w") as file:

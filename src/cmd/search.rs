@@ -60,15 +60,6 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
         }
     };
     let project = page.project.as_deref();
-    let corrected = match (&page.did_you_mean, page.phrases_as_words()) {
-        (Some(near), _) => Some(format!(
-            "no results for {words:?}; showing results for {near:?} instead"
-        )),
-        (None, Some(phrases)) => Some(format!(
-            "no results for {phrases}; showing results for the words instead"
-        )),
-        (None, None) => None,
-    };
     if page.hits.is_empty() {
         return Ok(Report {
             found_nothing: true,
@@ -85,18 +76,32 @@ pub fn search(args: &SearchArgs) -> Result<Report> {
     } else {
         lines(&page, &style, project.is_none(), names.as_ref())
     };
+    Ok(Report {
+        stdout,
+        note: note(&page, &words),
+        ..Report::default()
+    })
+}
+
+/// What a page of results says besides them: what was searched for instead of the `words`
+/// typed, and where the next page starts.
+fn note(page: &Page, words: &str) -> Option<String> {
+    let corrected = match (&page.did_you_mean, page.phrases_as_words()) {
+        (Some(near), _) => Some(format!(
+            "no results for {words:?}; showing results for {near:?} instead"
+        )),
+        (None, Some(phrases)) => Some(format!(
+            "no results for {phrases}; showing results for the words instead"
+        )),
+        (None, None) => None,
+    };
     let more = page
         .next
         .map(|offset| format!("more results: --offset {offset}"));
-    let note = match (corrected, more) {
+    match (corrected, more) {
         (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
         (a, b) => a.or(b),
-    };
-    Ok(Report {
-        stdout,
-        note,
-        ..Report::default()
-    })
+    }
 }
 
 /// The words as one query; an argument with spaces was quoted in the shell: a phrase.

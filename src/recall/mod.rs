@@ -169,11 +169,7 @@ impl Recall {
             .map_err(|err| usage(format!("cannot use {} as a project ({err})", dir.display())))?;
         // The recorded projects (a query of every session's) are read only when they decide:
         // for a folder named, or outside a repository.
-        let recorded = if explicit {
-            Some(self.reader.projects()?)
-        } else {
-            None
-        };
+        let recorded = explicit.then(|| self.reader.projects()).transpose()?;
         // A folder named that sessions were recorded under is that project, as recorded
         // (sessions `projects unjoin` put back under a subfolder are found so).
         let named = dir.to_str().map(|d| d.trim_end_matches('/'));

@@ -166,39 +166,27 @@ fn ids_of(scope: Scope) -> (i64, i64) {
 }
 
 /// What the ranking weighs of a row besides its bm25, from its `kind`, `created_at`, `digest`
-/// and `session_id` in `docs`: its age in days (0 for a time ahead of `now`), to the
-/// millisecond, and where it is (see `context.rs`).
+/// and `session_id` in `docs`, read from `row` in that order from column `at` on: its age in
+/// days (0 for a time ahead of `now`), to the millisecond, and where it is (see `context.rs`).
 fn weighs(
-    (kind, created_at, digest, session): (rusqlite::types::ValueRef, String, i64, String),
+    row: &rusqlite::Row<'_>,
+    at: usize,
     now: chrono::DateTime<chrono::Utc>,
-) -> best::Weighs {
+) -> rusqlite::Result<best::Weighs> {
+    let created_at: String = row.get(at + 1)?;
     let age_days = crate::clock::parse_time(&created_at).map_or(0.0, |t| {
         (now - t).num_milliseconds().max(0) as f64 / 86_400_000.0
     });
-    let kind = kind.as_str().ok().and_then(Kind::parse);
-    best::Weighs {
+    let kind = row.get_ref(at)?.as_str().ok().and_then(Kind::parse);
+    Ok(best::Weighs {
         kind: kind.unwrap_or(Kind::Observation),
         age_days,
-        digest,
+        digest: row.get(at + 2)?,
         place: rank::Place {
-            session,
+            session: row.get(at + 3)?,
             created_at,
         },
-    }
-}
-
-/// The columns [`weighs`] reads, from column `at` of `row` on (`d.kind, d.created_at,
-/// d.digest, d.session_id`).
-fn weighed_columns<'r>(
-    row: &'r rusqlite::Row<'_>,
-    at: usize,
-) -> rusqlite::Result<(rusqlite::types::ValueRef<'r>, String, i64, String)> {
-    Ok((
-        row.get_ref(at)?,
-        row.get(at + 1)?,
-        row.get(at + 2)?,
-        row.get(at + 3)?,
-    ))
+    })
 }
 
 /// The values of a search's parameters, numbered as [`filters`] numbers them.
@@ -462,7 +450,7 @@ impl Index {
                     row.matched = bm25::matched();
                 }
                 if joined {
-                    row.weighs = Some(weighs(weighed_columns(r, 2)?, now));
+                    row.weighs = Some(weighs(r, 2, now)?);
                 }
                 best.offer(row);
             }
@@ -494,7 +482,7 @@ impl Index {
             )?;
             let mut found = stmt.query([serde_json::to_string(&unread)?])?;
             while let Some(r) = found.next()? {
-                read.insert(r.get(0)?, weighs(weighed_columns(r, 1)?, now));
+                read.insert(r.get(0)?, weighs(r, 1, now)?);
             }
         }
         Ok(rows

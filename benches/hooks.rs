@@ -10,7 +10,8 @@
 //! Run: `cargo bench --bench hooks` (the recall database made and indexed, about a minute; 150
 //! rounds after 10 warm-up, then the bursts; 20 to 40 s more on a quiet machine).
 //! Quick look: `HOOKS_BENCH_ROUNDS=30 cargo bench --bench hooks`; `HOOKS_BENCH_SESSIONS=100`
-//! makes the recall database ten times smaller.
+//! makes the recall database ten times smaller; `HOOKS_BENCH_KEEP=1` keeps its folder (the
+//! databases, events and installed builds) to inspect.
 //! Other builds of the binary (a profile experiment, a prototype) run the same cases in the same
 //! rounds, without budgets: `HOOKS_BENCH_COMPARE=label=/path/to/claude-mem,... cargo bench
 //! --bench hooks`; one of another schema (from before a migration, which would refuse a newer
@@ -242,6 +243,9 @@ fn run() -> Result<bool> {
     burst::run(&mut bursts, dir, &burst_inputs)?;
     let cases_ok = report(&cases, rounds, &floor_note);
     let bursts_ok = burst::report(&bursts, median(&cases[0].samples));
+    if std::env::var_os("HOOKS_BENCH_KEEP").is_some() {
+        println!("\nkept {}", tmp.keep().display());
+    }
     Ok(cases_ok && bursts_ok)
 }
 

@@ -56,6 +56,9 @@ pub enum Command {
         /// per-prompt recall reads.
         #[arg(long, hide = true, value_name = "DIR")]
         team: Option<String>,
+        /// Started by a hook whose write took the WAL past its bound: only copy it back.
+        #[arg(long, hide = true, conflicts_with_all = ["auto", "team"])]
+        checkpoint: bool,
     },
     /// Remove claude-mem's hooks (and nothing else) from Claude Code's settings.json.
     ///

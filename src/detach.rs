@@ -1,7 +1,7 @@
-//! Starting work a hook must not wait for (a large checkpoint, a backlog of spill files, the
+//! Starting work a hook must not wait for (a checkpoint, a backlog of spill files, the
 //! compression of a session's items) in a process of its own: its own session and process
-//! group, stdio closed, never waited for (see `child::detached`). At most one of each runs per
-//! data dir: it holds a lock on a file there, which the kernel releases however it ends,
+//! group (only a group for the checkpoint, a moment's work), stdio closed, never waited for
+//! (see `child::detached`). At most one of each runs per data dir: it holds a lock on a file there, which the kernel releases however it ends,
 //! kill -9 included.
 
 use std::process::Command;
@@ -14,6 +14,14 @@ pub fn maintain(config: &Config) {
     if !fsutil::is_locked(&config.maintain_lock()) {
         start(&["maintain", "--auto"]);
     }
+}
+
+/// Starts `claude-mem maintain --checkpoint` for this data dir, unless a maintenance process is
+/// running already (which checkpoints too); returns whether one runs now, started or not.
+pub fn checkpoint(config: &Config) -> bool {
+    fsutil::is_locked(&config.maintain_lock())
+        || command(&["maintain", "--checkpoint"])
+            .is_some_and(|command| child::detached_briefly(command).is_ok())
 }
 
 /// Starts `claude-mem compress --auto` for this data dir, unless compression is paused (the
@@ -35,14 +43,17 @@ pub fn team_digest(config: &Config, project: &str) {
     }
 }
 
+/// One that cannot start now is started by a later hook.
 fn start(args: &[&str]) {
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let mut command = Command::new(exe);
-    // The environment is the hook's own, so the data dir (and the old place an earlier
-    // release used) are the same for both.
+    if let Some(command) = command(args) {
+        let _ = child::detached(command);
+    }
+}
+
+/// This program with `args`. The environment is the hook's own, so the data dir (and the old
+/// place an earlier release used) are the same for both.
+fn command(args: &[&str]) -> Option<Command> {
+    let mut command = Command::new(std::env::current_exe().ok()?);
     command.args(args);
-    // A process that cannot start now is started by a later hook.
-    let _ = child::detached(command);
+    Some(command)
 }

@@ -12,6 +12,9 @@
 //! as a hook never may), brings the search index up to date when recall is on and merges it
 //! (hooks read it, never write it), and exits: at once when there is nothing left, or when its time is up
 //! and a later hook will start it again.
+//!
+//! A hook whose write took the WAL past its bound starts it for the checkpoint alone
+//! ([`copy_back`]).
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +36,9 @@ const REBUILD_RETRY: Duration = Duration::from_secs(3600);
 /// With deleted private pages in the WAL, a run waits longer for the reader to let go.
 const SCRUB_LIFETIME: Duration = Duration::from_secs(15 * 60);
 const PAUSE: Duration = Duration::from_millis(250);
+/// Between two tries of a copy back that readers were in the way of: a hook reads for a few
+/// milliseconds.
+const COPY_BACK_PAUSE: Duration = Duration::from_millis(20);
 /// How long one pass numbers captures left by prompt writes, and how long each of its
 /// transactions holds the lock: short, as the turn goes on meanwhile and its hooks wait.
 const NUMBERING_SLICE: Duration = Duration::from_secs(5);
@@ -361,6 +367,31 @@ fn rebuild_now(
 
 /// Copies the WAL back and truncates it, waiting a little for readers. Returns whether the WAL
 /// is now empty.
+/// The pass a hook starts when its write took the WAL past its bound (see
+/// `store::Maintenance::CopyBack`): the checkpoint alone, never waiting for a lock, since a
+/// TRUNCATE that waits for readers holds the write lock meanwhile and every hook would wait
+/// behind it; tried again while readers are in the way, for at most [`LIFETIME`]. Nothing when
+/// another maintenance process runs, which checkpoints too. Returns the WAL's size before and
+/// after.
+pub fn copy_back(config: &Config) -> Result<(u64, u64)> {
+    fsutil::our_dir(&config.data_dir)
+        .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
+    let before = store::wal_bytes(config);
+    let Some(_lock) = fsutil::try_lock(&config.maintain_lock()) else {
+        return Ok((before, before));
+    };
+    let store = Store::open(config, Instant::now() + LOCK_WAIT)?;
+    store.set_wait(Duration::ZERO)?;
+    let started = Instant::now();
+    loop {
+        store.checkpoint("PASSIVE");
+        if store.checkpoint("TRUNCATE") || started.elapsed() > LIFETIME {
+            return Ok((before, store.wal_bytes()));
+        }
+        std::thread::sleep(COPY_BACK_PAUSE);
+    }
+}
+
 fn checkpoint(store: &Store) -> bool {
     let _ = store.set_wait(Duration::from_millis(200));
     store.checkpoint("PASSIVE");

@@ -105,15 +105,28 @@ pub fn run(command: Command, pipes: Pipes, timeout: Duration) -> Result<Output, 
 /// hook's pipes to close, so an inherited one would hold it up), and leaves it running: it is
 /// never waited for nor killed. What a hook starts this way must not cost the hook: one fork
 /// and exec, nothing more.
-pub fn detached(mut command: Command) -> io::Result<()> {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+pub fn detached(command: Command) -> io::Result<()> {
     let ties = Ties {
         session: true,
         ..Ties::default()
     };
+    leave_running(command, ties)
+}
+
+/// [`detached`] for a child that lives a moment (a checkpoint, whose process exits in
+/// milliseconds unless readers are in its way): in a process group of its own rather than a
+/// session, which lets std start it with `posix_spawn` (the parent's pages are not copied:
+/// 0.1 to 0.2 ms less for the hook than a fork). No signal meant for our terminal or our
+/// group reaches it either.
+pub fn detached_briefly(command: Command) -> io::Result<()> {
+    leave_running(command, Ties::default())
+}
+
+fn leave_running(mut command: Command, ties: Ties) -> io::Result<()> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     spawn(command, ties).map(drop)
 }
 

@@ -1,14 +1,19 @@
 //! `maintain`: runs the maintenance pass (see `crate::maintain`) in the foreground and says
 //! what it did; or, started by a hook with `--team`, makes a project's digest of its team
-//! notes (see `crate::team::digest`).
+//! notes (see `crate::team::digest`); or, started by a hook with `--checkpoint`, copies the
+//! WAL back (see `crate::maintain::copy_back`).
 
 use anyhow::Result;
 
 use crate::config::Config;
 use crate::render;
 
-pub fn maintain(auto: bool, team: Option<&str>) -> Result<String> {
+pub fn maintain(auto: bool, team: Option<&str>, checkpoint: bool) -> Result<String> {
     let config = Config::from_env();
+    if checkpoint {
+        let wal = crate::maintain::copy_back(&config)?;
+        return Ok(format!("WAL {} -> {} bytes.\n", wal.0, wal.1));
+    }
     if let Some(project) = team {
         return Ok(match crate::recall::team::digest(&config, project)? {
             Some(notes) => format!(

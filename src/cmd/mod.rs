@@ -43,9 +43,11 @@ pub fn run(command: Command) -> Result<Report> {
         Command::Hook { .. } => Ok(Report::default()),
         Command::InstallHooks(args) => install::install(&args).map(Report::from),
         Command::UninstallHooks(args) => uninstall::uninstall(&args).map(Report::from),
-        Command::Maintain { auto, team } => {
-            maintain::maintain(auto, team.as_deref()).map(Report::from)
-        }
+        Command::Maintain {
+            auto,
+            team,
+            checkpoint,
+        } => maintain::maintain(auto, team.as_deref(), checkpoint).map(Report::from),
         Command::Queue(command) => queue::run(command).map(Report::from),
         Command::Search(args) => search::search(&args),
         Command::Show { id, json } => show::show(&id, json),

@@ -361,14 +361,19 @@ fn take_in(store: &mut Store, config: &Config, log: &Log, slice: Slice) -> Backl
     spill::ingest(store, config, log, slice)
 }
 
-/// Hands what a hook must not do itself to the maintenance process.
+/// Hands what a hook must not do itself to the maintenance process, or the checkpoint alone
+/// to a process of its own.
 fn after(config: &Config, store: &Store, backlog: &Backlog) {
     let maintenance = store.maintenance();
     if maintenance == Some(Maintenance::Scrub) {
         // Remembered across runs: until a checkpoint truncates the WAL, it holds old pages.
         crate::marks::ask_scrub(config);
     }
-    if maintenance.is_some() || backlog.waiting > 0 {
+    if maintenance == Some(Maintenance::CopyBack) && backlog.waiting == 0 {
+        if !detach::checkpoint(config) {
+            store.copy_back_here();
+        }
+    } else if maintenance.is_some() || backlog.waiting > 0 {
         detach::maintain(config);
     }
 }

@@ -1,6 +1,9 @@
 //! `claude-mem hook capture` through the real binary: what lands in the queue, what is a no-op,
 //! and that nothing is lost when the database is busy, unwritable, corrupt or too new.
 
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::harness;
@@ -761,6 +764,73 @@ fn the_wal_stays_bounded_across_many_runs() {
     // 120 runs wrote about 1 MiB; the WAL is checkpointed once it passes 256 KiB.
     assert!(wal < 400 * 1024, "WAL is {wal} bytes");
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 120);
+}
+
+/// Captures of 8 KiB each while the test holds the maintenance lock (as a running maintenance
+/// process does), until the WAL is past the 256 KiB a checkpoint is due at; its size then.
+#[cfg(unix)]
+fn wal_past_its_bound(env: &Env, runs: usize) -> u64 {
+    let wal = env.data_dir.join("memory.db-wal");
+    let padding = "y".repeat(8 * 1024);
+    let input = |i| post_tool_use("s", "Bash", &format!("w-{i}"), json!({"command": padding}));
+    assert_ack(&env.hook("capture", &input(0)));
+    let _held = env.hold_maintenance();
+    for i in 1..runs {
+        assert_ack(&env.hook("capture", &input(i)));
+    }
+    std::fs::metadata(wal).unwrap().len()
+}
+
+/// A checkpoint waits on two `fsync`s and a truncation (1 to 1.5 ms): the hook whose write
+/// takes the WAL past its bound leaves it to a process of its own, which copies the WAL back.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_checkpoint_a_write_calls_for_is_left_to_a_process_of_its_own() {
+    let env = Env::new();
+    let wal = wal_past_its_bound(&env, 60);
+    assert!(
+        wal > 400 * 1024,
+        "a hook checkpointed while another process was to: WAL of {wal} bytes"
+    );
+    let input = post_tool_use("s", "Bash", "w-last", json!({"command": "ls"}));
+    assert_ack(&env.hook("capture", &input));
+    env.wait_for_maintenance();
+    let after = std::fs::metadata(env.data_dir.join("memory.db-wal"))
+        .unwrap()
+        .len();
+    assert_eq!(after, 0, "the WAL was not copied back");
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 61);
+    assert!(!env.log().contains("ERROR"), "{}", env.log());
+}
+
+/// A hook that cannot start that process (its program was replaced while it ran, as by an
+/// upgrade) checkpoints itself: the WAL stays bounded all the same.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hook_that_cannot_start_the_checkpoint_makes_it_itself() {
+    let env = Env::new();
+    assert!(wal_past_its_bound(&env, 40) > 256 * 1024);
+    let program = env.tmp().join("claude-mem");
+    copy_program(Path::new(env!("CARGO_BIN_EXE_claude-mem")), &program);
+    let mut hook = env
+        .command_of(&program)
+        .args(["hook", "capture"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The hook waits for its event: its program is gone before it reads it.
+    std::fs::remove_file(&program).unwrap();
+    let input = post_tool_use("s", "Bash", "w-last", json!({"command": "ls"}));
+    hook.stdin.take().unwrap().write_all(&input).unwrap();
+    assert_ack(&hook.wait_with_output().unwrap());
+    let after = std::fs::metadata(env.data_dir.join("memory.db-wal"))
+        .unwrap()
+        .len();
+    assert_eq!(after, 0, "the WAL was left past its bound");
+    assert!(env.running("maintain").is_empty());
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 41);
 }
 
 #[cfg(unix)]

@@ -57,11 +57,18 @@ pub struct Store {
     maintenance: Option<Maintenance>,
     /// The raw backlog the last write counted (a Stop's), up to [`apply::RAW_BACKLOG_CAP`].
     counted_backlog: Option<i64>,
+    /// A hook's store: the checkpoint its commits call for is left to a process of its own
+    /// (see [`Maintenance::CopyBack`]).
+    hooks: bool,
 }
 
 /// Work left for the maintenance process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Maintenance {
+    /// The WAL is past its bound: a process of its own copies it back and truncates it
+    /// (`claude-mem maintain --checkpoint`), so that no hook waits on the checkpoint's syncs
+    /// (two `fsync`s and a truncation: 1.0 to 1.5 ms, the slowest twentieth of prompt hooks).
+    CopyBack,
     /// The WAL is past what a hook may checkpoint.
     Checkpoint,
     /// Rows of a private turn were deleted but a reader kept their old pages in the WAL.
@@ -78,13 +85,15 @@ impl Store {
     /// Opens (creating if needed) the database, waiting for locks at most until `deadline`,
     /// its deletes leaving tombstones (see [`tombstones`]).
     pub fn open(config: &Config, deadline: Instant) -> Result<Store> {
-        let store = Store::for_a_hook(config, deadline)?;
+        let mut store = Store::for_a_hook(config, deadline)?;
         tombstones::arm(&store.conn)?;
+        store.hooks = false;
         Ok(store)
     }
 
     /// [`Store::open`] for a hook: without the tombstone triggers, which a hook makes only
-    /// before it deletes (see [`purge`]), the one delete a hook makes.
+    /// before it deletes (see [`purge`]), the one delete a hook makes; and leaving the
+    /// checkpoint its writes call for to a process of its own (see [`Maintenance::CopyBack`]).
     pub fn for_a_hook(config: &Config, deadline: Instant) -> Result<Store> {
         let dir = &config.data_dir;
         match fsutil::our_dir(dir) {
@@ -145,6 +154,7 @@ impl Store {
             purge_flag: config.purge_flag(),
             maintenance,
             counted_backlog: None,
+            hooks: true,
         })
     }
 
@@ -206,8 +216,9 @@ impl Store {
     /// Keeps the WAL bounded. A run that finds it past the bound copies it back and truncates
     /// it (TRUNCATE: every hook is the first connection to open the database and reads the
     /// whole WAL, so a short file is what makes the next run fast; RESTART would be undone, as
-    /// the next process rebuilds the WAL index from the file and appends); SessionEnd always
-    /// does a PASSIVE pass. Neither ever waits: a reader holding an old snapshot would make
+    /// the next process rebuilds the WAL index from the file and appends), or, for a hook,
+    /// asks for a process of its own to do it ([`Maintenance::CopyBack`], see
+    /// [`Store::copy_back_here`]); SessionEnd always does a PASSIVE pass. Neither ever waits: a reader holding an old snapshot would make
     /// every run pay the whole timeout, and what cannot be done now is done by a later run.
     /// The copy and its syncs are a PASSIVE pass first, which lets other writers go on: a
     /// TRUNCATE alone holds the write lock meanwhile (28 ms a time on the loaded dev machine),
@@ -228,10 +239,21 @@ impl Store {
             };
         } else if wal > WAL_INLINE_MAX {
             self.maintenance = Some(Maintenance::Checkpoint);
+        } else if wal > WAL_CHECKPOINT_BYTES && self.hooks {
+            self.maintenance = self.maintenance.or(Some(Maintenance::CopyBack));
         } else if wal > WAL_CHECKPOINT_BYTES {
             self.copy_back_and_truncate();
         } else if session_end {
             self.checkpoint("PASSIVE");
+        }
+    }
+
+    /// The checkpoint [`Maintenance::CopyBack`] asks for, made by the hook itself: for one
+    /// whose process for it could not start, so that the WAL stays bounded all the same.
+    pub fn copy_back_here(&self) {
+        if self.wal_bytes() <= WAL_INLINE_MAX {
+            let _ = self.conn.busy_timeout(Duration::ZERO);
+            self.copy_back_and_truncate();
         }
     }
 

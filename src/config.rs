@@ -348,6 +348,13 @@ impl Config {
         self.data_dir.join("maintain.lock")
     }
 
+    /// Held by the one process of this data dir that copies the WAL back for the hooks (see
+    /// `maintain::copy_back`): a lock of its own, so that the maintenance process, which a
+    /// hook may ask for meanwhile, is never kept from starting by it.
+    pub fn checkpoint_lock(&self) -> PathBuf {
+        self.data_dir.join("checkpoint.lock")
+    }
+
     /// Held by the hook whose turn it is to wait for the database's write lock (see
     /// `hook::turn`).
     pub fn turn_lock(&self) -> PathBuf {

@@ -16,10 +16,10 @@ pub fn maintain(config: &Config) {
     }
 }
 
-/// Starts `claude-mem maintain --checkpoint` for this data dir, unless a maintenance process is
-/// running already (which checkpoints too); returns whether one runs now, started or not.
+/// Starts `claude-mem maintain --checkpoint` for this data dir, unless one is running already;
+/// returns whether one runs now, started or not.
 pub fn checkpoint(config: &Config) -> bool {
-    fsutil::is_locked(&config.maintain_lock())
+    fsutil::is_locked(&config.checkpoint_lock())
         || command(&["maintain", "--checkpoint"])
             .is_some_and(|command| child::detached_briefly(command).is_ok())
 }

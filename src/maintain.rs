@@ -371,13 +371,13 @@ fn rebuild_now(
 /// `store::Maintenance::CopyBack`): the checkpoint alone, never waiting for a lock, since a
 /// TRUNCATE that waits for readers holds the write lock meanwhile and every hook would wait
 /// behind it; tried again while readers are in the way, for at most [`LIFETIME`]. Nothing when
-/// another maintenance process runs, which checkpoints too. Returns the WAL's size before and
-/// after.
+/// another one runs. It runs beside the maintenance process as a hook does: its lock is its own.
+/// Returns the WAL's size before and after.
 pub fn copy_back(config: &Config) -> Result<(u64, u64)> {
     fsutil::our_dir(&config.data_dir)
         .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
     let before = store::wal_bytes(config);
-    let Some(_lock) = fsutil::try_lock(&config.maintain_lock()) else {
+    let Some(_lock) = fsutil::try_lock(&config.checkpoint_lock()) else {
         return Ok((before, before));
     };
     let store = Store::open(config, Instant::now() + LOCK_WAIT)?;

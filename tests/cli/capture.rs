@@ -766,15 +766,24 @@ fn the_wal_stays_bounded_across_many_runs() {
     assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 120);
 }
 
-/// Captures of 8 KiB each while the test holds the maintenance lock (as a running maintenance
-/// process does), until the WAL is past the 256 KiB a checkpoint is due at; its size then.
+/// Captures of 8 KiB each while the test holds the lock of the process that copies the WAL
+/// back (as one running does), until the WAL is past the 256 KiB a checkpoint is due at; its
+/// size then.
 #[cfg(unix)]
 fn wal_past_its_bound(env: &Env, runs: usize) -> u64 {
+    use std::os::unix::fs::OpenOptionsExt;
     let wal = env.data_dir.join("memory.db-wal");
     let padding = "y".repeat(8 * 1024);
     let input = |i| post_tool_use("s", "Bash", &format!("w-{i}"), json!({"command": padding}));
     assert_ack(&env.hook("capture", &input(0)));
-    let _held = env.hold_maintenance();
+    env.wait_for_maintenance();
+    let held = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(env.data_dir.join("checkpoint.lock"))
+        .unwrap();
+    assert!(try_flock(&held), "the checkpoint's lock is taken");
     for i in 1..runs {
         assert_ack(&env.hook("capture", &input(i)));
     }
@@ -787,11 +796,12 @@ fn wal_past_its_bound(env: &Env, runs: usize) -> u64 {
 #[test]
 fn the_checkpoint_a_write_calls_for_is_left_to_a_process_of_its_own() {
     let env = Env::new();
-    let wal = wal_past_its_bound(&env, 60);
+    let wal = wal_past_its_bound(&env, 30);
     assert!(
         wal > 400 * 1024,
         "a hook checkpointed while another process was to: WAL of {wal} bytes"
     );
+    assert!(env.running("maintain").is_empty());
     let input = post_tool_use("s", "Bash", "w-last", json!({"command": "ls"}));
     assert_ack(&env.hook("capture", &input));
     env.wait_for_maintenance();
@@ -799,7 +809,7 @@ fn the_checkpoint_a_write_calls_for_is_left_to_a_process_of_its_own() {
         .unwrap()
         .len();
     assert_eq!(after, 0, "the WAL was not copied back");
-    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 61);
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 31);
     assert!(!env.log().contains("ERROR"), "{}", env.log());
 }
 
@@ -809,7 +819,7 @@ fn the_checkpoint_a_write_calls_for_is_left_to_a_process_of_its_own() {
 #[test]
 fn a_hook_that_cannot_start_the_checkpoint_makes_it_itself() {
     let env = Env::new();
-    assert!(wal_past_its_bound(&env, 40) > 256 * 1024);
+    assert!(wal_past_its_bound(&env, 30) > 256 * 1024);
     let program = env.tmp().join("claude-mem");
     copy_program(Path::new(env!("CARGO_BIN_EXE_claude-mem")), &program);
     let mut hook = env
@@ -830,7 +840,7 @@ fn a_hook_that_cannot_start_the_checkpoint_makes_it_itself() {
         .len();
     assert_eq!(after, 0, "the WAL was left past its bound");
     assert!(env.running("maintain").is_empty());
-    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 41);
+    assert_eq!(env.count("SELECT COUNT(*) FROM pending_queue"), 31);
 }
 
 #[cfg(unix)]

@@ -427,6 +427,31 @@ fn without_an_index_it_abstains_and_maintenance_builds_one_after_the_session() {
     assert!(context.contains("config file"), "{context}");
 }
 
+/// The process that copies the WAL back for the hooks holds a lock of its own: while one runs,
+/// the maintenance process a session's end asks for still starts and builds the index.
+#[cfg(unix)]
+#[test]
+fn a_checkpoint_under_way_does_not_keep_maintenance_from_starting() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let env = recalling();
+    said(&env, EARLIER, PROJECT, LOGIN);
+    let held = fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(env.data_dir.join("checkpoint.lock"))
+        .unwrap();
+    assert!(try_flock(&held));
+    let end = event("SessionEnd", EARLIER, PROJECT, json!({"reason": "exit"}));
+    assert_clean(&env.hook("cleanup", &end));
+    env.wait_for_maintenance();
+    assert!(
+        env.data_dir.join("memory-index.db").exists(),
+        "the maintenance process did not start"
+    );
+    drop(held);
+}
+
 /// The index stayed behind a session that ended without its SessionEnd hook (Claude Code
 /// killed, or the hook cancelled past its 1.5 s): that hook is what has maintenance bring the
 /// index up to date, and the next start found an index and started none, so recall missed that

@@ -167,14 +167,11 @@ impl Recall {
         };
         let dir = std::path::absolute(&dir)
             .map_err(|err| usage(format!("cannot use {} as a project ({err})", dir.display())))?;
-        // The recorded projects (a query of every session's) are read only when they decide:
-        // for a folder named, or outside a repository.
-        let recorded = explicit.then(|| self.reader.projects()).transpose()?;
         // A folder named that sessions were recorded under is that project, as recorded
         // (sessions `projects unjoin` put back under a subfolder are found so).
         let named = dir.to_str().map(|d| d.trim_end_matches('/'));
-        if let (Some(named), Some(recorded)) = (named, &recorded)
-            && recorded.iter().any(|p| p == named)
+        if let Some(named) = named.filter(|_| explicit)
+            && self.reader.is_recorded(named)?
         {
             return Ok(Some(named.to_string()));
         }
@@ -182,14 +179,7 @@ impl Recall {
         if found.why != crate::project::Why::Folder {
             return Ok(Some(found.root.to_string_lossy().into_owned()));
         }
-        let recorded = match recorded {
-            Some(recorded) => recorded,
-            None => self.reader.projects()?,
-        };
-        let closest = recorded
-            .into_iter()
-            .filter(|known| !known.is_empty() && dir.starts_with(Path::new(known)))
-            .max_by_key(String::len);
+        let closest = self.reader.recorded_around(&dir)?;
         Ok(Some(closest.unwrap_or_else(|| {
             let dir = dir.to_string_lossy();
             match dir.trim_end_matches('/') {

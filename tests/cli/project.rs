@@ -108,6 +108,23 @@ fn a_subfolder_and_a_linked_worktree_share_the_repositorys_memory() {
     }
 }
 
+/// Outside git, a command run below a folder sessions were recorded in reads that folder's
+/// memory, and one run beside it does not.
+#[test]
+fn a_command_run_below_a_recorded_folder_outside_git_reads_its_memory() {
+    let env = Env::new().with("CLAUDE_MEM_RECALL", "1");
+    let top = env.tmp().join("notes");
+    let deep = top.join("drafts").join("2026");
+    let beside = env.tmp().join("letters");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::create_dir_all(&beside).unwrap();
+    earlier_at(&env, &top);
+    let found = run_in(&env, &deep, &["search", "--json", "gunicorn", "port"]);
+    assert!(found.contains("8041"), "{found}");
+    let other = run_in(&env, &beside, &["search", "--json", "gunicorn", "port"]);
+    assert!(!other.contains("8041"), "{other}");
+}
+
 #[test]
 fn a_folder_outside_git_is_its_own_project_as_before() {
     let env = Env::new().with("CLAUDE_MEM_RECALL", "1");

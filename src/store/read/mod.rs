@@ -13,6 +13,7 @@ pub mod given;
 pub mod standing;
 pub mod team;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -189,6 +190,32 @@ impl Reader {
             .prepare("SELECT DISTINCT project_dir FROM sessions WHERE project_dir IS NOT NULL")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Whether sessions were recorded under `project`, as written (see [`IS_RECORDED`]).
+    pub fn is_recorded(&self, project: &str) -> Result<bool> {
+        let mut stmt = self.conn.prepare_cached(IS_RECORDED)?;
+        Ok(stmt.exists([project])?)
+    }
+
+    /// The recorded project that is `dir` or the closest folder containing it: each of its
+    /// folders looked up, the deepest first, with a trailing `/` (as `$CLAUDE_PROJECT_DIR` may
+    /// spell a project's folder) and without. A probe each: reading every recorded project
+    /// instead scans the index, which grows with the sessions recorded (0.36 million
+    /// instructions of a `search` run outside a repository at 1,000 sessions).
+    pub fn recorded_around(&self, dir: &Path) -> Result<Option<String>> {
+        for folder in dir.ancestors() {
+            let Some(folder) = folder.to_str().filter(|f| !f.is_empty()) else {
+                continue;
+            };
+            let bare = folder.trim_end_matches('/');
+            for spelling in [format!("{bare}/"), bare.to_string()] {
+                if !spelling.is_empty() && self.is_recorded(&spelling)? {
+                    return Ok(Some(spelling));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The identity sync brought for each folder another machine recorded sessions under.
@@ -624,6 +651,9 @@ pub fn open_read_only(config: &Config, deadline: Instant) -> Result<Option<Conne
     Ok(Some(conn))
 }
 
+/// Whether any session was recorded under project ?1: a probe of the sessions' index by project.
+const IS_RECORDED: &str = "SELECT 1 FROM sessions WHERE project_dir = ?1 LIMIT 1";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -655,6 +685,7 @@ mod tests {
             QUEUE_BYTES,
             MEMORY_BYTES,
             SUMMARY_BYTES,
+            IS_RECORDED,
             &format!("{PROMPT_COLUMNS} WHERE session_id = ?1"),
         ] {
             let plan = plan(sql);

@@ -1,8 +1,8 @@
 //! Starting work a hook must not wait for (a checkpoint, a backlog of spill files, the
 //! compression of a session's items) in a process of its own: its own session and process
 //! group (only a group for the checkpoint, a moment's work), stdio closed, never waited for
-//! (see `child::detached`). At most one of each runs per data dir: it holds a lock on a file there, which the kernel releases however it ends,
-//! kill -9 included.
+//! (see `child::detached`). At most one of each runs per data dir: it holds a lock on a file
+//! there, which the kernel releases however it ends, kill -9 included.
 
 use std::process::Command;
 

@@ -365,8 +365,6 @@ fn rebuild_now(
     }
 }
 
-/// Copies the WAL back and truncates it, waiting a little for readers. Returns whether the WAL
-/// is now empty.
 /// The pass a hook starts when its write took the WAL past its bound (see
 /// `store::Maintenance::CopyBack`): the checkpoint alone, never waiting for a lock, since a
 /// TRUNCATE that waits for readers holds the write lock meanwhile and every hook would wait
@@ -392,6 +390,8 @@ pub fn copy_back(config: &Config) -> Result<(u64, u64)> {
     }
 }
 
+/// Copies the WAL back and truncates it, waiting a little for readers. Returns whether the WAL
+/// is now empty.
 fn checkpoint(store: &Store) -> bool {
     let _ = store.set_wait(Duration::from_millis(200));
     store.checkpoint("PASSIVE");

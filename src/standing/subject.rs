@@ -4,7 +4,7 @@
 //!
 //! A session start reads every rule of its project and weighs each against the older ones that
 //! share a word with it, so a subject is its words' hashes, sorted and each once; the word
-//! lists are sorted and searched.
+//! lists are looked up by hash too.
 
 use super::sentence::lower;
 

@@ -59,7 +59,7 @@ pub struct Store {
     counted_backlog: Option<i64>,
     /// A hook's store: the checkpoint its commits call for is left to a process of its own
     /// (see [`Maintenance::CopyBack`]).
-    hooks: bool,
+    for_a_hook: bool,
 }
 
 /// Work left for the maintenance process.
@@ -87,7 +87,7 @@ impl Store {
     pub fn open(config: &Config, deadline: Instant) -> Result<Store> {
         let mut store = Store::for_a_hook(config, deadline)?;
         tombstones::arm(&store.conn)?;
-        store.hooks = false;
+        store.for_a_hook = false;
         Ok(store)
     }
 
@@ -154,7 +154,7 @@ impl Store {
             purge_flag: config.purge_flag(),
             maintenance,
             counted_backlog: None,
-            hooks: true,
+            for_a_hook: true,
         })
     }
 
@@ -218,8 +218,9 @@ impl Store {
     /// whole WAL, so a short file is what makes the next run fast; RESTART would be undone, as
     /// the next process rebuilds the WAL index from the file and appends), or, for a hook,
     /// asks for a process of its own to do it ([`Maintenance::CopyBack`], see
-    /// [`Store::copy_back_here`]); SessionEnd always does a PASSIVE pass. Neither ever waits: a reader holding an old snapshot would make
-    /// every run pay the whole timeout, and what cannot be done now is done by a later run.
+    /// [`Store::copy_back_here`]); SessionEnd always does a PASSIVE pass. Neither ever waits:
+    /// a reader holding an old snapshot would make every run pay the whole timeout, and what
+    /// cannot be done now is done by a later run.
     /// The copy and its syncs are a PASSIVE pass first, which lets other writers go on: a
     /// TRUNCATE alone holds the write lock meanwhile (28 ms a time on the loaded dev machine),
     /// and in a burst of 256 parallel captures, one hook in ten checkpointed.
@@ -239,7 +240,7 @@ impl Store {
             };
         } else if wal > WAL_INLINE_MAX {
             self.maintenance = Some(Maintenance::Checkpoint);
-        } else if wal > WAL_CHECKPOINT_BYTES && self.hooks {
+        } else if wal > WAL_CHECKPOINT_BYTES && self.for_a_hook {
             self.maintenance = self.maintenance.or(Some(Maintenance::CopyBack));
         } else if wal > WAL_CHECKPOINT_BYTES {
             self.copy_back_and_truncate();

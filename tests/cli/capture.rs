@@ -3,7 +3,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::harness;
@@ -771,19 +770,12 @@ fn the_wal_stays_bounded_across_many_runs() {
 /// size then.
 #[cfg(unix)]
 fn wal_past_its_bound(env: &Env, runs: usize) -> u64 {
-    use std::os::unix::fs::OpenOptionsExt;
     let wal = env.data_dir.join("memory.db-wal");
     let padding = "y".repeat(8 * 1024);
     let input = |i| post_tool_use("s", "Bash", &format!("w-{i}"), json!({"command": padding}));
     assert_ack(&env.hook("capture", &input(0)));
     env.wait_for_maintenance();
-    let held = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(env.data_dir.join("checkpoint.lock"))
-        .unwrap();
-    assert!(try_flock(&held), "the checkpoint's lock is taken");
+    let _held = env.hold_lock("checkpoint.lock");
     for i in 1..runs {
         assert_ack(&env.hook("capture", &input(i)));
     }
@@ -822,14 +814,7 @@ fn a_hook_that_cannot_start_the_checkpoint_makes_it_itself() {
     assert!(wal_past_its_bound(&env, 30) > 256 * 1024);
     let program = env.tmp().join("claude-mem");
     copy_program(Path::new(env!("CARGO_BIN_EXE_claude-mem")), &program);
-    let mut hook = env
-        .command_of(&program)
-        .args(["hook", "capture"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut hook = env.hook_process_of(&program, "capture");
     // The hook waits for its event: its program is gone before it reads it.
     std::fs::remove_file(&program).unwrap();
     let input = post_tool_use("s", "Bash", "w-last", json!({"command": "ls"}));

@@ -432,16 +432,9 @@ fn without_an_index_it_abstains_and_maintenance_builds_one_after_the_session() {
 #[cfg(unix)]
 #[test]
 fn a_checkpoint_under_way_does_not_keep_maintenance_from_starting() {
-    use std::os::unix::fs::OpenOptionsExt;
     let env = recalling();
     said(&env, EARLIER, PROJECT, LOGIN);
-    let held = fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(env.data_dir.join("checkpoint.lock"))
-        .unwrap();
-    assert!(try_flock(&held));
+    let held = env.hold_lock("checkpoint.lock");
     let end = event("SessionEnd", EARLIER, PROJECT, json!({"reason": "exit"}));
     assert_clean(&env.hook("cleanup", &end));
     env.wait_for_maintenance();

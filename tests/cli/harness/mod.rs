@@ -172,7 +172,12 @@ impl Env {
 
     /// Starts `claude-mem hook <name>` with piped stdio, stdin left for the caller.
     pub fn hook_process(&self, name: &str) -> std::process::Child {
-        self.command()
+        self.hook_process_of(Path::new(env!("CARGO_BIN_EXE_claude-mem")), name)
+    }
+
+    /// [`Env::hook_process`] of another copy of the binary.
+    pub fn hook_process_of(&self, program: &Path, name: &str) -> std::process::Child {
+        self.command_of(program)
             .args(["hook", name])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -224,15 +229,22 @@ impl Env {
     /// process the test's hooks started is waited for first.
     #[cfg(unix)]
     pub fn hold_maintenance(&self) -> std::fs::File {
-        use std::os::unix::fs::OpenOptionsExt;
         self.wait_for_maintenance();
+        self.hold_lock("maintain.lock")
+    }
+
+    /// Takes the lock file `name` of this data dir, as the process it is for holds it. Held
+    /// until the file is dropped.
+    #[cfg(unix)]
+    pub fn hold_lock(&self, name: &str) -> std::fs::File {
+        use std::os::unix::fs::OpenOptionsExt;
         let lock = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .mode(0o600)
-            .open(self.data_dir.join("maintain.lock"))
+            .open(self.data_dir.join(name))
             .unwrap();
-        assert!(try_flock(&lock), "the maintenance lock is taken");
+        assert!(try_flock(&lock), "{name} is taken");
         lock
     }
 

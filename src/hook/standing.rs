@@ -70,16 +70,25 @@ fn replaced_by<'c>(current: &'c [Instruction], prompt: &str) -> Vec<&'c Instruct
     // newest first), then what the prompt says.
     let mut said: Vec<&Instruction> = current.iter().rev().collect();
     said.sort_by(|a, b| a.said_at.cmp(&b.said_at));
+    let subjects: Vec<_> = stated
+        .iter()
+        .map(|s| crate::standing::subject(&s.text))
+        .collect();
     let rules: Vec<crate::standing::Rule> = said
         .iter()
         .map(|i| crate::standing::Rule {
-            text: &i.text,
+            subject: &i.subject,
             changes: false,
         })
-        .chain(stated.iter().map(|s| crate::standing::Rule {
-            text: &s.text,
-            changes: s.changes,
-        }))
+        .chain(
+            stated
+                .iter()
+                .zip(&subjects)
+                .map(|(s, subject)| crate::standing::Rule {
+                    subject,
+                    changes: s.changes,
+                }),
+        )
         .collect();
     crate::standing::current(&rules)
         .into_iter()
@@ -133,7 +142,7 @@ pub fn for_prompt<'g>(
     let current = standing::current(conn, project)?;
     let bearing: Vec<&Instruction> = current
         .iter()
-        .filter(|i| crate::standing::subject(&i.text).shared(&words) >= SHARED_WORDS)
+        .filter(|i| i.subject.shared(&words) >= SHARED_WORDS)
         .collect();
     if bearing.is_empty() {
         return Ok((String::new(), Vec::new()));

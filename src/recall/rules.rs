@@ -110,6 +110,7 @@ mod tests {
             session_id: "s".to_string(),
             prompt_number: 1,
             text: id.to_string(),
+            subject: crate::standing::subject(id),
             said_at: String::new(),
             pinned_at: None,
             replaced_by: None,

@@ -28,7 +28,7 @@ mod sentence;
 mod statements;
 mod subject;
 
-pub use subject::{Rule, current, subject};
+pub use subject::{Rule, Subject, current, subject};
 
 use cues::{
     LASTING, REPORTS, SCOPED, changes, changes_a_rule, names_one_thing, reads_as_an_order,
@@ -223,10 +223,12 @@ mod tests {
         ];
         let found: Vec<Stated> = said.iter().flat_map(|s| find(s)).collect();
         assert_eq!(found.len(), said.len(), "{found:?}");
+        let subjects: Vec<Subject> = found.iter().map(|s| subject(&s.text)).collect();
         let list: Vec<Rule> = found
             .iter()
-            .map(|s| Rule {
-                text: &s.text,
+            .zip(&subjects)
+            .map(|(s, subject)| Rule {
+                subject,
                 changes: s.changes,
             })
             .collect();
@@ -239,13 +241,17 @@ mod tests {
 
     #[test]
     fn a_rule_said_again_replaces_the_old_wording() {
+        let (old, new) = (
+            subject("never commit directly to main"),
+            subject("never commit to main directly, open a PR"),
+        );
         let list = [
             Rule {
-                text: "never commit directly to main",
+                subject: &old,
                 changes: false,
             },
             Rule {
-                text: "never commit to main directly, open a PR",
+                subject: &new,
                 changes: false,
             },
         ];

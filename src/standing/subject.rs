@@ -8,10 +8,11 @@
 
 use super::sentence::lower;
 
-/// An instruction as the project's list holds it, oldest first.
+/// An instruction as the project's list holds it, oldest first: what it is about (its text's
+/// [`subject`], made once by whoever reads the rule), and whether it announces a change.
 #[derive(Debug, Clone)]
 pub struct Rule<'a> {
-    pub text: &'a str,
+    pub subject: &'a Subject,
     pub changes: bool,
 }
 
@@ -48,19 +49,18 @@ impl Subject {
 /// nothing, so each is weighed only against those that share one, found through the older
 /// rules' words (comparing every pair cost 40% of a session start with 200 rules).
 pub fn current(rules: &[Rule]) -> Vec<Option<usize>> {
-    let subjects: Vec<Subject> = rules.iter().map(|r| subject(r.text)).collect();
     let mut replaced_by: Vec<Option<usize>> = vec![None; rules.len()];
     // Each word with each rule that says it, by word and then by rule.
-    let mut said_in: Vec<(u64, usize)> = subjects
+    let mut said_in: Vec<(u64, usize)> = rules
         .iter()
         .enumerate()
-        .flat_map(|(rule, subject)| subject.0.iter().map(move |word| (*word, rule)))
+        .flat_map(|(n, rule)| rule.subject.0.iter().map(move |word| (*word, n)))
         .collect();
     said_in.sort_unstable();
     let mut shared = vec![0usize; rules.len()];
     let mut sharing: Vec<usize> = Vec::new();
     for (new, rule) in rules.iter().enumerate() {
-        for word in &subjects[new].0 {
+        for word in &rule.subject.0 {
             let from = said_in.partition_point(|(w, _)| w < word);
             for &(_, old) in said_in[from..]
                 .iter()
@@ -76,7 +76,7 @@ pub fn current(rules: &[Rule]) -> Vec<Option<usize>> {
             .iter()
             .map(|&old| (old, shared[old]))
             .filter(|(old, _)| replaced_by[*old].is_none())
-            .filter(|(old, n)| replaces(rule, *n, &subjects[new], &subjects[*old]))
+            .filter(|(old, n)| replaces(rule, *n, rules[*old].subject))
             .max_by_key(|(old, n)| (*n, *old));
         if let Some((old, _)) = best {
             replaced_by[old] = Some(new);
@@ -91,8 +91,8 @@ pub fn current(rules: &[Rule]) -> Vec<Option<usize>> {
 /// Whether a newer rule sharing `n` subject words with an older one replaces it: with a change
 /// announced, sharing one word of a short subject or two of a longer one; without, repeating
 /// nearly all of the shorter subject.
-fn replaces(rule: &Rule, n: usize, new: &Subject, old: &Subject) -> bool {
-    let shorter = new.len().min(old.len()).max(1);
+fn replaces(rule: &Rule, n: usize, old: &Subject) -> bool {
+    let shorter = rule.subject.len().min(old.len()).max(1);
     if rule.changes {
         n >= 2 || (n == 1 && shorter <= 3)
     } else {
@@ -386,13 +386,13 @@ mod tests {
 
     /// Every pair weighed, as `current` once did: what it must still answer.
     fn every_pair(rules: &[Rule]) -> Vec<Option<usize>> {
-        let subjects: Vec<Subject> = rules.iter().map(|r| subject(r.text)).collect();
+        let subjects: Vec<&Subject> = rules.iter().map(|r| r.subject).collect();
         let mut replaced_by: Vec<Option<usize>> = vec![None; rules.len()];
         for (new, rule) in rules.iter().enumerate() {
             let best = (0..new)
                 .filter(|old| replaced_by[*old].is_none())
-                .map(|old| (old, subjects[new].shared(&subjects[old])))
-                .filter(|(old, n)| replaces(rule, *n, &subjects[new], &subjects[*old]))
+                .map(|old| (old, subjects[new].shared(subjects[old])))
+                .filter(|(old, n)| replaces(rule, *n, subjects[*old]))
                 .max_by_key(|(old, n)| (*n, *old));
             if let Some((old, _)) = best {
                 replaced_by[old] = Some(new);
@@ -422,10 +422,11 @@ mod tests {
                     format!("always use {}", words.join(" "))
                 })
                 .collect();
-            let rules: Vec<Rule> = texts
+            let subjects: Vec<Subject> = texts.iter().map(|text| subject(text)).collect();
+            let rules: Vec<Rule> = subjects
                 .iter()
-                .map(|text| Rule {
-                    text,
+                .map(|subject| Rule {
+                    subject,
                     changes: next(3) == 0,
                 })
                 .collect();

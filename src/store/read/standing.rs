@@ -6,7 +6,7 @@
 
 use rusqlite::{Connection, Result, params};
 
-use crate::standing::{self, Rule};
+use crate::standing::{self, Rule, Subject};
 
 /// The most instructions a project's list is read from, the newest: a pathological project (a
 /// chat log imported as prompts) must not make a session start slow, and a rule said hundreds
@@ -23,6 +23,9 @@ pub struct Instruction {
     pub prompt_number: i64,
     /// The sentence that states it, as the user wrote it.
     pub text: String,
+    /// What the sentence is about (see [`standing::subject`]), made once when it is read: which
+    /// rule replaced which and which bear on a prompt are both weighed by it.
+    pub subject: Subject,
     pub said_at: String,
     pub pinned_at: Option<String>,
     /// The instruction that replaced it: its prompt's id and when it was said.
@@ -73,6 +76,7 @@ pub fn of_project(conn: &Connection, project: &str) -> Result<Vec<Instruction>> 
                 prompt: prompt.clone(),
                 session_id: session_id.clone(),
                 prompt_number,
+                subject: standing::subject(&stated.text),
                 text: stated.text,
                 said_at: said_at.clone(),
                 pinned_at: pinned_at.clone(),
@@ -85,7 +89,7 @@ pub fn of_project(conn: &Connection, project: &str) -> Result<Vec<Instruction>> 
         .iter()
         .zip(&rules)
         .map(|(i, changes)| Rule {
-            text: &i.text,
+            subject: &i.subject,
             changes: *changes,
         })
         .collect();

@@ -240,10 +240,12 @@ impl Store {
             };
         } else if wal > WAL_INLINE_MAX {
             self.maintenance = Some(Maintenance::Checkpoint);
-        } else if wal > WAL_CHECKPOINT_BYTES && self.for_a_hook {
-            self.maintenance = self.maintenance.or(Some(Maintenance::CopyBack));
         } else if wal > WAL_CHECKPOINT_BYTES {
-            self.copy_back_and_truncate();
+            if self.for_a_hook {
+                self.maintenance = self.maintenance.or(Some(Maintenance::CopyBack));
+            } else {
+                self.copy_back_and_truncate();
+            }
         } else if session_end {
             self.checkpoint("PASSIVE");
         }

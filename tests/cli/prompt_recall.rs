@@ -437,11 +437,14 @@ fn a_checkpoint_under_way_does_not_keep_maintenance_from_starting() {
     let held = env.hold_lock("checkpoint.lock");
     let end = event("SessionEnd", EARLIER, PROJECT, json!({"reason": "exit"}));
     assert_clean(&env.hook("cleanup", &end));
-    env.wait_for_maintenance();
-    assert!(
-        env.data_dir.join("memory-index.db").exists(),
-        "the maintenance process did not start"
+    // Looked for by what it does: a process just started is not found by its arguments yet.
+    let index = env.data_dir.join("memory-index.db");
+    wait_until(
+        Duration::from_secs(10),
+        "the maintenance process to build the index",
+        || index.exists(),
     );
+    env.wait_for_maintenance();
     drop(held);
 }
 

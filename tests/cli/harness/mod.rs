@@ -233,8 +233,10 @@ impl Env {
         self.hold_lock("maintain.lock")
     }
 
-    /// Takes the lock file `name` of this data dir, as the process it is for holds it. Held
-    /// until the file is dropped.
+    /// Takes the lock file `name` of this data dir, as the process it is for holds it, once
+    /// whoever holds it lets go (a process a hook started may still be ending: it lets go of
+    /// its files after its arguments and environment are gone, and [`Env::running`] no longer
+    /// finds it). Held until the file is dropped.
     #[cfg(unix)]
     pub fn hold_lock(&self, name: &str) -> std::fs::File {
         use std::os::unix::fs::OpenOptionsExt;
@@ -244,7 +246,11 @@ impl Env {
             .mode(0o600)
             .open(self.data_dir.join(name))
             .unwrap();
-        assert!(try_flock(&lock), "{name} is taken");
+        wait_until(
+            std::time::Duration::from_secs(10),
+            format!("{name} to be free"),
+            || try_flock(&lock),
+        );
         lock
     }
 

@@ -12,6 +12,7 @@
 use anyhow::Result;
 
 use super::stems::Stemmer;
+use super::stretches;
 
 /// A phrase of a query as FTS5 reads it: its terms, in order, the last a prefix or not.
 pub struct Phrase {
@@ -149,46 +150,58 @@ impl Spans {
     }
 }
 
-/// `text` with each match of `phrases` between `open` and `close`, as `highlight(fts, column,
-/// open, close)` gives it for a row whose column is `text`.
-pub fn highlight(
+/// Where `highlight(fts, column, open, close)` puts its marks in a row whose column is `text`,
+/// for the matches of `phrases`: the byte ranges between each `open` and its `close`, in order.
+/// Only the stretches of `text` where a term can be are tokenized (see `stretches.rs`).
+pub fn spans(stemmer: &Stemmer, phrases: &[Phrase], text: &str) -> Result<Vec<(usize, usize)>> {
+    let terms: Vec<&str> = phrases
+        .iter()
+        .flat_map(|p| p.terms.iter().map(String::as_str))
+        .collect();
+    let Some(stretches) = stretches::of(text, &terms) else {
+        return spans_in(stemmer, phrases, text, 0);
+    };
+    let mut spans = Vec::new();
+    for stretch in stretches {
+        let start = stretch.start;
+        spans.extend(spans_in(stemmer, phrases, &text[stretch], start)?);
+    }
+    Ok(spans)
+}
+
+/// [`spans`] of `text` tokenized whole, `at` bytes into the text it is part of.
+fn spans_in(
     stemmer: &Stemmer,
     phrases: &[Phrase],
     text: &str,
-    open: &str,
-    close: &str,
-) -> Result<String> {
+    at: usize,
+) -> Result<Vec<(usize, usize)>> {
     let positions = Positions::of(stemmer, text)?;
     let mut spans = Spans::new(positions.matches(phrases));
-    let mut out = String::with_capacity(text.len() + 16);
-    let (mut offset, mut is_open) = (0, false);
+    let mut marks = Vec::new();
+    let (mut offset, mut opened) = (0, None);
     for (position, &(start, end)) in positions.places.iter().enumerate() {
         let span = spans.current;
-        if is_open && span.is_none_or(|(first, _)| position <= first) && start > offset {
-            out.push_str(close);
-            is_open = false;
+        if span.is_none_or(|(first, _)| position <= first)
+            && start > offset
+            && let Some(open) = opened.take()
+        {
+            marks.push((at + open, at + offset));
         }
-        if span.is_some_and(|(first, _)| first == position) && !is_open {
-            out.push_str(&text[offset..start]);
-            out.push_str(open);
+        if span.is_some_and(|(first, _)| first == position) && opened.is_none() {
+            opened = Some(start);
             offset = start;
-            is_open = true;
         }
         if span.is_some_and(|(_, last)| last == position) {
-            if !is_open {
-                out.push_str(open);
-                is_open = true;
-            }
-            out.push_str(&text[offset..end]);
+            opened.get_or_insert(offset);
             offset = end;
             spans.advance();
         }
     }
-    if is_open {
-        out.push_str(close);
+    if let Some(open) = opened {
+        marks.push((at + open, at + offset));
     }
-    out.push_str(&text[offset..]);
-    Ok(out)
+    Ok(marks)
 }
 
 #[cfg(test)]
@@ -198,6 +211,29 @@ mod tests {
     use super::*;
     use crate::store::read::fts::query::parse;
     use crate::store::read::fts::tokenizer;
+
+    /// `text` with each match of `phrases` between `open` and `close`, as `highlight(fts, column,
+    /// open, close)` gives it for a row whose column is `text`.
+    fn highlight(
+        stemmer: &Stemmer,
+        phrases: &[Phrase],
+        text: &str,
+        open: &str,
+        close: &str,
+    ) -> Result<String> {
+        let spans = spans(stemmer, phrases, text)?;
+        let mut out = String::with_capacity(text.len() + spans.len() * (open.len() + close.len()));
+        let mut offset = 0;
+        for (start, end) in spans {
+            out.push_str(&text[offset..start]);
+            out.push_str(open);
+            out.push_str(&text[start..end]);
+            out.push_str(close);
+            offset = end;
+        }
+        out.push_str(&text[offset..]);
+        Ok(out)
+    }
 
     /// Texts with compound words, paths, accents, CJK, repeated and adjacent matches, a match
     /// at each end, and one with none.
@@ -264,6 +300,109 @@ mod tests {
             }
         }
         assert!(compared >= 25, "{compared}");
+    }
+
+    /// Texts made of words the queries below find and words they do not, in any case, run
+    /// together, joined, between separators that make no token and long runs the index drops.
+    fn made_up_texts(n: usize) -> Vec<String> {
+        let pieces = [
+            "Database",
+            "databases",
+            "is",
+            "IS",
+            "locked",
+            "locking",
+            "Lock",
+            "fix",
+            "fixes",
+            "FIXED",
+            "merge",
+            "merging",
+            "settings",
+            "MergeSettings",
+            "merge_settings",
+            "merge-settings",
+            "upsertSession",
+            "upsert_session",
+            "cargo",
+            "tests",
+            "test",
+            "happy",
+            "happiness",
+            "relational",
+            "|",
+            "--",
+            "->",
+            "::",
+            "ok",
+            "x",
+            "a_b",
+            "src/merge.rs",
+            "--locked",
+            "e",
+            "i",
+            "le",
+            "able",
+            "file",
+            "filing",
+        ];
+        let separators = [
+            " ", "  ", "\n", "\t", "-", "_", ".", "/", ": ", " | ", "\n\n",
+        ];
+        let long = "q".repeat(70);
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        (0..n)
+            .map(|_| {
+                let mut text = String::new();
+                for _ in 0..next(40) {
+                    match next(30) {
+                        0 => text.push_str(&long),
+                        _ => text.push_str(pieces[next(pieces.len())]),
+                    }
+                    text.push_str(separators[next(separators.len())]);
+                }
+                text
+            })
+            .collect()
+    }
+
+    /// Marked from their stretches, texts are marked as when tokenized whole.
+    #[test]
+    fn stretches_mark_what_the_whole_text_marks() {
+        let stemmer = Stemmer::new().unwrap();
+        let queries = [
+            "how did we fix the locked database",
+            "\"database is locked\" merg*",
+            "upsertSession",
+            "merge settings",
+            "happy relational",
+            "\"is locked\"",
+            "e i le",
+            "fil* lock*",
+            "\"merge settings\" cargo test",
+            "mergesettings upsertsession",
+        ];
+        let mut compared = 0;
+        for text in made_up_texts(400) {
+            for typed in queries {
+                let query = parse(typed).unwrap().unwrap();
+                let phrases = phrases(&stemmer, &query.texts).unwrap();
+                let whole = spans_in(&stemmer, &phrases, &text, 0).unwrap();
+                assert_eq!(
+                    spans(&stemmer, &phrases, &text).unwrap(),
+                    whole,
+                    "{typed:?} in {text:?}"
+                );
+                compared += usize::from(!whole.is_empty());
+            }
+        }
+        assert!(compared > 1000, "{compared}");
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod recall;
 mod schema;
 mod snippet;
 pub mod stems;
+mod stretches;
 mod suggest;
 pub mod team;
 mod team_recall;

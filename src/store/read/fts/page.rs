@@ -6,14 +6,14 @@
 //! six-word question was 18 of the 51 million instructions of a whole `search`, more than the
 //! query that found them. What `highlight()` marks depends on the row's text and the query
 //! alone, so the page's texts are read by rowid (a lookup each, no query) and marked as it
-//! would mark them (see `marks.rs`).
+//! would mark them (see `marks.rs`), where the query's words can be (see `stretches.rs`).
 
 use std::collections::HashMap;
 
 use anyhow::Result;
 
 use super::schema::{ITEM_COLUMNS, item};
-use super::snippet::snippet;
+use super::snippet::around;
 use super::stems::Stemmer;
 use super::{Hit, Index, Item, Query, marks, rank};
 
@@ -26,47 +26,34 @@ impl Index {
                FROM docs d JOIN fts f ON f.rowid = d.id
               WHERE d.id IN (SELECT value FROM json_each(?1))"
         ))?;
-        let rows: Vec<Row> = stmt
+        let mut rows: HashMap<i64, Row> = stmt
             .query_map([ids], |r| {
-                Ok((r.get("doc")?, item(r)?, r.get("head")?, r.get("body")?))
+                Ok((r.get("doc")?, (item(r)?, r.get("head")?, r.get("body")?)))
             })?
             .collect::<rusqlite::Result<_>>()?;
-        let mut marked = self.highlighted(query, &rows)?;
-        let mut items: HashMap<i64, Item> = rows
-            .into_iter()
-            .map(|(doc, item, ..)| (doc, item))
-            .collect();
-        let hits = page
-            .iter()
-            .filter_map(|ranked| {
-                let columns = marked.remove(&ranked.id)?;
-                let (snippet, matches) = snippet(&columns);
-                Some(Hit {
-                    item: items.remove(&ranked.id)?,
-                    snippet,
-                    matches,
-                    score: ranked.bm25,
-                    count: ranked.count,
-                    standing: ranked.standing,
-                })
-            })
-            .collect();
+        let stemmer = Stemmer::on(&self.conn)?;
+        let phrases = marks::phrases(&stemmer, &query.texts)?;
+        let mut hits = Vec::with_capacity(page.len());
+        for ranked in page {
+            // A row taken out since it was ranked is left out.
+            let Some((item, head, body)) = rows.remove(&ranked.id) else {
+                continue;
+            };
+            let head_spans = marks::spans(&stemmer, &phrases, &head)?;
+            let body_spans = marks::spans(&stemmer, &phrases, &body)?;
+            let (snippet, matches) = around(&[(&head, &head_spans), (&body, &body_spans)]);
+            hits.push(Hit {
+                item,
+                snippet,
+                matches,
+                score: ranked.bm25,
+                count: ranked.count,
+                standing: ranked.standing,
+            });
+        }
         Ok(hits)
     }
 }
 
-/// A row of the page: its doc id, its item, and its two columns' text.
-type Row = (i64, Item, String, String);
-
-impl Index {
-    /// The columns of each of `rows` with the matches of `query` marked as `highlight()` marks
-    /// them (`\x02` and `\x03` around each), by doc id.
-    fn highlighted(&self, query: &Query, rows: &[Row]) -> Result<HashMap<i64, [String; 2]>> {
-        let stemmer = Stemmer::on(&self.conn)?;
-        let phrases = marks::phrases(&stemmer, &query.texts)?;
-        let mark = |text: &str| marks::highlight(&stemmer, &phrases, text, "\x02", "\x03");
-        rows.iter()
-            .map(|(doc, _, head, body)| Ok((*doc, [mark(head)?, mark(body)?])))
-            .collect()
-    }
-}
+/// A row of the page: its item, and its two columns' text.
+type Row = (Item, String, String);

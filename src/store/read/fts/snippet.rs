@@ -3,26 +3,50 @@
 //! FTS5's own `snippet()` starts its window at a match and runs forward, so a match at the end
 //! of a text (an error after a command's output, the usual place) comes out as two or three
 //! words. Instead the matched column is highlighted whole (it is bounded when indexed) and cut
-//! here, with some words before the match and as many after as fit.
+//! here, with some words before the match and as many after as fit. Only the stretch of the
+//! column the window can reach is made one line: the rest of a long output is never read.
 
 /// Characters of a snippet, and of them at most this many before the first match.
 const WIDTH: usize = 100;
 const BEFORE: usize = 30;
 /// Characters of a matched word given alone at most.
 const WORD_CHARS: usize = 40;
+/// Characters other than whitespace read on each side of the first match: the window can start
+/// [`WIDTH`] characters before it (near the end of a text) and ends at most [`WIDTH`] after it.
+const READ: usize = WIDTH + 2;
+
+/// A column's text and its matches (byte ranges, in order, apart).
+pub type Marked<'a> = (&'a str, &'a [(usize, usize)]);
 
 /// From the columns as `highlight()` marked them (`\x02` and `\x03` around each match), the one
 /// with the most matches, as one line around its first match, and where the matches are in it
 /// (byte ranges).
 pub fn snippet(columns: &[String]) -> (String, Vec<(usize, usize)>) {
-    let mut best = (String::new(), Vec::new());
-    for column in columns {
-        let marked = marks(column);
-        if marked.1.len() > best.1.len() || best.0.is_empty() {
-            best = marked;
+    let unmarked: Vec<(String, Vec<(usize, usize)>)> = columns.iter().map(|c| unmark(c)).collect();
+    let columns: Vec<Marked> = unmarked
+        .iter()
+        .map(|(text, spans)| (text.as_str(), spans.as_slice()))
+        .collect();
+    around(&columns)
+}
+
+/// The column with the most matches (the first of those, one with any text before one with
+/// none), as one line around its first match, and where the matches are in that line.
+pub fn around(columns: &[Marked]) -> (String, Vec<(usize, usize)>) {
+    let mut best: Option<Marked> = None;
+    for &column in columns {
+        if best.is_none_or(|(text, spans)| column.1.len() > spans.len() || text.trim().is_empty()) {
+            best = Some(column);
         }
     }
-    excerpt(best.0, best.1)
+    let Some((text, spans)) = best else {
+        return (String::new(), Vec::new());
+    };
+    let (first, first_end) = spans.first().copied().unwrap_or_default();
+    let from = back(text, first);
+    let to = ahead(text, first_end);
+    let (line, matches) = one_line(text, spans, from, to);
+    excerpt(line, matches)
 }
 
 /// The matched words of a column as `highlight()` marked it, lower case, each once, at most
@@ -42,29 +66,98 @@ pub fn matched(marked: &str, max: usize) -> Vec<String> {
     words
 }
 
-/// The text on one line, without the markers, and where they were.
-fn marks(marked: &str) -> (String, Vec<(usize, usize)>) {
+/// A column as `highlight()` marked it: its text without the marks, and where they were.
+fn unmark(marked: &str) -> (String, Vec<(usize, usize)>) {
     let mut text = String::with_capacity(marked.len());
-    let mut matches = Vec::new();
+    let mut spans = Vec::new();
     let mut start = 0;
-    let mut space = false;
-    for c in marked.chars() {
-        if space && !c.is_whitespace() && c != '\u{3}' {
-            text.push(' ');
-            space = false;
-        }
-        match c {
-            '\u{2}' => start = text.len(),
-            '\u{3}' => matches.push((start, text.len())),
-            c if c.is_whitespace() => space = !text.is_empty(),
-            c => text.push(c),
+    for piece in marked.split_inclusive(['\u{2}', '\u{3}']) {
+        match piece.strip_suffix('\u{2}') {
+            Some(piece) => {
+                text.push_str(piece);
+                start = text.len();
+            }
+            None => match piece.strip_suffix('\u{3}') {
+                Some(piece) => {
+                    text.push_str(piece);
+                    spans.push((start, text.len()));
+                }
+                None => text.push_str(piece),
+            },
         }
     }
-    (text, matches)
+    (text, spans)
+}
+
+/// Where to start reading `text` for a window around `first`: [`READ`] characters other than
+/// whitespace before it, on one of them, or the start.
+fn back(text: &str, first: usize) -> usize {
+    text[..first]
+        .char_indices()
+        .rev()
+        .filter(|(_, c)| !c.is_whitespace())
+        .nth(READ - 1)
+        .map_or(0, |(at, _)| at)
+}
+
+/// Where to stop reading `text` for a window around a match that ends at `end`: after
+/// [`READ`] characters other than whitespace from there, or the end.
+fn ahead(text: &str, end: usize) -> usize {
+    text[end..]
+        .char_indices()
+        .filter(|(_, c)| !c.is_whitespace())
+        .nth(READ)
+        .map_or(text.len(), |(at, _)| end + at)
+}
+
+/// `text[from..to]` on one line (each run of whitespace one space, none at either end), and
+/// where the `spans` within it are in that line.
+fn one_line(
+    text: &str,
+    spans: &[(usize, usize)],
+    from: usize,
+    to: usize,
+) -> (String, Vec<(usize, usize)>) {
+    let mut line = String::with_capacity(to - from);
+    let mut matches = Vec::new();
+    let mut spans = spans
+        .iter()
+        .filter(|&&(a, b)| from <= a && a < b && b <= to)
+        .peekable();
+    let mut open = None;
+    let mut space = false;
+    for (at, c) in text[from..to].char_indices() {
+        let at = from + at;
+        if let Some(start) = open
+            && spans.peek().is_some_and(|&&(_, b)| b == at)
+        {
+            matches.push((start, line.len()));
+            spans.next();
+            open = None;
+        }
+        if c.is_whitespace() {
+            space = !line.is_empty();
+            continue;
+        }
+        if space {
+            line.push(' ');
+            space = false;
+        }
+        if open.is_none() && spans.peek().is_some_and(|&&(a, _)| a == at) {
+            open = Some(line.len());
+        }
+        line.push(c);
+    }
+    if let Some(start) = open {
+        matches.push((start, line.len()));
+    }
+    (line, matches)
 }
 
 /// At most [`WIDTH`] characters of `text` around its first match, cut between words: up to
-/// [`BEFORE`] before it, more when the text ends soon after it.
+/// [`BEFORE`] before it, more when the text ends soon after it. What the window reaches of a
+/// line is all there when `text` is a stretch of it with [`READ`] characters or more on each
+/// side of its first match that was cut.
 fn excerpt(text: String, matches: Vec<(usize, usize)>) -> (String, Vec<(usize, usize)>) {
     if text.chars().count() <= WIDTH {
         return (text, matches);
@@ -151,6 +244,63 @@ mod tests {
         assert_eq!(matched(marked, 5), ["npx", "walrus", "turnstile"]);
         assert_eq!(matched(marked, 1), ["npx"]);
         assert!(matched("no marks here", 5).is_empty());
+    }
+
+    /// Read from the stretch around its first match, a column makes the snippet it makes read
+    /// whole: long and short texts, runs of whitespace, matches at the start, in the middle,
+    /// at the end, and long ones.
+    #[test]
+    fn the_window_read_is_the_window_of_the_whole_text() {
+        let words = [
+            "error:",
+            "database",
+            "is",
+            "locked",
+            "ok",
+            "a",
+            "日本語",
+            "café",
+            "--",
+        ];
+        let gaps = [" ", "\n", "   ", "\n\n\t", " \u{3000} "];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for round in 0..2000 {
+            let mut text = String::from(gaps[next(gaps.len())]);
+            let mut spans = Vec::new();
+            let length = [3, 30, 150, 600][round % 4];
+            let long_match = next(10) == 0;
+            for _ in 0..next(length) {
+                let start = text.len();
+                text.push_str(words[next(words.len())]);
+                if next(12) == 0 {
+                    if long_match {
+                        for _ in 0..next(60) {
+                            text.push_str(gaps[next(gaps.len())]);
+                            text.push_str(words[next(words.len())]);
+                        }
+                    }
+                    spans.push((start, text.len()));
+                }
+                text.push_str(gaps[next(gaps.len())]);
+            }
+            let (line, matches) = one_line(&text, &spans, 0, text.len());
+            let whole = excerpt(line, matches);
+            assert_eq!(around(&[(&text, &spans)]), whole, "{text:?} {spans:?}");
+            if !spans.is_empty() {
+                let head = ("Bash", &[][..]);
+                assert_eq!(
+                    around(&[head, (&text, &spans)]),
+                    whole,
+                    "{text:?} {spans:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -60,14 +60,100 @@ pub fn duration(text: &str) -> Option<Result<Duration, String>> {
 }
 
 pub fn parse_time(ts: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(ts)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    stored(ts).or_else(|| {
+        DateTime::parse_from_rfc3339(ts)
+            .ok()
+            .map(|t| t.with_timezone(&Utc))
+    })
+}
+
+/// A time as [`stamp`] writes it (`2026-11-30T04:01:42.123Z`, any number of digits after the
+/// seconds, or none), read without chrono's general parser: a search reads one a candidate,
+/// and that parser was a fifth of what the candidates' other columns cost. `None` for
+/// anything else, which the general parser reads.
+fn stored(ts: &str) -> Option<DateTime<Utc>> {
+    let b = ts.as_bytes();
+    let shape = b.len() >= 20
+        && [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')]
+            .iter()
+            .all(|&(at, c)| b[at] == c);
+    if !shape || b.last() != Some(&b'Z') {
+        return None;
+    }
+    let number = |digits: &[u8]| {
+        digits.iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let nanos = match &b[19..b.len() - 1] {
+        [] => 0,
+        [b'.', fraction @ ..] if (1..=9).contains(&fraction.len()) => {
+            number(fraction)? * 10u32.pow(9 - fraction.len() as u32)
+        }
+        _ => return None,
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(
+        number(&b[0..4])? as i32,
+        number(&b[5..7])?,
+        number(&b[8..10])?,
+    )?;
+    let time = chrono::NaiveTime::from_hms_nano_opt(
+        number(&b[11..13])?,
+        number(&b[14..16])?,
+        number(&b[17..19])?,
+        nanos,
+    )?;
+    Some(date.and_time(time).and_utc())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Read without the general parser, a time is what the general parser reads, or left
+    /// to it.
+    #[test]
+    fn stored_times_are_read_as_rfc_3339_reads_them() {
+        let general = |ts: &str| {
+            DateTime::parse_from_rfc3339(ts)
+                .ok()
+                .map(|t| t.with_timezone(&Utc))
+        };
+        let mut fast = 0;
+        for ts in [
+            "2026-11-30T04:01:42.123Z",
+            "2026-11-30T04:01:42Z",
+            "2026-11-30T04:01:42.1Z",
+            "2026-11-30T04:01:42.123456789Z",
+            "2024-02-29T23:59:59.999Z",
+            "2023-02-29T00:00:00.000Z",
+            "2026-13-01T00:00:00.000Z",
+            "2026-11-30T24:00:00.000Z",
+            "2026-11-30T23:59:60.000Z",
+            "2026-11-30T04:01:42.Z",
+            "2026-11-30T04:01:42.1234567890Z",
+            "2026-11-30t04:01:42.123z",
+            "2026-11-30T04:01:42.123+02:00",
+            "2026-11-30 04:01:42.123Z",
+            "+026-11-30T04:01:42.123Z",
+            "2026-1a-30T04:01:42.123Z",
+            "0000-01-01T00:00:00Z",
+            "",
+        ] {
+            assert_eq!(parse_time(ts), general(ts), "{ts}");
+            if let Some(at) = stored(ts) {
+                assert_eq!(Some(at), general(ts), "{ts}");
+                fast += 1;
+            }
+        }
+        assert_eq!(fast, 6);
+        let written = now();
+        assert!(
+            stored(&written).is_some(),
+            "what is written is read fast: {written}"
+        );
+        assert_eq!(stored(&written), general(&written));
+    }
 
     #[test]
     fn durations_take_one_number_and_one_unit() {

@@ -53,7 +53,7 @@ use crate::store::rows::Kind;
 
 pub use query::{Query, parse as parse_query, unquote};
 pub use schema::Item;
-use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, SCHEMA, item};
+use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, ITEM_COUNT, SCHEMA, item};
 
 /// Another reader's catch-up batch is short; a first build by another reader can take a while.
 const BUSY_WAIT: Duration = Duration::from_secs(120);
@@ -531,9 +531,9 @@ impl Index {
         let Some(anchor) = self
             .conn
             .query_row(
-                &format!("SELECT {ITEM_COLUMNS}, d.id AS doc FROM docs d WHERE d.item_id = ?1"),
+                &format!("SELECT {ITEM_COLUMNS}, d.id FROM docs d WHERE d.item_id = ?1"),
                 [id],
-                |r| Ok((item(r)?, r.get::<_, i64>("doc")?)),
+                |r| Ok((item(r)?, r.get::<_, i64>(ITEM_COUNT)?)),
             )
             .optional()?
         else {

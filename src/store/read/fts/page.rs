@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use anyhow::Result;
 
-use super::schema::{ITEM_COLUMNS, item};
+use super::schema::{ITEM_COLUMNS, ITEM_COUNT, item};
 use super::snippet::around;
 use super::stems::Stemmer;
 use super::{Hit, Index, Item, Query, marks, rank};
@@ -22,13 +22,14 @@ impl Index {
     pub(super) fn page(&self, query: &Query, page: &[&rank::Ranked]) -> Result<Vec<Hit>> {
         let ids = serde_json::to_string(&page.iter().map(|r| r.id).collect::<Vec<_>>())?;
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {ITEM_COLUMNS}, d.id AS doc, f.head, f.body
+            "SELECT {ITEM_COLUMNS}, d.id, f.head, f.body
                FROM docs d JOIN fts f ON f.rowid = d.id
               WHERE d.id IN (SELECT value FROM json_each(?1))"
         ))?;
         let mut rows: HashMap<i64, Row> = stmt
             .query_map([ids], |r| {
-                Ok((r.get("doc")?, (item(r)?, r.get("head")?, r.get("body")?)))
+                let [doc, head, body] = [0, 1, 2].map(|n| ITEM_COUNT + n);
+                Ok((r.get(doc)?, (item(r)?, r.get(head)?, r.get(body)?)))
             })?
             .collect::<rusqlite::Result<_>>()?;
         let stemmer = Stemmer::on(&self.conn)?;

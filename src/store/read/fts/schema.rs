@@ -136,19 +136,23 @@ pub struct Item {
     pub created_at: String,
 }
 
+/// What [`item`] reads, the first columns of its query; a query's other columns come after
+/// them, from [`ITEM_COUNT`] on (read by place: looked up by name, the columns of a page of
+/// 21 results were a seventh of its reading).
 pub const ITEM_COLUMNS: &str =
     "d.kind, d.item_id, d.session_id, d.project_dir, d.tool_name, d.files,
     d.prompt_number, d.title, d.created_at";
+pub const ITEM_COUNT: usize = 9;
 
 pub fn item(r: &Row) -> rusqlite::Result<Item> {
-    let kind: String = r.get("kind")?;
-    let files: Option<String> = r.get("files")?;
+    let kind = r.get_ref(0)?.as_str()?;
+    let files: Option<String> = r.get(5)?;
     Ok(Item {
-        kind: Kind::parse(&kind).unwrap_or(Kind::Observation),
-        id: r.get("item_id")?,
-        session_id: r.get("session_id")?,
-        project_dir: r.get("project_dir")?,
-        tool_name: r.get("tool_name")?,
+        kind: Kind::parse(kind).unwrap_or(Kind::Observation),
+        id: r.get(1)?,
+        session_id: r.get(2)?,
+        project_dir: r.get(3)?,
+        tool_name: r.get(4)?,
         files: files
             .map(|f| {
                 f.lines()
@@ -157,9 +161,9 @@ pub fn item(r: &Row) -> rusqlite::Result<Item> {
                     .collect()
             })
             .unwrap_or_default(),
-        prompt_number: r.get("prompt_number")?,
-        title: r.get("title")?,
-        created_at: r.get("created_at")?,
+        prompt_number: r.get(6)?,
+        title: r.get(7)?,
+        created_at: r.get(8)?,
     })
 }
 

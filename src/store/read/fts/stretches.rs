@@ -20,9 +20,7 @@
 
 use std::ops::Range;
 
-/// The longest token the index keeps (`tokenizer::MAX_TOKEN_BYTES`): a chunk of text no longer
-/// makes a token when it holds a letter or a digit.
-const TOKEN_BYTES: usize = 64;
+use super::tokenizer::MAX_TOKEN_BYTES;
 
 /// What a word whose stem is `term` (or begins with it) begins with, lower case.
 fn needle(term: &str) -> &str {
@@ -76,7 +74,7 @@ pub fn of(text: &str, terms: &[&str]) -> Option<Vec<Range<usize>>> {
         }
         if holds {
             open.get_or_insert(start..at).end = at;
-        } else if word && at - start <= TOKEN_BYTES {
+        } else if word && at - start <= MAX_TOKEN_BYTES {
             stretches.extend(open.take());
         }
     }
@@ -156,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_long_run_without_a_word_to_index_does_not_end_a_stretch() {
-        let long = "x".repeat(TOKEN_BYTES + 1);
+        let long = "x".repeat(MAX_TOKEN_BYTES + 1);
         let text = format!("fix {long} fix ok fix");
         assert_eq!(
             shown(&text, &["fix"]),

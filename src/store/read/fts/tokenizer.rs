@@ -30,7 +30,7 @@ use crate::text::{fold, is_cjk};
 const NAME: &CStr = c"cmem";
 /// Longer tokens are hashes, base64 and minified code: noise that bloats the index. A SHA-256
 /// in hex (64) still fits.
-const MAX_TOKEN_BYTES: usize = 64;
+pub(super) const MAX_TOKEN_BYTES: usize = 64;
 
 /// Makes the tokenizer known to `conn` (each connection needs it before it uses the table).
 pub fn register(conn: &Connection) -> Result<()> {

@@ -72,7 +72,7 @@ impl Recall {
         }
         let index = self.index.as_ref().expect("the index was just opened");
         if self.kept {
-            index.keep_lengths();
+            index.keep_lengths()?;
         }
         if !self.current {
             // What is written from now on may come after the catch-up's last read.

@@ -135,6 +135,11 @@ impl Index {
         if tombstones && self.up_to_date(main)? {
             return Ok(0);
         }
+        self.widely(|| self.take_in(main, tombstones, progress))
+    }
+
+    /// What [`Index::catch_up`] does once it knows there is something new.
+    fn take_in(&self, main: &Reader, tombstones: bool, progress: Progress) -> Result<u64> {
         // What a new index replaced was dropped with its pages zeroed; the WAL still has them.
         let mut deleted = self.follow(main, tombstones)?;
         let mut total = 0;

@@ -100,6 +100,11 @@ impl Lengths {
         self.wanted.set(true);
     }
 
+    /// Whether it keeps them (see [`Lengths::keep`]).
+    pub fn kept(&self) -> bool {
+        self.wanted.get()
+    }
+
     /// The lengths of the documents of `range` in the index `conn`: kept, or read when its
     /// projects changed or another range was searched last. `None` until [`Lengths::keep`]
     /// (the search reads each length with its row).

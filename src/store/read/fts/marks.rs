@@ -350,13 +350,7 @@ mod tests {
             " ", "  ", "\n", "\t", "-", "_", ".", "/", ": ", " | ", "\n\n",
         ];
         let long = "q".repeat(70);
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::text::made_up::picker(0x9e37_79b9_7f4a_7c15);
         (0..n)
             .map(|_| {
                 let mut text = String::new();

@@ -263,13 +263,7 @@ mod tests {
             "--",
         ];
         let gaps = [" ", "\n", "   ", "\n\n\t", " \u{3000} "];
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::text::made_up::picker(0x2545_f491_4f6c_dd1d);
         for round in 0..2000 {
             let mut text = String::from(gaps[next(gaps.len())]);
             let mut spans = Vec::new();

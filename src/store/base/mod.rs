@@ -41,7 +41,11 @@ mod tests {
             .unwrap();
         // SAFETY: a read of SQLite's counters, which any thread may make.
         let used = unsafe { ffi::sqlite3_memory_used() };
-        assert_eq!(used, 0, "SQLite counts the memory it holds");
+        assert_eq!(
+            used, 0,
+            "SQLite counts the memory it holds: it was built without \
+             LIBSQLITE3_FLAGS=-DSQLITE_DEFAULT_MEMSTATUS=0 (see .cargo/config.toml)"
+        );
     }
 
     /// A command reads a file through a small page cache that it reuses, not SQLite's 2 MiB

@@ -382,8 +382,7 @@ pub fn copy_back(config: &Config) -> Result<(u64, u64)> {
     store.set_wait(Duration::ZERO)?;
     let started = Instant::now();
     loop {
-        store.checkpoint("PASSIVE");
-        if store.checkpoint("TRUNCATE") || started.elapsed() > LIFETIME {
+        if store.copy_back_and_truncate() || started.elapsed() > LIFETIME {
             return Ok((before, store.wal_bytes()));
         }
         std::thread::sleep(COPY_BACK_PAUSE);
@@ -394,8 +393,7 @@ pub fn copy_back(config: &Config) -> Result<(u64, u64)> {
 /// is now empty.
 fn checkpoint(store: &Store) -> bool {
     let _ = store.set_wait(Duration::from_millis(200));
-    store.checkpoint("PASSIVE");
-    store.checkpoint("TRUNCATE")
+    store.copy_back_and_truncate()
 }
 
 fn lock(config: &Config) -> Option<std::fs::File> {

@@ -255,14 +255,14 @@ impl Store {
     /// whose process for it could not start, so that the WAL stays bounded all the same.
     pub fn copy_back_here(&self) {
         if self.wal_bytes() <= WAL_INLINE_MAX {
-            let _ = self.conn.busy_timeout(Duration::ZERO);
+            let _ = self.set_wait(Duration::ZERO);
             self.copy_back_and_truncate();
         }
     }
 
     /// A PASSIVE checkpoint, then a TRUNCATE with little left to copy; returns whether the
     /// WAL is now empty.
-    fn copy_back_and_truncate(&self) -> bool {
+    pub fn copy_back_and_truncate(&self) -> bool {
         self.checkpoint("PASSIVE");
         self.checkpoint("TRUNCATE")
     }

@@ -5,6 +5,7 @@
 //! there, which the kernel releases however it ends, kill -9 included.
 
 use std::process::Command;
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::{child, fsutil};
@@ -16,12 +17,17 @@ pub fn maintain(config: &Config) {
     }
 }
 
+/// The checkpoint's command line: `claude-mem maintain --checkpoint`.
+pub const CHECKPOINT: [&str; 2] = ["maintain", "--checkpoint"];
+/// How long the checkpoint waits for the hook that started it to exit (see
+/// `child::after_parent`): the hook's last step after starting it is writing its answer.
+pub const PARENT_WAIT: Duration = Duration::from_millis(20);
+
 /// Starts `claude-mem maintain --checkpoint` for this data dir, unless one is running already;
 /// returns whether one runs now, started or not.
 pub fn checkpoint(config: &Config) -> bool {
     fsutil::is_locked(&config.checkpoint_lock())
-        || command(&["maintain", "--checkpoint"])
-            .is_some_and(|command| child::detached_briefly(command).is_ok())
+        || command(&CHECKPOINT).is_some_and(|command| child::detached_briefly(command).is_ok())
 }
 
 /// Starts `claude-mem compress --auto` for this data dir, unless compression is paused (the

@@ -108,6 +108,11 @@ fn run() -> u8 {
         // The exit code of the program it stands in for, passed on as it is.
         return compress::guard::run(&args[2..]);
     }
+    // The checkpoint a hook starts: it lets the hook finish first, before it even parses its
+    // arguments (see `child::after_parent`).
+    if args.len() == 3 && args[1..] == detach::CHECKPOINT {
+        child::after_parent(detach::PARENT_WAIT);
+    }
     // `hook --help` is a person asking; Claude Code runs `hook <name>` only.
     let help = matches!(&args[2.min(args.len())..], [one] if one == "--help" || one == "-h");
     if args.get(1).is_some_and(|a| a == "hook") && !help {

@@ -136,3 +136,25 @@ impl Exit {
         *pause = (*pause * 2).min(MOST_PAUSE);
     }
 }
+
+/// Sleeps until the process that started this one has exited, `most` at most. Nothing when it
+/// has already (this one has been adopted by init) or where no pidfd tells.
+#[cfg(target_os = "linux")]
+pub fn after_parent(most: Duration) {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::process::{PidfdFlags, getppid, pidfd_open};
+    let Some(parent) = getppid().filter(|pid| !pid.is_init()) else {
+        return;
+    };
+    let (Ok(pidfd), Ok(timeout)) = (
+        pidfd_open(parent, PidfdFlags::empty()),
+        Timespec::try_from(most),
+    ) else {
+        return;
+    };
+    let mut fds = [PollFd::new(&pidfd, PollFlags::IN)];
+    let _ = poll(&mut fds, Some(&timeout));
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn after_parent(_most: Duration) {}

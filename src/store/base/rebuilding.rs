@@ -101,12 +101,19 @@ pub fn requested(conn: &Connection) -> Result<bool> {
         .is_some())
 }
 
-/// Runs `sql` (a VACUUM) with SQLite's temporary files in `temp_dir`. The setting is the
-/// process's: it is put back to SQLite's default (the temp dir) after.
+/// Runs `sql` (a VACUUM) with SQLite's temporary files in `temp_dir`, on disk whatever the
+/// connection keeps in memory otherwise (a copy of the whole file does not belong there). The
+/// folder is the process's setting: it is put back to SQLite's default (the temp dir) after,
+/// and the connection's `temp_store` to what it was.
 pub fn vacuum(conn: &Connection, temp_dir: &Path, sql: &str) -> rusqlite::Result<()> {
+    let store: i64 = conn.query_row("PRAGMA temp_store", [], |r| r.get(0))?;
     let dir = temp_dir.to_string_lossy().replace('\'', "''");
-    conn.execute_batch(&format!("PRAGMA temp_store_directory = '{dir}'"))?;
+    conn.execute_batch(&format!(
+        "PRAGMA temp_store = FILE; PRAGMA temp_store_directory = '{dir}'"
+    ))?;
     let done = conn.execute_batch(sql);
-    let reset = conn.execute_batch("PRAGMA temp_store_directory = ''");
+    let reset = conn.execute_batch(&format!(
+        "PRAGMA temp_store_directory = ''; PRAGMA temp_store = {store}"
+    ));
     done.and(reset)
 }

@@ -97,6 +97,25 @@ mod tests {
     use super::*;
     use crate::store::base::rebuilding::{request, requested, under_way};
 
+    /// A writer keeps what a transaction sets aside (a savepoint's pages) in memory, never in
+    /// a temporary file outside the data dir; a rebuild's copy of the whole file goes on disk
+    /// all the same, and the setting is the same after.
+    #[test]
+    fn a_writer_sets_pages_aside_in_memory_and_a_rebuild_still_copies_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::Config::in_dir(dir.path());
+        let store = crate::store::Store::open(&config, std::time::Instant::now()).unwrap();
+        let temp_store = || -> i64 {
+            store
+                .conn()
+                .query_row("PRAGMA temp_store", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(temp_store(), 2, "MEMORY");
+        database(store.conn(), dir.path(), None).unwrap();
+        assert_eq!(temp_store(), 2, "MEMORY again after the rebuild");
+    }
+
     /// Old copies of deleted rows in pages still in use, which a delete does not reach even with
     /// `secure_delete` on for every write: rows of three sessions inserted in random key order,
     /// some rewritten longer, one session deleted.

@@ -128,10 +128,14 @@ impl Store {
         // prepares the statement again at its first step once one is bound: the session
         // start's reads were each prepared twice, a third of what the hook cost.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+        // What SQLite keeps aside in a transaction (the pages a savepoint may roll back, as
+        // the records of what was given have) stays in memory: in a temporary file it took a
+        // file made, written and freed on every prompt, and database pages on the disk
+        // outside the data dir.
         conn.execute_batch(if config.synchronous_full {
-            "PRAGMA synchronous = FULL"
+            "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY"
         } else {
-            "PRAGMA synchronous = NORMAL"
+            "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY"
         })?;
         let (version, app_id) = versions(&conn)
             .with_context(|| format!("cannot read the database {}", path.display()))?;

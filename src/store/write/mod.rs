@@ -129,9 +129,9 @@ impl Store {
         // start's reads were each prepared twice, a third of what the hook cost.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         // What SQLite keeps aside in a transaction (the pages a savepoint may roll back, as
-        // the records of what was given have) stays in memory: in a temporary file it took a
-        // file made, written and freed on every prompt, and database pages on the disk
-        // outside the data dir.
+        // the records of what was given have) stays in memory: kept in a temporary file, it
+        // cost every prompt a file made in /var/tmp, written and freed, and put pages of the
+        // database in a file outside the data dir.
         conn.execute_batch(if config.synchronous_full {
             "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY"
         } else {

@@ -128,14 +128,10 @@ impl Store {
         // prepares the statement again at its first step once one is bound: the session
         // start's reads were each prepared twice, a third of what the hook cost.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
-        // What SQLite keeps aside in a transaction (the pages a savepoint may roll back, as
-        // the records of what was given have) stays in memory: kept in a temporary file, it
-        // cost every prompt a file made in /var/tmp, written and freed, and put pages of the
-        // database in a file outside the data dir.
         conn.execute_batch(if config.synchronous_full {
-            "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY"
+            "PRAGMA synchronous = FULL"
         } else {
-            "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY"
+            "PRAGMA synchronous = NORMAL"
         })?;
         let (version, app_id) = versions(&conn)
             .with_context(|| format!("cannot read the database {}", path.display()))?;
@@ -148,6 +144,12 @@ impl Store {
                 maintenance = Some(Maintenance::Rebuild);
             }
         }
+        // What SQLite keeps aside in a transaction (the pages a savepoint may roll back, as
+        // the records of what was given have) stays in memory: kept in a temporary file, it
+        // cost every prompt a file made in /var/tmp, written and freed, and put pages of the
+        // database in a file outside the data dir. Set after the migrations, whose indexes
+        // over whole tables are sorted on disk.
+        conn.execute_batch("PRAGMA temp_store = MEMORY")?;
         let mut wal_path = path.into_os_string();
         wal_path.push("-wal");
         Ok(Store {

@@ -108,10 +108,14 @@ fn run() -> u8 {
         // The exit code of the program it stands in for, passed on as it is.
         return compress::guard::run(&args[2..]);
     }
-    // The checkpoint a hook starts: it lets the hook finish first, before it even parses its
-    // arguments (see `child::after_parent`).
+    // The checkpoint a hook starts, straight to its work: whatever it does before it waits
+    // for the hook to exit takes CPU the hook needs to finish (see `maintain::copy_back`).
     if args.len() == 3 && args[1..] == detach::CHECKPOINT {
-        child::after_parent(detach::PARENT_WAIT);
+        return emit::command(cmd::run(cli::Command::Maintain {
+            auto: false,
+            team: None,
+            checkpoint: true,
+        }));
     }
     // `hook --help` is a person asking; Claude Code runs `hook <name>` only.
     let help = matches!(&args[2.min(args.len())..], [one] if one == "--help" || one == "-h");

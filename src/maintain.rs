@@ -374,10 +374,14 @@ fn rebuild_now(
 pub fn copy_back(config: &Config) -> Result<(u64, u64)> {
     fsutil::our_dir(&config.data_dir)
         .with_context(|| format!("cannot use the data dir {}", config.data_dir.display()))?;
-    let before = store::wal_bytes(config);
     let Some(_lock) = fsutil::try_lock(&config.checkpoint_lock()) else {
-        return Ok((before, before));
+        let wal = store::wal_bytes(config);
+        return Ok((wal, wal));
     };
+    // The hook that started it finishes first (see `child::after_parent`); held meanwhile,
+    // the lock tells the hooks of a burst that one runs already.
+    crate::child::after_parent(crate::detach::PARENT_WAIT);
+    let before = store::wal_bytes(config);
     let store = Store::open(config, Instant::now() + LOCK_WAIT)?;
     store.set_wait(Duration::ZERO)?;
     let started = Instant::now();

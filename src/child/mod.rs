@@ -117,8 +117,8 @@ pub fn detached(command: Command) -> io::Result<()> {
 /// `most`). A child starts on the CPU of the hook that started it, and the kernel let it run
 /// there a whole time slice while the hook, woken as the child's program loaded, waited its
 /// turn with the other CPU idle: 0.85 ms once in four checkpoints (`perf sched`, 2 cores), the
-/// slowest twentieth of the prompts with recall. What the child does first is then only the
-/// start of its program.
+/// slowest twentieth of the prompts with recall. What the child does before it waits is then
+/// only the start of its program and taking its lock.
 pub fn after_parent(most: Duration) {
     os::after_parent(most);
 }

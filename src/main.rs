@@ -108,6 +108,11 @@ fn run() -> u8 {
         // The exit code of the program it stands in for, passed on as it is.
         return compress::guard::run(&args[2..]);
     }
+    // `hook --help` is a person asking; Claude Code runs `hook <name>` only.
+    let help = matches!(&args[2.min(args.len())..], [one] if one == "--help" || one == "-h");
+    if args.get(1).is_some_and(|a| a == "hook") && !help {
+        return emit::hook(&hook::run(&args[2..]));
+    }
     // The checkpoint a hook starts, straight to its work: whatever it does before it waits
     // for the hook to exit takes CPU the hook needs to finish (see `maintain::copy_back`).
     if args.len() == 3 && args[1..] == detach::CHECKPOINT {
@@ -116,11 +121,6 @@ fn run() -> u8 {
             team: None,
             checkpoint: true,
         }));
-    }
-    // `hook --help` is a person asking; Claude Code runs `hook <name>` only.
-    let help = matches!(&args[2.min(args.len())..], [one] if one == "--help" || one == "-h");
-    if args.get(1).is_some_and(|a| a == "hook") && !help {
-        return emit::hook(&hook::run(&args[2..]));
     }
     match cli::Cli::try_parse_from(&args) {
         Ok(cli) => emit::command(cmd::run(cli.command)),
